@@ -1,0 +1,56 @@
+/**
+ * Well-known names shared with OpenKruise's WorkloadSpread (spec §1.5, §1.6),
+ * quoted exactly: manifests, pods and dashboards written for Kruise keep working.
+ */
+
+/** Pod annotation naming the WorkloadSpread and subset a pod was placed in. */
+export const MATCHED_WORKLOADSPREAD_ANNOTATION = 'apps.kruise.io/matched-workloadspread';
+
+/** Upstream ReplicaSet scale-down honours this annotation (lower cost goes first). */
+export const POD_DELETION_COST_ANNOTATION = 'controller.kubernetes.io/pod-deletion-cost';
+
+/** Unit of deletion cost: positive for pods in their subset's quota, negative for surplus. */
+export const POD_DELETION_COST_POSITIVE = 100;
+export const POD_DELETION_COST_NEGATIVE = -100;
+
+/** Version key for pods of workloads that are not versioned (spec §6.1). */
+export const VERSION_IGNORED = 'versionIgnored';
+
+/** Internal bucket for pods that belong to no subset; never persisted (spec §4.3). */
+export const FAKE_SUBSET_NAME = 'kruise.io/workloadspread-fake-subset-name';
+
+/** WorkloadSpread annotation: "true" disables copying patch metadata to adopted pods (spec §4.3). */
+export const IGNORE_PATCH_EXISTING_PODS_METADATA_ANNOTATION =
+  'workloadspread.kruise.io/ignore-patch-existing-pods-metadata';
+
+/** The only subset condition type, and its reasons (DECISIONS D8). */
+export const SUBSET_SCHEDULABLE = 'Schedulable';
+export const REASON_SUFFICIENT = 'Sufficient';
+export const REASON_POD_UNSCHEDULABLE = 'PodUnschedulable';
+
+export const DEPLOYMENT_REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
+export const POD_TEMPLATE_HASH_LABEL = 'pod-template-hash';
+export const CONTROLLER_REVISION_HASH_LABEL = 'controller-revision-hash';
+
+/** Custom-workload whitelist: config map data key (spec §5.4) and our default config map name (D6). */
+export const WHITELIST_CONFIGMAP_KEY = 'WorkloadSpread_Watch_Custom_Workload_WhiteList';
+export const DEFAULT_CONFIGMAP_NAME = 'workloadspread-configuration';
+
+/** Timing constants of the reference (spec §1.6), in milliseconds. */
+export const CREATE_POD_TIMEOUT_MS = 30_000;
+export const DELETE_POD_TIMEOUT_MS = 15_000;
+/** Default unschedulable recovery window (`MaxScheduledFailedDuration`); a manager flag (D10). */
+export const DEFAULT_UNSCHEDULABLE_RECOVERY_SECONDS = 300;
+
+/** Admission status-write attempts before giving up (client-go DefaultBackoff, spec §2.4, D13). */
+export const STATUS_UPDATE_ATTEMPTS = 4;
+
+/** Event reasons (spec §4.7, D11). */
+export const EVENT_CREATE_POD_FAILED = 'CreatePodFailed';
+export const EVENT_DELETE_POD_FAILED = 'DeletePodFailed';
+export const EVENT_RECOVER_SCHEDULABLE = 'RecoverSchedulable';
+export const EVENT_PATCH_DELETION_COST_FAILED = 'PatchPodDeletionCostFailed';
+export const EVENT_NO_SUBSET_AVAILABLE = 'NoSubsetAvailable';
+
+/** int32 max, the reference's stand-in for "unlimited" in quota arithmetic. */
+export const MAX_INT32 = 2147483647;

@@ -1,0 +1,62 @@
+/**
+ * The marker annotation `apps.kruise.io/matched-workloadspread` (spec §1.5):
+ * which WorkloadSpread and subset a pod was placed in, and the uid reserved for
+ * it when the pod had no name yet at admission.
+ *
+ * Read like Go's encoding/json reads it into a struct: keys match
+ * case-insensitively (an exact-case key wins over a folded one), anything that
+ * is not an object of strings is "no marker". Written with the exact key order
+ * name, subset, uid (uid omitted when empty), byte for byte as Kruise writes it.
+ */
+import { MATCHED_WORKLOADSPREAD_ANNOTATION } from '../api/keys.ts';
+import type { KubeObject } from '../k8s/types.ts';
+
+export interface Marker {
+  name: string;
+  subset: string;
+  /** Generated at admission for pods created without a name (generateName). */
+  uid?: string;
+}
+
+const FIELDS = ['name', 'subset', 'uid'] as const;
+
+/** Parses a marker value; undefined when it is not valid JSON of the marker's shape. */
+export function parseMarker(value: string | undefined): Marker | undefined {
+  if (value === undefined || value === '') return undefined;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  const found: Partial<Record<(typeof FIELDS)[number], string>> = {};
+  const exact = new Set<string>();
+  for (const [key, v] of Object.entries(raw as Record<string, unknown>)) {
+    const field = FIELDS.find((f) => f === key.toLowerCase());
+    if (field === undefined) continue;
+    if (v === null) continue; // Go leaves the field unset for null
+    if (typeof v !== 'string') return undefined; // a type error fails the whole unmarshal
+    if (key === field) {
+      found[field] = v;
+      exact.add(field);
+    } else if (!exact.has(field)) {
+      found[field] = v;
+    }
+  }
+  const marker: Marker = { name: found.name ?? '', subset: found.subset ?? '' };
+  if (found.uid !== undefined && found.uid !== '') marker.uid = found.uid;
+  return marker;
+}
+
+/** Serializes a marker exactly as the reference does. */
+export function formatMarker(marker: Marker): string {
+  const parts = [`"name":${JSON.stringify(marker.name)}`, `"subset":${JSON.stringify(marker.subset)}`];
+  if (marker.uid !== undefined && marker.uid !== '') parts.push(`"uid":${JSON.stringify(marker.uid)}`);
+  return `{${parts.join(',')}}`;
+}
+
+/** The marker of an object (pod), if it carries a valid one. */
+export function readMarker(obj: KubeObject): Marker | undefined {
+  return parseMarker(obj.metadata?.annotations?.[MATCHED_WORKLOADSPREAD_ANNOTATION]);
+}
