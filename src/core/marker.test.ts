@@ -1,0 +1,44 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { formatMarker, parseMarker, readMarker } from './marker.ts';
+import { MATCHED_WORKLOADSPREAD_ANNOTATION } from '../api/keys.ts';
+
+describe('marker annotation (spec §1.5)', () => {
+  test('written with the exact key order, uid omitted when empty', () => {
+    assert.equal(formatMarker({ name: 'ws', subset: 'a' }), '{"name":"ws","subset":"a"}');
+    assert.equal(formatMarker({ name: 'ws', subset: 'a', uid: '' }), '{"name":"ws","subset":"a"}');
+    assert.equal(formatMarker({ name: 'ws', subset: 'a', uid: 'u-1' }), '{"name":"ws","subset":"a","uid":"u-1"}');
+  });
+
+  test('read with case-insensitive keys, like Go json', () => {
+    assert.deepEqual(parseMarker('{"Name":"ws","Subset":"b"}'), { name: 'ws', subset: 'b' });
+    assert.deepEqual(parseMarker('{"NAME":"ws","subset":"b","UID":"x"}'), { name: 'ws', subset: 'b', uid: 'x' });
+  });
+
+  test('an exact-case key wins over a folded one whatever the order', () => {
+    assert.deepEqual(parseMarker('{"name":"exact","Name":"folded","subset":"a"}'), { name: 'exact', subset: 'a' });
+    assert.deepEqual(parseMarker('{"Name":"folded","name":"exact","subset":"a"}'), { name: 'exact', subset: 'a' });
+  });
+
+  test('unknown keys are ignored, missing keys are empty', () => {
+    assert.deepEqual(parseMarker('{"name":"ws","extra":1}'), { name: 'ws', subset: '' });
+  });
+
+  test('invalid values are "no marker"', () => {
+    for (const bad of ['', 'not json', '[]', '"s"', 'null', '{"name":1,"subset":"a"}']) {
+      assert.equal(parseMarker(bad), undefined, bad);
+    }
+    assert.equal(parseMarker(undefined), undefined);
+  });
+
+  test('round trip', () => {
+    const m = { name: 'ws-1', subset: 'subset-a', uid: '0d6c3a1e' };
+    assert.deepEqual(parseMarker(formatMarker(m)), m);
+  });
+
+  test('readMarker reads the pod annotation', () => {
+    const pod = { metadata: { annotations: { [MATCHED_WORKLOADSPREAD_ANNOTATION]: '{"name":"w","subset":"s"}' } } };
+    assert.deepEqual(readMarker(pod), { name: 'w', subset: 's' });
+    assert.equal(readMarker({ metadata: {} }), undefined);
+  });
+});
