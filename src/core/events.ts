@@ -1,0 +1,133 @@
+/**
+ * Events as data (spec §4.7, DECISIONS D11). The engine never records an event
+ * itself: it returns `EngineEvent`s and the controller or webhook hands them to
+ * the Kubernetes event recorder.
+ *
+ * Every builder here produces the reference's reason and, word for word, its
+ * message text (including the reference's "unschedulabe" spelling, which users
+ * may grep for), so dashboards and alerts written for Kruise keep matching.
+ * The one deliberate change: `PatchPodDeletionCostFailed` prints the cost as a
+ * plain number where the reference prints a Go formatting error (`%!d(string=…)`).
+ *
+ * The reference records all of these on the WorkloadSpread, so `involved` names
+ * the WorkloadSpread; `podEvent` exists for callers that want the pod instead.
+ */
+import {
+  EVENT_CREATE_POD_FAILED,
+  EVENT_DELETE_POD_FAILED,
+  EVENT_NO_SUBSET_AVAILABLE,
+  EVENT_PATCH_DELETION_COST_FAILED,
+  EVENT_RECOVER_SCHEDULABLE,
+} from '../api/keys.ts';
+
+export type EngineEventType = 'Normal' | 'Warning';
+
+export interface InvolvedObject {
+  kind: 'Pod' | 'WorkloadSpread';
+  namespace: string;
+  name: string;
+}
+
+export interface EngineEvent {
+  type: EngineEventType;
+  reason: string;
+  message: string;
+  involved?: InvolvedObject;
+}
+
+/** The namespace and name of a WorkloadSpread, the object these events are about. */
+export interface WorkloadSpreadRef {
+  namespace: string;
+  name: string;
+}
+
+/** A WorkloadSpread's ref from its metadata; missing fields become '' (never throws). */
+export function workloadSpreadRef(ws: { metadata?: { namespace?: string; name?: string } | undefined }): WorkloadSpreadRef {
+  return { namespace: ws.metadata?.namespace ?? '', name: ws.metadata?.name ?? '' };
+}
+
+function onWorkloadSpread(ws: WorkloadSpreadRef): InvolvedObject {
+  return { kind: 'WorkloadSpread', namespace: ws.namespace, name: ws.name };
+}
+
+/** The same event, attached to a pod instead of the WorkloadSpread. */
+export function podEvent(event: EngineEvent, pod: { namespace: string; name: string }): EngineEvent {
+  return { ...event, involved: { kind: 'Pod', namespace: pod.namespace, name: pod.name } };
+}
+
+/** A creatingPods reservation expired unobserved (spec §4.4 step 4); `podId` is the pod name or generated uid. */
+export function createPodFailedEvent(ws: WorkloadSpreadRef, podId: string): EngineEvent {
+  return {
+    type: 'Warning',
+    reason: EVENT_CREATE_POD_FAILED,
+    message: `Pod ${ws.namespace}/${podId} was expected to be created but it wasn't`,
+    involved: onWorkloadSpread(ws),
+  };
+}
+
+/** A deletingPods entry expired while the pod is still active (spec §4.4 step 3). */
+export function deletePodFailedEvent(ws: WorkloadSpreadRef, podName: string): EngineEvent {
+  return {
+    type: 'Warning',
+    reason: EVENT_DELETE_POD_FAILED,
+    message: `Pod ${ws.namespace}/${podName} was expected to be deleted but it wasn't`,
+    involved: onWorkloadSpread(ws),
+  };
+}
+
+/** Deleting a schedule-failed pod failed (spec §4.6); the controller builds this after its DELETE call. */
+export function deleteUnschedulablePodFailedEvent(
+  ws: WorkloadSpreadRef,
+  pod: { namespace: string; name: string },
+  subset: string,
+): EngineEvent {
+  return {
+    type: 'Warning',
+    reason: EVENT_DELETE_POD_FAILED,
+    message: `Failed to delete unschedulabe Pod ${pod.namespace}/${pod.name} in Subset ${subset} of WorkloadSpread ${ws.namespace}/${ws.name}`,
+    involved: onWorkloadSpread(ws),
+  };
+}
+
+/** A subset left `Schedulable=False` after the recovery window (spec §4.6, D10). */
+export function recoverSchedulableEvent(ws: WorkloadSpreadRef, subset: string): EngineEvent {
+  return {
+    type: 'Normal',
+    reason: EVENT_RECOVER_SCHEDULABLE,
+    message: `Subset ${subset} of WorkloadSpread ${ws.namespace}/${ws.name} is recovered from unschedulable to schedulable`,
+    involved: onWorkloadSpread(ws),
+  };
+}
+
+/** Writing a pod's deletion cost failed (spec §4.5 step 3); `subset` is the FAKE name for unmatched pods. */
+export function patchDeletionCostFailedEvent(
+  ws: WorkloadSpreadRef,
+  pod: { namespace: string; name: string },
+  subset: string,
+  cost: number | string,
+): EngineEvent {
+  return {
+    type: 'Warning',
+    reason: EVENT_PATCH_DELETION_COST_FAILED,
+    message: `WorkloadSpread ${ws.namespace}/${ws.name} failed to patch deletion-cost annotation to ${cost} for Pod ${pod.namespace}/${pod.name} in subset ${subset}`,
+    involved: onWorkloadSpread(ws),
+  };
+}
+
+/**
+ * D11: admission found no subset with quota and let the pod in unchanged.
+ * `pod` is the pod's name, or its generateName prefix when it has no name yet.
+ */
+export function noSubsetAvailableEvent(
+  ws: WorkloadSpreadRef,
+  pod: string,
+  workload: { kind: string; name: string },
+): EngineEvent {
+  const podLabel = pod === '' ? 'a new pod' : `pod ${ws.namespace}/${pod}`;
+  return {
+    type: 'Warning',
+    reason: EVENT_NO_SUBSET_AVAILABLE,
+    message: `No subset of WorkloadSpread ${ws.namespace}/${ws.name} has quota left: ${podLabel} of ${workload.kind} ${ws.namespace}/${workload.name} was admitted without subset placement`,
+    involved: onWorkloadSpread(ws),
+  };
+}
