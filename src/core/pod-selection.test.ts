@@ -1,0 +1,252 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { TargetReference, WorkloadSpread } from '../api/workloadspread.ts';
+import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
+import type { KubeObject, OwnerReference, Pod } from '../k8s/types.ts';
+import {
+  SUPPORTED_WORKLOAD_KINDS,
+  isReferenceEqual,
+  isSupportedOwner,
+  matchWorkloadSpreadForPod,
+  targetFilterSelectsPod,
+  type OwnerLookup,
+} from './pod-selection.ts';
+
+const whitelist: Whitelist = {
+  workloads: [
+    {
+      group: 'game.kruise.io',
+      version: 'v1alpha1',
+      kind: 'GameServerSet',
+      subResources: [{ group: 'game.kruise.io', version: 'v1alpha1', kind: 'GameServer' }],
+      replicasPath: 'spec.replicas',
+    },
+  ],
+};
+
+function ref(apiVersion: string, kind: string, name: string): OwnerReference {
+  return { apiVersion, kind, name, uid: `${name}-uid`, controller: true };
+}
+
+function obj(apiVersion: string, kind: string, name: string, owner?: OwnerReference): KubeObject {
+  const o: KubeObject = { apiVersion, kind, metadata: { name, namespace: 'ns' } };
+  if (owner !== undefined) o.metadata!.ownerReferences = [owner];
+  return o;
+}
+
+/** A cache keyed by kind/name, with optional failures. */
+function lookupOf(objects: KubeObject[], failures: Record<string, string> = {}): OwnerLookup & { calls: string[] } {
+  const calls: string[] = [];
+  const fn = (r: { apiVersion: string; kind: string; name: string }) => {
+    const key = `${r.kind}/${r.name}`;
+    calls.push(key);
+    if (failures[key] !== undefined) return { error: failures[key] };
+    const found = objects.find((o) => o.kind === r.kind && o.metadata?.name === r.name);
+    return found === undefined ? { notFound: true as const } : { found };
+  };
+  return Object.assign(fn, { calls });
+}
+
+function target(apiVersion: string, kind: string, name: string): TargetReference {
+  return { apiVersion, kind, name };
+}
+
+function spread(name: string, targetRef: TargetReference | undefined, more: Partial<WorkloadSpread['spec']> = {}, metadata: Partial<WorkloadSpread['metadata']> = {}): WorkloadSpread {
+  return {
+    metadata: { name, namespace: 'ns', ...metadata },
+    spec: { targetRef, subsets: [{ name: 'a' }], ...more } as WorkloadSpread['spec'],
+  };
+}
+
+function pod(owner?: OwnerReference, labels: Record<string, string> = { app: 'web' }, status?: Pod['status'], deletionTimestamp?: string): Pod {
+  const p: Pod = { metadata: { name: 'p', namespace: 'ns', labels }, spec: { containers: [{ name: 'main' }] } };
+  if (owner !== undefined) p.metadata.ownerReferences = [owner];
+  if (status !== undefined) p.status = status;
+  if (deletionTimestamp !== undefined) p.metadata.deletionTimestamp = deletionTimestamp;
+  return p;
+}
+
+describe('isSupportedOwner (§2.1 step 7)', () => {
+  const cases: [string, string, boolean, Whitelist?][] = [
+    ['apps', 'Deployment', true],
+    ['apps.kruise.io', 'CloneSet', true],
+    ['apps', 'ReplicaSet', true],
+    ['batch', 'Job', true],
+    ['apps', 'StatefulSet', true],
+    ['apps.kruise.io', 'StatefulSet', true],
+    ['apps', 'CloneSet', false],
+    ['extensions', 'Deployment', false],
+    ['', 'ReplicationController', false],
+    ['game.kruise.io', 'GameServerSet', false],
+    ['game.kruise.io', 'GameServerSet', true, whitelist],
+    ['game.kruise.io', 'GameServer', true, whitelist],
+    ['other.io', 'GameServer', false, whitelist],
+  ];
+  for (const [group, kind, want, wl] of cases) {
+    test(`${group}/${kind}${wl ? ' (whitelist)' : ''} → ${want}`, () => assert.equal(isSupportedOwner(group, kind, wl ?? EMPTY_WHITELIST), want));
+  }
+  test('the built-in list has the six kinds of the spec', () => assert.equal(SUPPORTED_WORKLOAD_KINDS.length, 6));
+});
+
+describe('targetFilterSelectsPod (§1.2, D5)', () => {
+  const base = spread('ws', target('apps/v1', 'Deployment', 'web'));
+  const cases: { name: string; filter: WorkloadSpread['spec']['targetFilter'] | undefined; labels: Record<string, string> | undefined; want: boolean | 'error' }[] = [
+    { name: 'no targetFilter selects everything', filter: undefined, labels: { app: 'web' }, want: true },
+    { name: 'targetFilter without selector selects everything (D5)', filter: { replicasPathList: ['spec.replicas'] }, labels: { app: 'web' }, want: true },
+    { name: 'empty selector selects everything', filter: { selector: {} }, labels: undefined, want: true },
+    { name: 'matchLabels match', filter: { selector: { matchLabels: { role: 'worker' } } }, labels: { role: 'worker' }, want: true },
+    { name: 'matchLabels mismatch', filter: { selector: { matchLabels: { role: 'worker' } } }, labels: { role: 'ps' }, want: false },
+    { name: 'no labels vs a selector', filter: { selector: { matchLabels: { role: 'worker' } } }, labels: undefined, want: false },
+    { name: 'In with values', filter: { selector: { matchExpressions: [{ key: 'role', operator: 'In', values: ['a', 'worker'] }] } }, labels: { role: 'worker' }, want: true },
+    { name: 'In without values is an error', filter: { selector: { matchExpressions: [{ key: 'role', operator: 'In', values: [] }] } }, labels: { role: 'worker' }, want: 'error' },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const ws: WorkloadSpread = { ...base, spec: { ...base.spec } };
+      if (c.filter !== undefined) ws.spec.targetFilter = c.filter;
+      const got = targetFilterSelectsPod(ws, c.labels);
+      if (c.want === 'error') assert.equal(got.ok, false);
+      else assert.deepEqual(got, { ok: true, selected: c.want });
+    });
+  }
+});
+
+describe('isReferenceEqual (§2.2)', () => {
+  const rs = obj('apps/v1', 'ReplicaSet', 'web-abc', ref('apps/v1', 'Deployment', 'web'));
+  const gs = obj('game.kruise.io/v1alpha1', 'GameServer', 'gs-0', ref('game.kruise.io/v1alpha1', 'GameServerSet', 'gss'));
+  const orphanRs = obj('apps/v1', 'ReplicaSet', 'lonely');
+  const web = obj('apps/v1', 'Deployment', 'web');
+
+  test('nil owner → false', () => {
+    assert.deepEqual(isReferenceEqual(target('apps/v1', 'Deployment', 'web'), undefined, lookupOf([]), EMPTY_WHITELIST), { ok: true, equal: false });
+  });
+  test('same group, kind, name → true without a lookup', () => {
+    const lookup = lookupOf([]);
+    assert.deepEqual(isReferenceEqual(target('apps.kruise.io/v1alpha1', 'CloneSet', 'c'), ref('apps.kruise.io/v1alpha1', 'CloneSet', 'c'), lookup, EMPTY_WHITELIST), { ok: true, equal: true });
+    assert.deepEqual(lookup.calls, []);
+  });
+  test('the version is ignored', () => {
+    assert.deepEqual(isReferenceEqual(target('apps.kruise.io/v1beta1', 'CloneSet', 'c'), ref('apps.kruise.io/v1alpha1', 'CloneSet', 'c'), lookupOf([]), EMPTY_WHITELIST), { ok: true, equal: true });
+  });
+  test('pod → ReplicaSet → Deployment matches the Deployment', () => {
+    assert.deepEqual(isReferenceEqual(target('apps/v1', 'Deployment', 'web'), ref('apps/v1', 'ReplicaSet', 'web-abc'), lookupOf([rs]), EMPTY_WHITELIST), { ok: true, equal: true });
+  });
+  test('a ReplicaSet of another Deployment does not match (the walk reads that Deployment too)', () => {
+    const lookup = lookupOf([rs, web]);
+    assert.deepEqual(isReferenceEqual(target('apps/v1', 'Deployment', 'api'), ref('apps/v1', 'ReplicaSet', 'web-abc'), lookup, EMPTY_WHITELIST), { ok: true, equal: false });
+    assert.deepEqual(lookup.calls, ['ReplicaSet/web-abc', 'Deployment/web']);
+  });
+  test('so a missing Deployment up the chain is NotFound as well', () => {
+    const got = isReferenceEqual(target('apps/v1', 'Deployment', 'api'), ref('apps/v1', 'ReplicaSet', 'web-abc'), lookupOf([rs]), EMPTY_WHITELIST);
+    assert.equal(!got.ok && got.notFound, true);
+  });
+  test('a ReplicaSet without a controller ends the walk: false', () => {
+    assert.deepEqual(isReferenceEqual(target('apps/v1', 'Deployment', 'web'), ref('apps/v1', 'ReplicaSet', 'lonely'), lookupOf([orphanRs]), EMPTY_WHITELIST), { ok: true, equal: false });
+  });
+  test('whitelisted sub-resource → parent matches (GameServer → GameServerSet)', () => {
+    assert.deepEqual(isReferenceEqual(target('game.kruise.io/v1alpha1', 'GameServerSet', 'gss'), ref('game.kruise.io/v1alpha1', 'GameServer', 'gs-0'), lookupOf([gs]), whitelist), { ok: true, equal: true });
+  });
+  test('a chain through a kind that is not whitelisted does not match, and is not fetched', () => {
+    const lookup = lookupOf([gs]);
+    assert.deepEqual(isReferenceEqual(target('game.kruise.io/v1alpha1', 'GameServerSet', 'gss'), ref('game.kruise.io/v1alpha1', 'GameServer', 'gs-0'), lookup, EMPTY_WHITELIST), { ok: true, equal: false });
+    assert.deepEqual(lookup.calls, []);
+  });
+  test('owner not in the cache → NotFound error', () => {
+    const got = isReferenceEqual(target('apps/v1', 'Deployment', 'web'), ref('apps/v1', 'ReplicaSet', 'web-new'), lookupOf([]), EMPTY_WHITELIST);
+    assert.equal(got.ok, false);
+    assert.equal(!got.ok && got.notFound, true);
+  });
+  test('other lookup errors are not NotFound', () => {
+    const got = isReferenceEqual(target('apps/v1', 'Deployment', 'web'), ref('apps/v1', 'ReplicaSet', 'web-abc'), lookupOf([], { 'ReplicaSet/web-abc': 'boom' }), EMPTY_WHITELIST);
+    assert.deepEqual(got, { ok: false, notFound: false, error: 'boom' });
+  });
+  test('an unparsable apiVersion is an error (target or owner)', () => {
+    const a = isReferenceEqual(target('a/b/c', 'Deployment', 'web'), ref('apps/v1', 'Deployment', 'web'), lookupOf([]), EMPTY_WHITELIST);
+    const b = isReferenceEqual(target('apps/v1', 'Deployment', 'web'), ref('a/b/c', 'Deployment', 'web'), lookupOf([]), EMPTY_WHITELIST);
+    assert.equal(a.ok || a.notFound, false);
+    assert.equal(b.ok || b.notFound, false);
+  });
+  test('an ownership cycle terminates with false', () => {
+    const x = obj('apps/v1', 'ReplicaSet', 'x', ref('apps/v1', 'ReplicaSet', 'y'));
+    const y = obj('apps/v1', 'ReplicaSet', 'y', ref('apps/v1', 'ReplicaSet', 'x'));
+    assert.deepEqual(isReferenceEqual(target('apps/v1', 'Deployment', 'web'), ref('apps/v1', 'ReplicaSet', 'x'), lookupOf([x, y]), EMPTY_WHITELIST), { ok: true, equal: false });
+  });
+});
+
+describe('matchWorkloadSpreadForPod (§2.1 steps 5–9)', () => {
+  const rs = obj('apps/v1', 'ReplicaSet', 'web-abc', ref('apps/v1', 'Deployment', 'web'));
+  const lookup = lookupOf([rs, obj('apps/v1', 'Deployment', 'web')]);
+  const rsOwner = ref('apps/v1', 'ReplicaSet', 'web-abc');
+  const webWs = spread('web-ws', target('apps/v1', 'Deployment', 'web'));
+
+  test('inactive pods are skipped: Succeeded, Failed, deleting', () => {
+    for (const p of [pod(rsOwner, {}, { phase: 'Succeeded' }), pod(rsOwner, {}, { phase: 'Failed' }), pod(rsOwner, {}, undefined, '2026-01-01T00:00:00Z')]) {
+      assert.deepEqual(matchWorkloadSpreadForPod(p, [webWs], lookup, EMPTY_WHITELIST), { kind: 'skip', reason: 'PodInactive' });
+    }
+  });
+  test('a pod without a controller reference is skipped', () => {
+    const p = pod();
+    p.metadata.ownerReferences = [{ ...rsOwner, controller: false }];
+    assert.deepEqual(matchWorkloadSpreadForPod(p, [webWs], lookup, EMPTY_WHITELIST), { kind: 'skip', reason: 'NoControllerRef' });
+  });
+  test('an unsupported owner is skipped', () => {
+    const p = pod(ref('v1', 'ReplicationController', 'rc'));
+    assert.deepEqual(matchWorkloadSpreadForPod(p, [webWs], lookup, EMPTY_WHITELIST), { kind: 'skip', reason: 'UnsupportedOwner' });
+  });
+  test('a whitelisted owner is considered', () => {
+    const gs = obj('game.kruise.io/v1alpha1', 'GameServer', 'gs-0', ref('game.kruise.io/v1alpha1', 'GameServerSet', 'gss'));
+    const ws = spread('g', target('game.kruise.io/v1alpha1', 'GameServerSet', 'gss'));
+    const p = pod(ref('game.kruise.io/v1alpha1', 'GameServer', 'gs-0'));
+    assert.deepEqual(matchWorkloadSpreadForPod(p, [ws], lookupOf([gs]), whitelist), { kind: 'matched', ws });
+  });
+  test('matches through the owner chain', () => {
+    assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), [webWs], lookup, EMPTY_WHITELIST), { kind: 'matched', ws: webWs });
+  });
+  test('the first match in list order wins', () => {
+    const second = spread('second', target('apps/v1', 'Deployment', 'web'));
+    const other = spread('other', target('apps/v1', 'Deployment', 'api'));
+    assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), [other, webWs, second], lookup, EMPTY_WHITELIST), { kind: 'matched', ws: webWs });
+  });
+  test('a deleting WorkloadSpread and one without targetRef are skipped', () => {
+    const deleting = spread('gone', target('apps/v1', 'Deployment', 'web'), {}, { deletionTimestamp: '2026-01-01T00:00:00Z' });
+    const noTarget = spread('none', undefined);
+    assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), [deleting, noTarget, webWs], lookup, EMPTY_WHITELIST), { kind: 'matched', ws: webWs });
+  });
+  test('a targetFilter that does not select the pod skips that WorkloadSpread', () => {
+    const filtered = spread('f', target('apps/v1', 'Deployment', 'web'), { targetFilter: { selector: { matchLabels: { role: 'worker' } } } });
+    assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), [filtered], lookup, EMPTY_WHITELIST), { kind: 'none' });
+    assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner, { role: 'worker' }), [filtered], lookup, EMPTY_WHITELIST), { kind: 'matched', ws: filtered });
+  });
+  test('targetFilter with only replicasPathList matches (D5)', () => {
+    const filtered = spread('f', target('apps/v1', 'Deployment', 'web'), { targetFilter: { replicasPathList: ['spec.replicas'] } });
+    assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), [filtered], lookup, EMPTY_WHITELIST), { kind: 'matched', ws: filtered });
+  });
+  test('an invalid selector skips that WorkloadSpread', () => {
+    const bad = spread('bad', target('apps/v1', 'Deployment', 'web'), { targetFilter: { selector: { matchExpressions: [{ key: 'a', operator: 'In', values: [] }] } } });
+    assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), [bad, webWs], lookup, EMPTY_WHITELIST), { kind: 'matched', ws: webWs });
+  });
+  test('owner NotFound from any WorkloadSpread fails the whole admission with 500, even an unrelated one', () => {
+    const unrelated = spread('api', target('apps/v1', 'Deployment', 'api'));
+    const got = matchWorkloadSpreadForPod(pod(ref('apps/v1', 'ReplicaSet', 'web-new')), [unrelated], lookupOf([]), EMPTY_WHITELIST);
+    assert.equal(got.kind, 'error');
+    assert.equal(got.kind === 'error' && got.code, 500);
+  });
+  test('a NotFound after an earlier match cannot happen: the loop stops at the first match', () => {
+    const direct = spread('direct', target('apps/v1', 'ReplicaSet', 'web-new'));
+    const later = spread('later', target('apps/v1', 'Deployment', 'api'));
+    assert.deepEqual(matchWorkloadSpreadForPod(pod(ref('apps/v1', 'ReplicaSet', 'web-new')), [direct, later], lookupOf([]), EMPTY_WHITELIST), { kind: 'matched', ws: direct });
+  });
+  test('other lookup errors skip only that WorkloadSpread', () => {
+    const direct = spread('direct', target('apps/v1', 'ReplicaSet', 'web-abc'));
+    const failing = lookupOf([rs], { 'ReplicaSet/web-abc': 'cache broken' });
+    assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), [webWs, direct], failing, EMPTY_WHITELIST), { kind: 'matched', ws: direct });
+  });
+  test('no WorkloadSpread matches → none', () => {
+    assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), [], lookup, EMPTY_WHITELIST), { kind: 'none' });
+  });
+  test('malformed WorkloadSpreads and pods never throw', () => {
+    const junk = [null, {}, { metadata: {} }, { metadata: {}, spec: { targetRef: 'x' } }, { metadata: {}, spec: { targetRef: { kind: 1 } } }] as unknown as WorkloadSpread[];
+    assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), junk, lookup, EMPTY_WHITELIST), { kind: 'none' });
+    assert.doesNotThrow(() => matchWorkloadSpreadForPod({ metadata: { ownerReferences: [{ controller: true }] } } as unknown as Pod, [webWs], lookup, EMPTY_WHITELIST));
+  });
+});

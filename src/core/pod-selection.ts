@@ -1,0 +1,147 @@
+/**
+ * Which WorkloadSpread (if any) a new pod belongs to: the pre-filters and the
+ * matching loop of pod admission (spec §2.1 steps 5–9), the recursive owner
+ * comparison (§2.2) and the targetFilter rule (§1.2 with DECISIONS D5).
+ *
+ * Start at `matchWorkloadSpreadForPod`. Owner objects are fetched through the
+ * caller's `OwnerLookup` (a cache read), so this stays pure.
+ *
+ * Invariants: groups are compared, versions never are (apps.kruise.io/v1alpha1
+ * equals apps.kruise.io/v1beta1); an owner that cannot be found fails the whole
+ * admission (the reference's PR #1807: the workload controller retries), any
+ * other per-WorkloadSpread problem only skips that WorkloadSpread.
+ */
+import { labelSelectorAsSelector } from '../k8s/label-selector.ts';
+import { apiVersionGroup, controllerRef, isPodActive } from '../k8s/pod.ts';
+import type { KubeObject, OwnerReference, Pod } from '../k8s/types.ts';
+import type { TargetReference, WorkloadSpread } from '../api/workloadspread.ts';
+import { isWhitelistedOwner, type Whitelist } from '../api/whitelist.ts';
+
+/** Owner kinds whose pods admission considers, besides the whitelist (spec §2.1 step 7). */
+export const SUPPORTED_WORKLOAD_KINDS: readonly { group: string; kind: string }[] = [
+  { group: 'apps', kind: 'Deployment' },
+  { group: 'apps.kruise.io', kind: 'CloneSet' },
+  { group: 'apps', kind: 'ReplicaSet' },
+  { group: 'batch', kind: 'Job' },
+  { group: 'apps', kind: 'StatefulSet' },
+  { group: 'apps.kruise.io', kind: 'StatefulSet' },
+];
+
+/** Whether pods owned by this group+kind are considered (built-in list, whitelist workloads and their subResources). */
+export function isSupportedOwner(group: string, kind: string, whitelist: Whitelist): boolean {
+  if (SUPPORTED_WORKLOAD_KINDS.some((w) => w.group === group && w.kind === kind)) return true;
+  return isWhitelistedOwner(whitelist, group, kind);
+}
+
+/**
+ * Whether the WorkloadSpread's targetFilter selects pods with these labels.
+ * No targetFilter, or one without a selector, selects everything (D5: the
+ * reference's admission selected nothing there while its controller selected
+ * everything; one rule now serves both). An empty selector `{}` selects all.
+ */
+export function targetFilterSelectsPod(
+  ws: WorkloadSpread,
+  labels: Record<string, string> | undefined,
+): { ok: true; selected: boolean } | { ok: false; error: string } {
+  const filter = ws.spec?.targetFilter;
+  if (filter === undefined || filter === null) return { ok: true, selected: true };
+  const selector = filter.selector;
+  if (selector === undefined || selector === null) return { ok: true, selected: true };
+  const converted = labelSelectorAsSelector(selector);
+  if (!converted.ok) return { ok: false, error: converted.error };
+  return { ok: true, selected: converted.selector.matches(labels ?? {}) };
+}
+
+/** A cache read of an owner object by its reference (in the pod's namespace). */
+export type OwnerLookup = (ref: { apiVersion: string; kind: string; name: string }) =>
+  | { found: KubeObject }
+  | { notFound: true }
+  | { error: string };
+
+export type ReferenceEqualResult = { ok: true; equal: boolean } | { ok: false; notFound: boolean; error: string };
+
+/** Owner chains in real clusters are 2–3 links; this only stops a malformed cycle. */
+const MAX_OWNER_DEPTH = 16;
+
+/**
+ * Whether `owner` (a controller ownerReference) is the target workload, or
+ * leads to it through supported owners (pod → ReplicaSet → Deployment; pod →
+ * whitelisted sub-resource → whitelisted parent). Spec §2.2.
+ */
+export function isReferenceEqual(
+  target: TargetReference,
+  owner: OwnerReference | undefined,
+  lookup: OwnerLookup,
+  whitelist: Whitelist,
+): ReferenceEqualResult {
+  const targetGv = apiVersionGroup(target.apiVersion);
+  if (!targetGv.ok) return { ok: false, notFound: false, error: targetGv.error };
+  let current = owner;
+  for (let depth = 0; depth < MAX_OWNER_DEPTH; depth++) {
+    if (current === undefined || current === null) return { ok: true, equal: false };
+    const ownerGv = apiVersionGroup(current.apiVersion);
+    if (!ownerGv.ok) return { ok: false, notFound: false, error: ownerGv.error };
+    if (ownerGv.group === targetGv.group && current.kind === target.kind && current.name === target.name) {
+      return { ok: true, equal: true };
+    }
+    if (!isSupportedOwner(ownerGv.group, current.kind, whitelist)) return { ok: true, equal: false };
+    const fetched = lookup({ apiVersion: current.apiVersion, kind: current.kind, name: current.name });
+    if ('notFound' in fetched) {
+      return { ok: false, notFound: true, error: `${current.kind} ${JSON.stringify(current.name)} not found` };
+    }
+    if ('error' in fetched) return { ok: false, notFound: false, error: fetched.error };
+    current = controllerRef(fetched.found);
+  }
+  return { ok: true, equal: false };
+}
+
+export type PodSkipReason = 'PodInactive' | 'NoControllerRef' | 'UnsupportedOwner';
+
+export type WorkloadSpreadMatch =
+  | { kind: 'skip'; reason: PodSkipReason }
+  | { kind: 'matched'; ws: WorkloadSpread }
+  | { kind: 'none' }
+  | { kind: 'error'; code: 500; message: string };
+
+/**
+ * The WorkloadSpread a new pod belongs to (spec §2.1 steps 5–9): the first in
+ * list order that is not being deleted, whose targetRef is the pod's owner
+ * (§2.2) and whose targetFilter selects the pod.
+ */
+export function matchWorkloadSpreadForPod(
+  pod: Pod,
+  workloadSpreads: readonly WorkloadSpread[],
+  lookup: OwnerLookup,
+  whitelist: Whitelist,
+): WorkloadSpreadMatch {
+  if (!isPodActive(pod)) return { kind: 'skip', reason: 'PodInactive' };
+  const owner = controllerRef(pod);
+  if (owner === undefined) return { kind: 'skip', reason: 'NoControllerRef' };
+  const ownerGv = apiVersionGroup(owner.apiVersion);
+  if (!ownerGv.ok || !isSupportedOwner(ownerGv.group, owner.kind, whitelist)) {
+    return { kind: 'skip', reason: 'UnsupportedOwner' };
+  }
+  for (const ws of workloadSpreads) {
+    if (ws === null || typeof ws !== 'object') continue;
+    const deleting = ws.metadata?.deletionTimestamp;
+    if (deleting !== undefined && deleting !== null && deleting !== '') continue;
+    const target = ws.spec?.targetRef;
+    if (!isTargetReference(target)) continue;
+    const reference = isReferenceEqual(target, owner, lookup, whitelist);
+    if (!reference.ok) {
+      if (reference.notFound) return { kind: 'error', code: 500, message: reference.error };
+      continue;
+    }
+    if (!reference.equal) continue;
+    const selection = targetFilterSelectsPod(ws, pod.metadata?.labels);
+    if (!selection.ok || !selection.selected) continue;
+    return { kind: 'matched', ws };
+  }
+  return { kind: 'none' };
+}
+
+function isTargetReference(value: unknown): value is TargetReference {
+  if (value === null || typeof value !== 'object') return false;
+  const ref = value as Record<string, unknown>;
+  return typeof ref.apiVersion === 'string' && typeof ref.kind === 'string' && typeof ref.name === 'string';
+}

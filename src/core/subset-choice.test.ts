@@ -1,0 +1,430 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import type { Subset, SubsetStatus, WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
+import type { Pod } from '../k8s/types.ts';
+import { deepClone } from '../k8s/json.ts';
+import {
+  chooseSubset,
+  initializeSubsetStatuses,
+  subsetsUsePercent,
+  type ChooseSubsetInput,
+  type SubsetChoice,
+} from './subset-choice.ts';
+
+const NOW = Date.UTC(2026, 0, 1, 0, 0, 10) + 900; // 10.9 s past the minute: stored as ...:10Z
+const STAMP = '2026-01-01T00:00:10Z';
+const V = 'versionIgnored';
+
+function spread(subsets: Subset[], status?: WorkloadSpreadStatus, extra: Partial<WorkloadSpread['spec']> = {}): WorkloadSpread {
+  const ws: WorkloadSpread = {
+    metadata: { name: 'ws', namespace: 'ns', uid: 'ws-uid' },
+    spec: { targetRef: { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'app' }, subsets, ...extra },
+  };
+  if (status !== undefined) ws.status = status;
+  return ws;
+}
+
+function st(name: string, missingReplicas: number, more: Partial<SubsetStatus> = {}): SubsetStatus {
+  return { name, replicas: 0, missingReplicas, creatingPods: {}, deletingPods: {}, ...more };
+}
+
+function versioned(statuses: SubsetStatus[], version = V): WorkloadSpreadStatus {
+  return { versionedSubsetStatuses: { [version]: statuses } };
+}
+
+function pod(name?: string): Pod {
+  const metadata: Pod['metadata'] = { namespace: 'ns' };
+  if (name !== undefined) metadata.name = name;
+  else metadata.generateName = 'app-';
+  return { metadata, spec: { containers: [{ name: 'main' }] } };
+}
+
+const unschedulable = [{ type: 'Schedulable', status: 'False', reason: 'PodUnschedulable' }];
+
+function choose(ws: WorkloadSpread, p: Pod, over: Partial<ChooseSubsetInput> = {}): SubsetChoice {
+  let n = 0;
+  return chooseSubset({
+    ws,
+    pod: p,
+    version: V,
+    workloadReplicas: () => ({ ok: true, replicas: 10 }),
+    now: NOW,
+    newUid: () => `uid-${++n}`,
+    ...over,
+  });
+}
+
+function versionOf(choice: SubsetChoice, version = V): SubsetStatus[] | undefined {
+  return choice.kind === 'chosen' ? choice.status?.versionedSubsetStatuses?.[version] : undefined;
+}
+
+describe('initializeSubsetStatuses (§2.3 C.2, §5.3 numbers)', () => {
+  const cases: { name: string; max: (number | string | undefined)[]; replicas: number; want: number[] }[] = [
+    { name: '20/30/50% of 10', max: ['20%', '30%', '50%'], replicas: 10, want: [2, 3, 5] },
+    { name: '80% and 20% of 5 round up', max: ['80%', '20%'], replicas: 5, want: [4, 1] },
+    { name: '100% of 5', max: ['100%'], replicas: 5, want: [5] },
+    { name: '34/33/33% of 10 is 4/4/4 (#877)', max: ['34%', '33%', '33%'], replicas: 10, want: [4, 4, 4] },
+    { name: '50% of 14, 50% of 18', max: ['50%'], replicas: 14, want: [7] },
+    { name: '25/75% of 4', max: ['25%', '75%'], replicas: 4, want: [1, 3] },
+    { name: '30% of 0', max: ['30%'], replicas: 0, want: [0] },
+    { name: 'ints kept, nil is -1', max: [3, undefined, 0], replicas: 10, want: [3, -1, 0] },
+    { name: 'invalid percentage gets no quota', max: ['0.2%', 4], replicas: 10, want: [0, 4] },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const subsets: Subset[] = c.max.map((m, i) => (m === undefined ? { name: `s${i}` } : { name: `s${i}`, maxReplicas: m }));
+      const got = initializeSubsetStatuses(spread(subsets), c.replicas);
+      assert.deepEqual(got.map((s) => s.missingReplicas), c.want);
+      assert.deepEqual(got.map((s) => s.name), subsets.map((s) => s.name));
+      for (const s of got) {
+        assert.equal(s.replicas, 0);
+        assert.deepEqual(s.creatingPods, {});
+        assert.deepEqual(s.deletingPods, {});
+        assert.equal(s.conditions, undefined);
+      }
+    });
+  }
+
+  test('subsetsUsePercent', () => {
+    assert.equal(subsetsUsePercent(spread([{ name: 'a', maxReplicas: 1 }, { name: 'b' }])), false);
+    assert.equal(subsetsUsePercent(spread([{ name: 'a', maxReplicas: '50%' }, { name: 'b' }])), true);
+  });
+});
+
+describe('chooseSubset: shortcut A', () => {
+  test('one unlimited subset is chosen with no status, even when marked unschedulable', () => {
+    const ws = spread([{ name: 'only' }], { subsetStatuses: [st('only', -1, { conditions: unschedulable })], ...versioned([st('only', -1, { conditions: unschedulable })]) });
+    let called = 0;
+    const got = choose(ws, pod('p'), { workloadReplicas: () => (called++, { ok: true, replicas: 1 }) });
+    assert.deepEqual(got, { kind: 'chosen', subset: 'only' });
+    assert.equal(called, 0);
+  });
+
+  test('one limited subset is not the shortcut: a reservation is written', () => {
+    const got = choose(spread([{ name: 'only', maxReplicas: 2 }]), pod('p'));
+    assert.equal(got.kind, 'chosen');
+    assert.deepEqual(versionOf(got), [st('only', 1, { creatingPods: { p: STAMP } })]);
+  });
+});
+
+describe('chooseSubset: initialization of the version entry (C.2)', () => {
+  test('no status: initialized from the spec, carried in the returned status', () => {
+    const got = choose(spread([{ name: 'a', maxReplicas: 2 }, { name: 'b' }]), pod('p'));
+    assert.equal(got.kind, 'chosen');
+    assert.equal(got.kind === 'chosen' && got.subset, 'a');
+    assert.deepEqual(versionOf(got), [st('a', 1, { creatingPods: { p: STAMP } }), st('b', -1)]);
+  });
+
+  test('percentages at 10 replicas: 20/30/50% → 2/3/5, first pod takes a', () => {
+    const ws = spread([{ name: 'a', maxReplicas: '20%' }, { name: 'b', maxReplicas: '30%' }, { name: 'c', maxReplicas: '50%' }]);
+    const got = choose(ws, pod('p'), { workloadReplicas: () => ({ ok: true, replicas: 10 }) });
+    assert.deepEqual(versionOf(got)?.map((s) => s.missingReplicas), [1, 3, 5]);
+  });
+
+  test('percentages at 5 replicas: 20/80% → 1/4', () => {
+    const ws = spread([{ name: 'a', maxReplicas: '20%' }, { name: 'b', maxReplicas: '80%' }]);
+    const got = choose(ws, pod('p'), { workloadReplicas: () => ({ ok: true, replicas: 5 }) });
+    assert.deepEqual(versionOf(got)?.map((s) => s.missingReplicas), [0, 4]);
+  });
+
+  test('the workload replicas are read only when a subset uses a percentage and the entry is missing', () => {
+    let called = 0;
+    const count = () => (called++, { ok: true as const, replicas: 10 });
+    choose(spread([{ name: 'a', maxReplicas: 2 }, { name: 'b' }]), pod('p'), { workloadReplicas: count });
+    assert.equal(called, 0);
+    choose(spread([{ name: 'a', maxReplicas: '50%' }, { name: 'b' }]), pod('p'), { workloadReplicas: count });
+    assert.equal(called, 1);
+    choose(spread([{ name: 'a', maxReplicas: '50%' }, { name: 'b' }], versioned([st('a', 3), st('b', -1)])), pod('p'), { workloadReplicas: count });
+    assert.equal(called, 1);
+  });
+
+  test('an empty stored list is initialized like an absent one', () => {
+    const got = choose(spread([{ name: 'a', maxReplicas: 1 }, { name: 'b', maxReplicas: 1 }], versioned([])), pod('p'));
+    assert.deepEqual(versionOf(got)?.map((s) => s.missingReplicas), [0, 1]);
+  });
+
+  test('a failing workload read fails the admission', () => {
+    const got = choose(spread([{ name: 'a', maxReplicas: '50%' }, { name: 'b' }]), pod('p'), {
+      workloadReplicas: () => ({ ok: false, error: 'path "x" not exists' }),
+    });
+    assert.deepEqual(got, { kind: 'error', message: 'path "x" not exists' });
+  });
+
+  test('an unresolvable maxReplicas fails the admission', () => {
+    const got = choose(spread([{ name: 'a', maxReplicas: 'abc' }, { name: 'b' }]), pod('p'));
+    assert.equal(got.kind, 'error');
+  });
+
+  test('a new pod version gets a fresh entry with the full quota; other versions are untouched', () => {
+    const old = [st('a', 0, { replicas: 2 }), st('b', 0, { replicas: 2 })];
+    const ws = spread([{ name: 'a', maxReplicas: 2 }, { name: 'b', maxReplicas: 2 }], versioned(old, 'v1'));
+    const got = choose(ws, pod('p'), { version: 'v2' });
+    assert.equal(got.kind === 'chosen' && got.subset, 'a');
+    assert.deepEqual(versionOf(got, 'v2'), [st('a', 1, { creatingPods: { p: STAMP } }), st('b', 2)]);
+    assert.deepEqual(versionOf(got, 'v1'), old);
+  });
+});
+
+describe('chooseSubset: idempotent retry (C.3)', () => {
+  const subsets: Subset[] = [{ name: 'a', maxReplicas: 1 }, { name: 'b', maxReplicas: 1 }];
+  test('name already in creatingPods → that subset, no status change, even at missing 0', () => {
+    const ws = spread(subsets, versioned([st('a', 1), st('b', 0, { creatingPods: { p: STAMP } })]));
+    assert.deepEqual(choose(ws, pod('p')), { kind: 'chosen', subset: 'b' });
+  });
+  test('name already in deletingPods → that subset, no status change', () => {
+    const ws = spread(subsets, versioned([st('a', 0, { deletingPods: { p: STAMP } }), st('b', 1)]));
+    assert.deepEqual(choose(ws, pod('p')), { kind: 'chosen', subset: 'a' });
+  });
+  test('a pod without a name never matches a recorded uid', () => {
+    const ws = spread(subsets, versioned([st('a', 0, { creatingPods: { 'uid-1': STAMP } }), st('b', 1)]));
+    const got = choose(ws, pod());
+    assert.equal(got.kind === 'chosen' && got.subset, 'b');
+  });
+});
+
+describe('chooseSubset: the scan (C.4–C.6)', () => {
+  test('stored order, not spec order, decides', () => {
+    const ws = spread([{ name: 'a', maxReplicas: 1 }, { name: 'b', maxReplicas: 1 }], versioned([st('b', 1), st('a', 1)]));
+    assert.equal(versionOf(choose(ws, pod('p')))?.[0]?.name, 'b');
+    const got = choose(ws, pod('p'));
+    assert.equal(got.kind === 'chosen' && got.subset, 'b');
+  });
+
+  test('a subset with missingReplicas 0 is skipped', () => {
+    const ws = spread([{ name: 'a', maxReplicas: 1 }, { name: 'b', maxReplicas: 3 }], versioned([st('a', 0), st('b', 3)]));
+    const got = choose(ws, pod('p'));
+    assert.equal(got.kind === 'chosen' && got.subset, 'b');
+    assert.deepEqual(versionOf(got), [st('a', 0), st('b', 2, { creatingPods: { p: STAMP } })]);
+  });
+
+  test('a subset with Schedulable=False is skipped even with quota', () => {
+    const ws = spread([{ name: 'a', maxReplicas: 3 }, { name: 'b' }], versioned([st('a', 3, { conditions: unschedulable }), st('b', -1)]));
+    assert.deepEqual(choose(ws, pod('p')), { kind: 'chosen', subset: 'b' });
+  });
+
+  test('Schedulable=True does not block', () => {
+    const ws = spread([{ name: 'a', maxReplicas: 3 }, { name: 'b' }], versioned([st('a', 3, { conditions: [{ type: 'Schedulable', status: 'True' }] }), st('b', -1)]));
+    const got = choose(ws, pod('p'));
+    assert.equal(got.kind === 'chosen' && got.subset, 'a');
+  });
+
+  test('a stale status without a new spec subset ignores that subset (§9.19)', () => {
+    const ws = spread([{ name: 'a', maxReplicas: 1 }, { name: 'new' }], versioned([st('a', 0)]));
+    const got = choose(ws, pod('p'));
+    assert.equal(got.kind, 'none');
+  });
+
+  test('no subset with quota: none, with the NoSubsetAvailable warning on the WorkloadSpread (D11), no status', () => {
+    const ws = spread([{ name: 'a', maxReplicas: 1 }, { name: 'b', maxReplicas: 1 }], versioned([st('a', 0), st('b', 0)]));
+    const got = choose(ws, pod('p'));
+    assert.equal(got.kind, 'none');
+    if (got.kind !== 'none') return;
+    assert.equal(got.reason, 'NoSubsetAvailable');
+    assert.equal(got.status, undefined);
+    assert.equal(got.event.type, 'Warning');
+    assert.equal(got.event.reason, 'NoSubsetAvailable');
+    assert.deepEqual(got.event.involved, { kind: 'WorkloadSpread', namespace: 'ns', name: 'ws' });
+    assert.match(got.event.message, /ns\/p/);
+  });
+
+  test('unlimited subset chosen: no status change (C.5)', () => {
+    const ws = spread([{ name: 'a', maxReplicas: 1 }, { name: 'b' }], versioned([st('a', 0), st('b', -1)]));
+    assert.deepEqual(choose(ws, pod('p')), { kind: 'chosen', subset: 'b' });
+  });
+
+  test('named pod: creatingPods[name] at second precision, missing-- (C.6)', () => {
+    const ws = spread([{ name: 'a', maxReplicas: 3 }], versioned([st('a', 2, { replicas: 1, creatingPods: { q: '2026-01-01T00:00:01Z' } })]));
+    const got = choose(ws, pod('p'));
+    assert.deepEqual(got, {
+      kind: 'chosen',
+      subset: 'a',
+      status: versioned([st('a', 1, { replicas: 1, creatingPods: { q: '2026-01-01T00:00:01Z', p: STAMP } })]),
+    });
+  });
+
+  test('pod without a name: a generated uid keys the reservation and is returned for the marker', () => {
+    const ws = spread([{ name: 'a', maxReplicas: 3 }, { name: 'b' }]);
+    const got = choose(ws, pod(undefined), { newUid: () => 'f3a1' });
+    assert.equal(got.kind, 'chosen');
+    if (got.kind !== 'chosen') return;
+    assert.equal(got.uid, 'f3a1');
+    assert.deepEqual(got.status?.versionedSubsetStatuses?.[V]?.[0]?.creatingPods, { f3a1: STAMP });
+  });
+
+  test('a named pod gets no uid', () => {
+    const got = choose(spread([{ name: 'a', maxReplicas: 3 }, { name: 'b' }]), pod('p'));
+    assert.equal(got.kind === 'chosen' && got.uid, undefined);
+  });
+
+  test('other status fields survive the reservation', () => {
+    const status: WorkloadSpreadStatus = { observedGeneration: 4, subsetStatuses: [st('a', 1)], ...versioned([st('a', 1), st('b', -1)]) };
+    const got = choose(spread([{ name: 'a', maxReplicas: 1 }, { name: 'b' }], status), pod('p'));
+    assert.equal(got.kind, 'chosen');
+    if (got.kind !== 'chosen') return;
+    assert.equal(got.status?.observedGeneration, 4);
+    assert.deepEqual(got.status?.subsetStatuses, [st('a', 1)]);
+  });
+
+  test('the input WorkloadSpread is not mutated', () => {
+    const ws = spread([{ name: 'a', maxReplicas: 3 }, { name: 'b' }], versioned([st('a', 2), st('b', -1)]));
+    const before = deepClone(ws);
+    choose(ws, pod('p'));
+    choose(spread([{ name: 'a', maxReplicas: 3 }]), pod());
+    assert.deepEqual(ws, before);
+  });
+
+  test('malformed input never throws', () => {
+    const bad = [
+      { metadata: {}, spec: {} },
+      { metadata: {}, spec: { subsets: null } },
+      { metadata: {}, spec: { subsets: [{ name: 'a', maxReplicas: 1 }, null] }, status: { versionedSubsetStatuses: { [V]: [null, { name: 'a' }] } } },
+      { metadata: {}, spec: { subsets: [{ name: 'a', maxReplicas: 1 }, { name: 'b' }] }, status: { versionedSubsetStatuses: { [V]: [{ name: 'a', replicas: 0, missingReplicas: 1, creatingPods: 'x', conditions: 'y' }] } } },
+    ] as unknown as WorkloadSpread[];
+    for (const ws of bad) assert.doesNotThrow(() => choose(ws, { metadata: {} } as Pod));
+  });
+});
+
+describe('chooseSubset: minReplicas (D2)', () => {
+  const subsets: Subset[] = [{ name: 'a', maxReplicas: 10 }, { name: 'b', maxReplicas: 10, minReplicas: 2 }];
+
+  test('a subset below its minReplicas goes first', () => {
+    const got = choose(spread(subsets, versioned([st('a', 10), st('b', 10)])), pod('p'));
+    assert.equal(got.kind === 'chosen' && got.subset, 'b');
+  });
+
+  test('occupancy counts replicas and creating pods: at its minimum, the normal pass resumes', () => {
+    const got = choose(spread(subsets, versioned([st('a', 10), st('b', 8, { replicas: 1, creatingPods: { q: STAMP } })])), pod('p'));
+    assert.equal(got.kind === 'chosen' && got.subset, 'a');
+  });
+
+  test('occupancy subtracts deleting pods', () => {
+    const got = choose(spread(subsets, versioned([st('a', 10), st('b', 9, { replicas: 2, deletingPods: { q: STAMP } })])), pod('p'));
+    assert.equal(got.kind === 'chosen' && got.subset, 'b');
+  });
+
+  test('spec order decides between two subsets below their minimum', () => {
+    const two: Subset[] = [{ name: 'a', maxReplicas: 10 }, { name: 'b', maxReplicas: 10, minReplicas: 1 }, { name: 'c', maxReplicas: 10, minReplicas: 1 }];
+    const got = choose(spread(two, versioned([st('c', 10), st('b', 10), st('a', 10)])), pod('p'));
+    assert.equal(got.kind === 'chosen' && got.subset, 'b');
+  });
+
+  test('a Schedulable=False subset is not forced to its minimum', () => {
+    const got = choose(spread(subsets, versioned([st('a', 10), st('b', 10, { conditions: unschedulable })])), pod('p'));
+    assert.equal(got.kind === 'chosen' && got.subset, 'a');
+  });
+
+  test('a subset below its minimum but with missingReplicas 0 is not chosen', () => {
+    const got = choose(spread(subsets, versioned([st('a', 10), st('b', 0)])), pod('p'));
+    assert.equal(got.kind === 'chosen' && got.subset, 'a');
+  });
+
+  test('a subset absent from the stored status is not considered (§9.19)', () => {
+    const got = choose(spread(subsets, versioned([st('a', 10)])), pod('p'));
+    assert.equal(got.kind === 'chosen' && got.subset, 'a');
+  });
+
+  test('an unlimited subset with minReplicas keeps creatingPods bookkeeping, missing stays -1', () => {
+    const ws = spread([{ name: 'a', maxReplicas: 5 }, { name: 'b', minReplicas: 1 }]);
+    const first = choose(ws, pod('p1'));
+    assert.equal(first.kind === 'chosen' && first.subset, 'b');
+    assert.deepEqual(versionOf(first), [st('a', 5), st('b', -1, { creatingPods: { p1: STAMP } })]);
+    const next = choose({ ...ws, status: (first as { status: WorkloadSpreadStatus }).status }, pod('p2'));
+    assert.equal(next.kind === 'chosen' && next.subset, 'a');
+  });
+
+  test('an unlimited subset with minReplicas taking a normal-pass pod still books it', () => {
+    const ws = spread([{ name: 'a', maxReplicas: 0 }, { name: 'b', minReplicas: 1 }], versioned([st('a', 0), st('b', -1, { replicas: 3 })]));
+    const got = choose(ws, pod('p'));
+    assert.deepEqual(versionOf(got), [st('a', 0), st('b', -1, { replicas: 3, creatingPods: { p: STAMP } })]);
+  });
+});
+
+describe('chooseSubset: simulation schedule (D3)', () => {
+  const subsets: Subset[] = [{ name: 'a', maxReplicas: 3 }, { name: 'b', maxReplicas: 3 }, { name: 'c' }];
+  const ws = spread(subsets, versioned([st('a', 3), st('b', 3), st('c', -1)]));
+
+  test('a subset no node can host is skipped', () => {
+    const seen: string[] = [];
+    const got = choose(ws, pod('p'), { canHost: (s) => (seen.push(s.name), s.name !== 'a') });
+    assert.equal(got.kind === 'chosen' && got.subset, 'b');
+    assert.deepEqual(seen, ['a', 'b']);
+  });
+
+  test('canHost receives the spec subset', () => {
+    let received: Subset | undefined;
+    choose(ws, pod('p'), { canHost: (s) => ((received = s), true) });
+    assert.deepEqual(received, subsets[0]);
+  });
+
+  test('when no subset can host the pod, the quota-only choice stands', () => {
+    const got = choose(ws, pod('p'), { canHost: () => false });
+    assert.equal(got.kind === 'chosen' && got.subset, 'a');
+  });
+
+  test('the minReplicas pass also simulates', () => {
+    const withMin = spread([{ name: 'a', maxReplicas: 3 }, { name: 'b', maxReplicas: 3, minReplicas: 1 }], versioned([st('a', 3), st('b', 3)]));
+    const got = choose(withMin, pod('p'), { canHost: (s) => s.name !== 'b' });
+    assert.equal(got.kind === 'chosen' && got.subset, 'a');
+  });
+});
+
+describe('chooseSubset: properties', () => {
+  const subsetArb = fc.record({
+    max: fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined }),
+    min: fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined }),
+  });
+  const specArb = fc.array(subsetArb, { minLength: 1, maxLength: 4 }).map((list) =>
+    list.map((s, i): Subset => {
+      const subset: Subset = { name: `s${i}` };
+      if (s.max !== undefined) subset.maxReplicas = s.max;
+      if (s.min !== undefined) subset.minReplicas = s.max === undefined ? s.min : Math.min(s.min, s.max);
+      return subset;
+    }),
+  );
+
+  test('never picks a subset whose stored missingReplicas is 0, unless the pod is already recorded there', () => {
+    const statusArb = fc.record({
+      missing: fc.integer({ min: -1, max: 3 }),
+      replicas: fc.integer({ min: 0, max: 3 }),
+      unschedulable: fc.boolean(),
+      recorded: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(specArb, fc.array(statusArb, { minLength: 4, maxLength: 4 }), fc.boolean(), (subsets, raw, named) => {
+        const statuses = subsets.map((s, i) => {
+          const r = raw[i]!;
+          return st(s.name, r.missing, {
+            replicas: r.replicas,
+            creatingPods: r.recorded ? { p: STAMP } : {},
+            ...(r.unschedulable ? { conditions: unschedulable } : {}),
+          });
+        });
+        const ws = spread(subsets, versioned(statuses));
+        const got = choose(ws, pod(named ? 'p' : undefined));
+        if (got.kind !== 'chosen') return;
+        if (subsets.length === 1 && subsets[0]!.maxReplicas === undefined) return; // shortcut A reads no status
+        const chosen = statuses.find((s) => s.name === got.subset)!;
+        if (named && chosen.creatingPods?.p !== undefined) return;
+        assert.notEqual(chosen.missingReplicas, 0);
+      }),
+    );
+  });
+
+  test('passing the returned status through JSON between admissions changes no decision (group commit, D13)', () => {
+    fc.assert(
+      fc.property(specArb, fc.array(fc.boolean(), { minLength: 1, maxLength: 12 }), (subsets, named) => {
+        let direct = spread(subsets);
+        let viaJson = spread(subsets);
+        named.forEach((hasName, i) => {
+          const p = pod(hasName ? `p${i}` : undefined);
+          const a = choose(direct, p, { newUid: () => `u${i}` });
+          const b = choose(viaJson, p, { newUid: () => `u${i}` });
+          assert.deepEqual(a, b);
+          if (a.kind === 'chosen' && a.status !== undefined) direct = { ...direct, status: a.status };
+          if (b.kind === 'chosen' && b.status !== undefined) viaJson = JSON.parse(JSON.stringify({ ...viaJson, status: b.status })) as WorkloadSpread;
+        });
+      }),
+    );
+  });
+});

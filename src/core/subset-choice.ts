@@ -1,0 +1,234 @@
+/**
+ * Which subset a new pod goes to, and the quota it reserves (spec §2.3 A and
+ * C steps 2–6; DECISIONS D2, D3, D11, D13). Start at `chooseSubset`.
+ *
+ * The decision reads and writes only `status.versionedSubsetStatuses[version]`
+ * (the pod's version, §6.1); the subsets considered are those in that stored
+ * list, in stored order (§9.19: a subset added to the spec is invisible until
+ * the controller rewrites the status). A reservation is a `creatingPods` entry
+ * plus `missingReplicas--`; it is returned as a whole new status for the caller
+ * to write, never applied here. StatefulSet targets take the ordinal path
+ * instead (`statefulset-ordinal.ts`); steps 1 and 7 (reading and writing the
+ * WorkloadSpread) are the webhook's.
+ *
+ * Invariants: a subset whose missingReplicas is 0 is never chosen except by an
+ * idempotent retry (the pod's name is already recorded); inputs are never
+ * mutated; feeding the returned status into the next call gives the same
+ * decisions as admitting the pods one by one (group commit, D13).
+ */
+import { SUBSET_SCHEDULABLE } from '../api/keys.ts';
+import type { Subset, SubsetStatus, WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
+import { deepClone, isPlainObject } from '../k8s/json.ts';
+import { formatTime } from '../k8s/time.ts';
+import type { Pod } from '../k8s/types.ts';
+import { noSubsetAvailableEvent, workloadSpreadRef, type EngineEvent } from './events.ts';
+import { resolveMaxReplicas } from './percent.ts';
+
+export type WorkloadReplicasResult = { ok: true; replicas: number } | { ok: false; error: string };
+
+export interface ChooseSubsetInput {
+  ws: WorkloadSpread;
+  pod: Pod;
+  /** `podVersion(pod)`: the key of the versioned status the pod's quota comes from. */
+  version: string;
+  /** The workload replicas (§5.1); called only when a version entry must be initialized and a subset uses a percentage. */
+  workloadReplicas: () => WorkloadReplicasResult;
+  now: number;
+  /** A fresh UUID for pods that have no name yet (generateName). */
+  newUid: () => string;
+  /** D3 simulation schedule: whether some node of the subset can host the pod. Pass it only for Adaptive WorkloadSpreads without disableSimulationSchedule. */
+  canHost?: (subset: Subset) => boolean;
+}
+
+export type SubsetChoice =
+  | { kind: 'chosen'; subset: string; uid?: string; status?: WorkloadSpreadStatus }
+  /** `status` is never set today: an initialized version entry alone is not worth a write (as in the reference). */
+  | { kind: 'none'; reason: 'NoSubsetAvailable'; event: EngineEvent; status?: WorkloadSpreadStatus }
+  | { kind: 'error'; message: string };
+
+/** Whether some subset's maxReplicas is a percentage (so the workload replicas are needed). */
+export function subsetsUsePercent(ws: WorkloadSpread): boolean {
+  return specSubsets(ws).some((s) => typeof s.maxReplicas === 'string');
+}
+
+/**
+ * A fresh versioned entry (§2.3 C.2): one status per spec subset, in spec
+ * order, missingReplicas = the resolved limit (-1 when unlimited). A limit
+ * that cannot be resolved (validation rejects those) gets 0, so it never
+ * takes pods; `chooseSubset` reports it as an error instead.
+ */
+export function initializeSubsetStatuses(ws: WorkloadSpread, workloadReplicas: number): SubsetStatus[] {
+  return specSubsets(ws).map((subset) => freshStatus(subset.name, resolveMaxReplicas(subset.maxReplicas, workloadReplicas) ?? 0));
+}
+
+function freshStatus(name: string, missingReplicas: number): SubsetStatus {
+  return { name, replicas: 0, missingReplicas, creatingPods: {}, deletingPods: {} };
+}
+
+/**
+ * The pod version's subset statuses as a private copy, initialized when the
+ * entry is absent or empty. Shared by admission on create (§2.3) and on
+ * delete (§3.4), which initialize the same way.
+ */
+export function versionSubsetStatuses(
+  ws: WorkloadSpread,
+  version: string,
+  workloadReplicas: () => WorkloadReplicasResult,
+): { ok: true; statuses: SubsetStatus[]; initialized: boolean } | { ok: false; error: string } {
+  const stored = ws.status?.versionedSubsetStatuses?.[version];
+  if (Array.isArray(stored) && stored.length > 0) {
+    return { ok: true, statuses: deepClone(stored).filter(isSubsetStatus), initialized: false };
+  }
+  let total = 0;
+  if (subsetsUsePercent(ws)) {
+    const replicas = workloadReplicas();
+    if (!replicas.ok) return { ok: false, error: replicas.error };
+    total = replicas.replicas;
+  }
+  const statuses: SubsetStatus[] = [];
+  for (const subset of specSubsets(ws)) {
+    const limit = resolveMaxReplicas(subset.maxReplicas, total);
+    if (limit === undefined) {
+      return { ok: false, error: `maxReplicas ${JSON.stringify(subset.maxReplicas)} of subset ${subset.name} is not valid` };
+    }
+    statuses.push(freshStatus(subset.name, limit));
+  }
+  return { ok: true, statuses, initialized: true };
+}
+
+/** The subset whose creatingPods or deletingPods already records this pod name (§2.3 C.3, §3.4). */
+export function findRecordedSubset(statuses: readonly SubsetStatus[], podName: string | undefined): string | undefined {
+  if (podName === undefined || podName === '') return undefined;
+  for (const status of statuses) {
+    if (hasKey(status.creatingPods, podName) || hasKey(status.deletingPods, podName)) return status.name;
+  }
+  return undefined;
+}
+
+/** D2: unlimited subsets with a minReplicas keep creating/deleting entries so their occupancy is exact. */
+export function keepsBookkeeping(subset: Subset | undefined): boolean {
+  return typeof subset?.minReplicas === 'number' && subset.minReplicas > 0;
+}
+
+/** A copy of the status with `versionedSubsetStatuses[version]` replaced. */
+export function withVersionStatuses(ws: WorkloadSpread, version: string, statuses: SubsetStatus[]): WorkloadSpreadStatus {
+  const status: WorkloadSpreadStatus = isPlainObject(ws.status) ? deepClone(ws.status) : {};
+  const versioned = isPlainObject(status.versionedSubsetStatuses) ? status.versionedSubsetStatuses : {};
+  versioned[version] = statuses;
+  status.versionedSubsetStatuses = versioned;
+  return status;
+}
+
+export function isSchedulableFalse(status: SubsetStatus): boolean {
+  const conditions = status.conditions;
+  return Array.isArray(conditions) && conditions.some((c) => c?.type === SUBSET_SCHEDULABLE && c.status === 'False');
+}
+
+/** A subset with room: missingReplicas > 0, or -1 (unlimited). */
+function hasQuota(status: SubsetStatus): boolean {
+  return status.missingReplicas > 0 || status.missingReplicas === -1;
+}
+
+/** D2 occupancy of a subset within one version: replicas + |creatingPods| - |deletingPods|. */
+export function occupancy(status: SubsetStatus): number {
+  return status.replicas + countKeys(status.creatingPods) - countKeys(status.deletingPods);
+}
+
+/** Decides the subset of a new pod (spec §2.3 A, C.2–C.6). */
+export function chooseSubset(input: ChooseSubsetInput): SubsetChoice {
+  const { ws, pod, version } = input;
+  const subsets = specSubsets(ws);
+  const only = subsets[0];
+  // A: one unlimited subset takes every pod; no status is read or written, conditions are not consulted.
+  if (subsets.length === 1 && only !== undefined && only.maxReplicas === undefined) {
+    return { kind: 'chosen', subset: only.name };
+  }
+
+  const resolved = versionSubsetStatuses(ws, version, input.workloadReplicas);
+  if (!resolved.ok) return { kind: 'error', message: resolved.error };
+  const statuses = resolved.statuses;
+
+  const podName = pod.metadata?.name;
+  const recorded = findRecordedSubset(statuses, podName);
+  if (recorded !== undefined) return { kind: 'chosen', subset: recorded };
+
+  let index = pickSubset(ws, statuses, input.canHost);
+  // D3: when simulation rules out every subset with quota, fall back to the quota-only choice, as the
+  // reference would: the pod then waits in its subset (and Adaptive rescheduling moves it on) instead
+  // of being admitted without any placement at all.
+  if (index === undefined && input.canHost !== undefined) index = pickSubset(ws, statuses, undefined);
+  if (index === undefined) {
+    const target = ws.spec?.targetRef;
+    const podLabel = podName !== undefined && podName !== '' ? podName : (pod.metadata?.generateName ?? '');
+    return {
+      kind: 'none',
+      reason: 'NoSubsetAvailable',
+      event: noSubsetAvailableEvent(workloadSpreadRef(ws), podLabel, { kind: target?.kind ?? '', name: target?.name ?? '' }),
+    };
+  }
+
+  const chosen = statuses[index] as SubsetStatus;
+  if (chosen.missingReplicas === -1 && !keepsBookkeeping(subsets.find((s) => s.name === chosen.name))) {
+    return { kind: 'chosen', subset: chosen.name };
+  }
+  let uid: string | undefined;
+  let key: string;
+  if (podName !== undefined && podName !== '') {
+    key = podName;
+  } else {
+    uid = input.newUid();
+    key = uid;
+  }
+  const creating = isPlainObject(chosen.creatingPods) ? (chosen.creatingPods as Record<string, string>) : {};
+  creating[key] = formatTime(input.now);
+  chosen.creatingPods = creating;
+  if (chosen.missingReplicas > 0) chosen.missingReplicas--;
+  const status = withVersionStatuses(ws, version, statuses);
+  return uid === undefined ? { kind: 'chosen', subset: chosen.name, status } : { kind: 'chosen', subset: chosen.name, uid, status };
+}
+
+/**
+ * The index (in `statuses`) of the subset to take: first the D2 pass (spec
+ * order, a subset below its minReplicas), then the normal pass (stored order).
+ * Both skip Schedulable=False, subsets without quota, and subsets `canHost`
+ * rejects. A stored subset no longer in the spec is not simulated (nothing
+ * describes its nodes) and stays eligible, as in the reference.
+ */
+function pickSubset(ws: WorkloadSpread, statuses: readonly SubsetStatus[], canHost: ((subset: Subset) => boolean) | undefined): number | undefined {
+  const subsets = specSubsets(ws);
+  const eligible = (status: SubsetStatus, subset: Subset | undefined): boolean =>
+    !isSchedulableFalse(status) && hasQuota(status) && (canHost === undefined || subset === undefined || canHost(subset));
+  for (const subset of subsets) {
+    if (!keepsBookkeeping(subset)) continue;
+    const index = statuses.findIndex((s) => s.name === subset.name);
+    const status = statuses[index];
+    if (status === undefined) continue; // §9.19: not in this version's status yet
+    if (occupancy(status) < (subset.minReplicas ?? 0) && eligible(status, subset)) return index;
+  }
+  for (let index = 0; index < statuses.length; index++) {
+    const status = statuses[index] as SubsetStatus;
+    if (eligible(status, subsets.find((s) => s.name === status.name))) return index;
+  }
+  return undefined;
+}
+
+/** The spec's subsets, tolerating a malformed spec (no list, entries without a name). */
+export function specSubsets(ws: WorkloadSpread): Subset[] {
+  const subsets = ws.spec?.subsets;
+  if (!Array.isArray(subsets)) return [];
+  return subsets.filter((s): s is Subset => isPlainObject(s) && typeof s.name === 'string');
+}
+
+/** Stored entries the engine can reason about; malformed ones are dropped from the copy. */
+function isSubsetStatus(value: unknown): value is SubsetStatus {
+  if (!isPlainObject(value)) return false;
+  return typeof value.name === 'string' && typeof value.missingReplicas === 'number' && typeof value.replicas === 'number';
+}
+
+function hasKey(map: unknown, key: string): boolean {
+  return isPlainObject(map) && Object.hasOwn(map, key);
+}
+
+function countKeys(map: unknown): number {
+  return isPlainObject(map) ? Object.keys(map).length : 0;
+}
