@@ -1,0 +1,158 @@
+/**
+ * CustomResourceDefinitions generated from the TypeBox schemas (STYLE §10: one
+ * schema, many uses). `crdFromSchema` builds any `apiextensions.k8s.io/v1` CRD
+ * (the DomainDisruptionBudget CRD will reuse it); `workloadSpreadCrd` is the
+ * WorkloadSpread one (spec §1, DECISIONS D1); `renderYaml` writes the stable
+ * YAML that is checked in under deploy/crds/ by `npx tsx scripts/gen-crds.ts`.
+ *
+ * Schema conversion keeps every enumerable JSON-Schema keyword and drops only
+ * TypeBox's own bookkeeping (non-enumerable and `~`-prefixed keys), so a
+ * construct Kubernetes rejects stays visible and `crd-safety.ts` can flag it
+ * instead of it silently changing meaning. The root `metadata` is always just
+ * `{type: object}` (the API server owns its schema).
+ */
+import { stringify } from 'yaml';
+import { GROUP, KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION, WorkloadSpreadSchema } from './workloadspread.ts';
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface PrinterColumn {
+  name: string;
+  type: 'integer' | 'number' | 'string' | 'boolean' | 'date';
+  jsonPath: string;
+  description?: string;
+  priority?: number;
+  format?: string;
+}
+
+export interface CrdVersion {
+  name: string;
+  served: boolean;
+  storage: boolean;
+  /** The TypeBox (or plain JSON-Schema) schema of the whole object. */
+  schema: object;
+  /** Enables the `/status` subresource. */
+  status?: boolean;
+  printerColumns?: PrinterColumn[];
+}
+
+export interface CrdOptions {
+  group: string;
+  kind: string;
+  plural: string;
+  singular: string;
+  listKind?: string;
+  shortNames?: readonly string[];
+  categories?: readonly string[];
+  scope: 'Namespaced' | 'Cluster';
+  versions: CrdVersion[];
+  /**
+   * Root properties not to require even if the schema does: the server-side
+   * validation reports them with a better message (e.g. a missing `spec`).
+   */
+  optionalRootProperties?: readonly string[];
+}
+
+/** A JSON-Schema node in OpenAPI form: own enumerable keys only, minus TypeBox's `~` bookkeeping, recursively. */
+export function toOpenApiSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(toOpenApiSchema);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const out: JsonSchema = {};
+  for (const key of Object.keys(schema)) {
+    if (key.startsWith('~')) continue;
+    const value = (schema as JsonSchema)[key];
+    if (value === undefined) continue;
+    if (key === 'required' && Array.isArray(value) && value.length === 0) continue;
+    // `enum` and `default` hold data, not schemas; copy them as plain JSON.
+    out[key] = key === 'enum' || key === 'default' || key === 'example' ? structuredClone(value) : toOpenApiSchema(value);
+  }
+  return out;
+}
+
+/** The `openAPIV3Schema` of a version: converted schema, `metadata: {type: object}`, optional root properties not required. */
+export function rootOpenApiSchema(schema: object, optionalRootProperties: readonly string[] = []): JsonSchema {
+  const root = toOpenApiSchema(schema) as JsonSchema;
+  const properties = root['properties'];
+  if (typeof properties === 'object' && properties !== null && 'metadata' in properties) {
+    (properties as JsonSchema)['metadata'] = { type: 'object' };
+  }
+  const required = root['required'];
+  if (Array.isArray(required)) {
+    const kept = required.filter((name) => !optionalRootProperties.includes(name as string));
+    if (kept.length > 0) root['required'] = kept;
+    else delete root['required'];
+  }
+  return root;
+}
+
+/** An `apiextensions.k8s.io/v1` CustomResourceDefinition. */
+export function crdFromSchema(options: CrdOptions): Record<string, unknown> {
+  const names: JsonSchema = {
+    kind: options.kind,
+    listKind: options.listKind ?? `${options.kind}List`,
+    plural: options.plural,
+    singular: options.singular,
+  };
+  if (options.shortNames && options.shortNames.length > 0) names['shortNames'] = [...options.shortNames];
+  if (options.categories && options.categories.length > 0) names['categories'] = [...options.categories];
+  const versions = options.versions.map((v) => {
+    const version: JsonSchema = {
+      name: v.name,
+      served: v.served,
+      storage: v.storage,
+      schema: { openAPIV3Schema: rootOpenApiSchema(v.schema, options.optionalRootProperties) },
+    };
+    if (v.status) version['subresources'] = { status: {} };
+    if (v.printerColumns && v.printerColumns.length > 0) version['additionalPrinterColumns'] = v.printerColumns.map((c) => ({ ...c }));
+    return version;
+  });
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${options.plural}.${options.group}` },
+    spec: { group: options.group, names, scope: options.scope, versions },
+  };
+}
+
+/** The printer columns of the reference (WorkloadName, WorkloadKind, Adaptive, Age) plus Subsets and Ready (D1). */
+export const WORKLOADSPREAD_PRINTER_COLUMNS: readonly PrinterColumn[] = [
+  { name: 'WorkloadName', type: 'string', jsonPath: '.spec.targetRef.name', description: 'Name of the target workload.' },
+  { name: 'WorkloadKind', type: 'string', jsonPath: '.spec.targetRef.kind', description: 'Kind of the target workload.' },
+  {
+    name: 'Adaptive',
+    type: 'boolean',
+    jsonPath: '.spec.scheduleStrategy.type[?(@ == "Adaptive")]',
+    description: 'Whether pods move to the next subset when their subset cannot schedule them.',
+  },
+  { name: 'Subsets', type: 'integer', jsonPath: '.status.subsetCount', description: 'Number of subsets.' },
+  { name: 'Ready', type: 'string', jsonPath: '.status.ready', description: 'Active pods placed in a subset over workload replicas.' },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+];
+
+/** The WorkloadSpread CRD: `workloadspreads.apps.kruise.io`, v1alpha1 served and stored, status subresource. */
+export function workloadSpreadCrd(): Record<string, unknown> {
+  return crdFromSchema({
+    group: GROUP,
+    kind: KIND,
+    plural: PLURAL,
+    singular: SINGULAR,
+    shortNames: SHORT_NAMES,
+    scope: 'Namespaced',
+    // A missing spec (or targetRef) is reported by validation as V1, with its message (spec §7).
+    optionalRootProperties: ['spec'],
+    versions: [{ name: VERSION, served: true, storage: true, schema: WorkloadSpreadSchema, status: true, printerColumns: [...WORKLOADSPREAD_PRINTER_COLUMNS] }],
+  });
+}
+
+export const CRD_GENERATOR_COMMAND = 'npx tsx scripts/gen-crds.ts';
+
+/** YAML with sorted keys (stable whatever the construction order) under a "generated" header. */
+export function renderYaml(obj: unknown, source = 'the TypeBox schemas in src/api/'): string {
+  const header = `# Generated by \`${CRD_GENERATOR_COMMAND}\` from ${source}. Do not edit by hand.\n`;
+  return header + stringify(obj, { sortMapEntries: true, lineWidth: 0 });
+}
+
+/** Every CRD this project ships, with its file name under deploy/crds/. */
+export function generatedCrdFiles(): { fileName: string; content: string }[] {
+  return [{ fileName: `${GROUP}_${PLURAL}.yaml`, content: renderYaml(workloadSpreadCrd(), 'src/api/workloadspread.ts') }];
+}
