@@ -49,3 +49,12 @@ function definedKeys(o: Record<string, unknown>): string[] {
 export function deepClone<T>(v: T): T {
   return structuredClone(v);
 }
+
+/**
+ * Sets an own property, also for the key "__proto__" (which JSON.parse
+ * produces as a plain key but a normal assignment would treat as the prototype).
+ */
+export function setProperty(obj: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
+}
