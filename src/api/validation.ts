@@ -6,9 +6,10 @@
  * against the TypeBox schema first — a structurally broken object gets only
  * those errors — then the metadata name and the semantic rules in the
  * reference's order. The cluster-dependent rules take what they need as
- * arguments (`validateTargetRefPermitted`, `validateSubsetPatches` in
- * subset-patch-validation.ts, `validateTargetConflict`,
- * `validateWorkloadSpreadUpdate`); `validateWorkloadSpreadFull` runs them all.
+ * arguments (`validateTargetRefPermitted`, `validateSubsetPatches` (V15, in
+ * subset-patch-validation.ts), `validateTargetConflict`,
+ * `validateWorkloadSpreadUpdate`); `validateWorkloadSpreadFull` runs them all
+ * in the reference's order, for the webhook and the CLI.
  *
  * Choices, where the reference leaves room (each also noted at its rule):
  * - Field paths name the v1alpha1 fields users write (`requiredNodeSelectorTerm`,
@@ -26,10 +27,11 @@
 import { invalid, internalError, required, root, typeInvalid, type FieldError, type FieldPath } from '../k8s/field-errors.ts';
 import { labelSelectorAsSelector } from '../k8s/label-selector.ts';
 import { asArray, asRecord, asString, jsonTypeName, type JsonRecord } from '../k8s/raw-json.ts';
-import type { LabelSelector } from '../k8s/types.ts';
+import type { KubeObject, LabelSelector } from '../k8s/types.ts';
 import { isDNS1123Subdomain, validateNodeSelectorTerm, validateObjectMetaUpdate, validatePreferredSchedulingTerms, validateTolerations } from '../k8s/validation.ts';
 import { DEFAULT_UNSCHEDULABLE_RECOVERY_SECONDS, MAX_INT32 } from './keys.ts';
 import { validateStructure } from './structural.ts';
+import { podTemplateForPatches, subsetPatchErrors } from './subset-patch-validation.ts';
 import { isWhitelistedTarget, type Whitelist } from './whitelist.ts';
 import { WorkloadSpreadSchema } from './workloadspread.ts';
 
@@ -291,5 +293,39 @@ export function validateWorkloadSpreadUpdate(oldWs: unknown, newWs: unknown): Fi
   if (a !== undefined && b !== undefined && (groupOf(a.apiVersion) !== groupOf(b.apiVersion) || a.kind !== b.kind || a.name !== b.name)) {
     errs.push(invalid(root('spec', 'targetRef'), a, 'change TargetReference is not permitted for WorkloadSpread'));
   }
+  return errs;
+}
+
+export { validateSubsetPatches } from './subset-patch-validation.ts';
+
+export interface FullValidationContext extends ValidationOptions {
+  /** The custom-workload whitelist, or the error of reading it (V8). */
+  whitelist: Whitelist | WhitelistReadError;
+  /** The target workload as fetched by its real group/version; undefined when not found (V15 is then skipped). */
+  workload?: KubeObject | undefined;
+  /** The other WorkloadSpreads of the namespace (V26). */
+  others: readonly unknown[];
+  /** The stored object, on UPDATE (V27). */
+  old?: unknown;
+}
+
+/**
+ * Everything, in the reference's order: the structural check (alone if it
+ * fails), the metadata name, the spec rules with V8 and V15 in place, V26, and
+ * on UPDATE V27.
+ */
+export function validateWorkloadSpreadFull(ws: unknown, context: FullValidationContext): FieldError[] {
+  const structural = structureAndName(ws);
+  if (structural.some((e) => !e.field.startsWith('metadata.'))) return structural;
+  const spec = asRecord((ws as JsonRecord)['spec']);
+  const template = podTemplateForPatches(spec?.['targetRef'], context.workload);
+  const patchHook: SubsetHook | undefined =
+    template === undefined ? undefined : (subset, _i, at) => subsetPatchErrors(subset['patch'], template, at.child('patch'));
+  const specContext: SpecRulesContext = { whitelist: context.whitelist };
+  if (patchHook !== undefined) specContext.patchHook = patchHook;
+  if (context.unschedulableRecoverySeconds !== undefined) specContext.unschedulableRecoverySeconds = context.unschedulableRecoverySeconds;
+  const errs = [...structural, ...validateWorkloadSpreadSpec(spec, specContext)];
+  errs.push(...validateTargetConflict(ws, context.others));
+  if (context.old !== undefined) errs.push(...validateWorkloadSpreadUpdate(context.old, ws));
   return errs;
 }
