@@ -160,7 +160,6 @@ function mergeListField(original: unknown[], patch: unknown[], meta: PatchMeta |
   return sanitize(patch).value as unknown[];
 }
 
-
 function mergeList(original: unknown[], patch: unknown[], meta: PatchMeta | undefined, isDeleteList: boolean): unknown[] {
   if (original.length === 0 && patch.length === 0) return original;
   const kind = elementKind(original, patch);
@@ -220,7 +219,6 @@ function mergeByKey(original: JsonMap[], patch: JsonMap[], mergeKey: string, ite
   }
   return result;
 }
-
 
 // ---------------------------------------------------------------------------
 // $setElementOrder
