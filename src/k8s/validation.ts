@@ -7,6 +7,7 @@
  * - meta-validation.ts       labels, annotations, object names, label selectors
  * - scheduling-validation.ts node selectors, node affinity terms, tolerations
  * - pod-validation.ts        pod specs and pod templates (what a subset patch can break)
+ * - resource-validation.ts   container resource requirements
  * - pod-decode.ts            the json.Unmarshal type check that precedes pod validation
  *
  * Everything is pure, takes raw JSON and returns `FieldError`s (field-errors.ts)
@@ -58,4 +59,5 @@ export {
   validateTolerations,
 } from './scheduling-validation.ts';
 export { validatePodSpec, validatePodTemplateSpec } from './pod-validation.ts';
+export { validateResourceRequirements } from './resource-validation.ts';
 export { QUANTITY_FORMAT_ERROR, podSpecDecodeError, podTemplateDecodeError } from './pod-decode.ts';
