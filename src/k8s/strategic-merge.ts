@@ -56,7 +56,13 @@ export interface PatchMeta {
 
 export type StrategicMergeResult = { ok: true; value: unknown } | { ok: false; error: string };
 
-export { POD_PATCH_META, patchMetaForKind } from './patch-meta.ts';
+export {
+  OBJECT_META_PATCH_META,
+  POD_PATCH_META,
+  POD_SPEC_PATCH_META,
+  POD_TEMPLATE_SPEC_PATCH_META,
+  patchMetaForKind,
+} from './patch-meta.ts';
 
 function childMeta(meta: PatchMeta | undefined, key: string): PatchMeta | undefined {
   if (meta === undefined) return undefined;
