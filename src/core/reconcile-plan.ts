@@ -1,0 +1,148 @@
+/**
+ * One reconcile of a WorkloadSpread as a pure plan (spec §4.2): the controller
+ * and the `plan` CLI call `planReconcile` and apply what it returns; neither
+ * re-implements a rule.
+ *
+ * Order, as the reference runs it: group pods (adopting unmarked ones) →
+ * deletion costs → status → Schedulable conditions → pods to delete.
+ * The caller applies adoptions and cost patches first, then writes the status
+ * when `statusChanged` (D9), then deletes `podsToDelete`, then requeues after
+ * `requeueAfterMs` (the smallest positive delay any step asked for).
+ *
+ * When a subset's maxReplicas cannot be resolved (validation prevents it), the
+ * reference fails the sync before writing anything; here `error` is set, the
+ * status is the stored one, and only the adoptions remain.
+ */
+import { deepClone, deepEqual } from '../k8s/json.ts';
+import type { Node, Pod } from '../k8s/types.ts';
+import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
+import { groupPodsBySubset } from './adoption.ts';
+import type { Adoption } from './adoption.ts';
+import { computeDeletionCosts, deletionCostPatches } from './deletion-cost.ts';
+import type { DeletionCostPatch } from './deletion-cost.ts';
+import type { EngineEvent } from './events.ts';
+import { resolveMaxReplicas } from './percent.ts';
+import type { PodVersionOptions } from './pod-version.ts';
+import { applySchedulableConditions } from './reschedule.ts';
+import { computeWorkloadSpreadStatus, soonerRequeue } from './subset-status.ts';
+
+export interface ReconcileInput {
+  ws: WorkloadSpread;
+  /** The WorkloadSpread's pods (`podsForWorkloadSpread`), in listing order. */
+  pods: readonly Pod[];
+  nodeByName: (name: string) => Node | undefined;
+  workloadReplicas: number;
+  /** `latestWorkloadVersion`; only used when `writeDeletionCost`. */
+  latestVersion: string;
+  /** Epoch milliseconds. */
+  now: number;
+  /** Unschedulable recovery window in seconds (D10); default 300. */
+  recoverySeconds?: number;
+  /** `writesDeletionCost(targetRef, ...)` (D7). */
+  writeDeletionCost: boolean;
+  podVersionOptions?: PodVersionOptions;
+}
+
+export interface ReconcilePlan {
+  status: WorkloadSpreadStatus;
+  /** D9: write the status only when this is true. */
+  statusChanged: boolean;
+  adoptions: Adoption[];
+  deletionCostPatches: DeletionCostPatch[];
+  /** Pods to delete after the status write (Adaptive rescheduling). */
+  podsToDelete: string[];
+  events: EngineEvent[];
+  requeueAfterMs?: number;
+  /** Set when the sync cannot proceed (an unresolvable maxReplicas); nothing but adoptions should be applied. */
+  error?: string;
+}
+
+function dedupe(events: readonly EngineEvent[]): EngineEvent[] {
+  const seen = new Set<string>();
+  return events.filter((e) => {
+    const key = JSON.stringify([e.type, e.reason, e.message, e.involved ?? null]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+export function planReconcile(input: ReconcileInput): ReconcilePlan {
+  const { ws, workloadReplicas, now } = input;
+  const subsets = Array.isArray(ws.spec?.subsets) ? ws.spec.subsets : [];
+  const stored: WorkloadSpreadStatus = ws.status !== null && typeof ws.status === 'object' ? deepClone(ws.status) : {};
+
+  const groupInput = {
+    ws,
+    pods: input.pods,
+    nodeByName: input.nodeByName,
+    workloadReplicas,
+    ...(input.podVersionOptions === undefined ? {} : { podVersionOptions: input.podVersionOptions }),
+  };
+  const grouped = groupPodsBySubset(groupInput);
+
+  const invalid = subsets.find((s) => resolveMaxReplicas(s.maxReplicas, workloadReplicas) === undefined);
+  if (invalid !== undefined) {
+    return {
+      status: stored,
+      statusChanged: false,
+      adoptions: grouped.adoptions,
+      deletionCostPatches: [],
+      podsToDelete: [],
+      events: [],
+      error: `maxReplicas of subset ${invalid.name} cannot be resolved against ${workloadReplicas} workload replicas`,
+    };
+  }
+
+  let patches: DeletionCostPatch[] = [];
+  if (input.writeDeletionCost) {
+    const costs = computeDeletionCosts({
+      ws,
+      byVersion: grouped.byVersion,
+      latestVersion: input.latestVersion,
+      workloadReplicas,
+    });
+    patches = deletionCostPatches(grouped.pods, costs);
+  }
+
+  const computed = computeWorkloadSpreadStatus({
+    ws,
+    bySubset: grouped.bySubset,
+    byVersion: grouped.byVersion,
+    workloadReplicas,
+    now,
+  });
+  if (computed.status === undefined) {
+    // Unreachable after the check above; kept so a future rule cannot write a half status.
+    return {
+      status: stored,
+      statusChanged: false,
+      adoptions: grouped.adoptions,
+      deletionCostPatches: [],
+      podsToDelete: [],
+      events: [],
+      error: 'status could not be computed',
+    };
+  }
+
+  const conditioned = applySchedulableConditions({
+    ws,
+    status: computed.status,
+    bySubset: grouped.bySubset,
+    byVersion: grouped.byVersion,
+    now,
+    ...(input.recoverySeconds === undefined ? {} : { recoverySeconds: input.recoverySeconds }),
+  });
+
+  const plan: ReconcilePlan = {
+    status: conditioned.status,
+    statusChanged: !deepEqual(conditioned.status, ws.status ?? undefined),
+    adoptions: grouped.adoptions,
+    deletionCostPatches: patches,
+    podsToDelete: conditioned.podsToDelete,
+    events: dedupe([...computed.events, ...conditioned.events]),
+  };
+  const requeue = soonerRequeue(computed.requeueAfterMs, conditioned.requeueAfterMs);
+  if (requeue !== undefined) plan.requeueAfterMs = requeue;
+  return plan;
+}
