@@ -21,6 +21,7 @@
  * adding errors that only confuse.
  */
 import { invalid, root, type FieldError, type FieldPath } from '../k8s/field-errors.ts';
+import { apiVersionGroup } from '../k8s/pod.ts';
 import { asArray, asRecord, asString, type JsonRecord } from '../k8s/raw-json.ts';
 import { POD_PATCH_META, strategicMergePatch } from '../k8s/strategic-merge.ts';
 import type { KubeObject } from '../k8s/types.ts';
@@ -36,12 +37,6 @@ const TEMPLATE_WORKLOADS: ReadonlyMap<string, { claimTemplates: boolean }> = new
   ['apps.kruise.io/StatefulSet', { claimTemplates: true }],
 ]);
 
-function groupOfApiVersion(apiVersion: string): string | undefined {
-  const parts = apiVersion.split('/');
-  if (parts.length === 1) return '';
-  return parts.length === 2 ? parts[0] : undefined;
-}
-
 /**
  * The pod template the subset patches apply to, for a targetRef and the workload
  * it names; undefined when there is nothing to validate against.
@@ -49,9 +44,9 @@ function groupOfApiVersion(apiVersion: string): string | undefined {
 export function podTemplateForPatches(targetRef: unknown, workload: KubeObject | undefined): JsonRecord | undefined {
   const ref = asRecord(targetRef);
   if (workload === undefined || workload === null || ref === undefined) return undefined;
-  const group = groupOfApiVersion(asString(ref['apiVersion']) ?? '');
+  const gv = apiVersionGroup(asString(ref['apiVersion']) ?? '');
   const kind = asString(ref['kind']) ?? '';
-  const shape = group === undefined ? undefined : TEMPLATE_WORKLOADS.get(`${group}/${kind}`);
+  const shape = gv.ok ? TEMPLATE_WORKLOADS.get(`${gv.group}/${kind}`) : undefined;
   const spec = asRecord(workload['spec']);
   const template = asRecord(spec?.['template']);
   if (shape === undefined || template === undefined) return undefined;

@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { formatFieldError, type FieldError } from '../k8s/field-errors.ts';
 import {
-  parseGroupVersion,
   rescheduleCriticalSecondsBound,
   validateTargetConflict,
   validateTargetRefPermitted,
@@ -327,14 +326,4 @@ describe('V27 updates', () => {
   test('metadata.name is immutable', () => {
     assert.deepEqual(texts(validateWorkloadSpreadUpdate(old, variant((ws) => { ws.metadata.name = 'renamed'; }))), ['metadata.name: Invalid value: "renamed": field is immutable']);
   });
-});
-
-describe('parseGroupVersion', () => {
-  const cases: [string, ReturnType<typeof parseGroupVersion>][] = [
-    ['apps/v1', { ok: true, group: 'apps', version: 'v1' }],
-    ['v1', { ok: true, group: '', version: 'v1' }],
-    ['', { ok: true, group: '', version: '' }],
-    ['a/b/c', { ok: false, error: 'unexpected GroupVersion string: a/b/c' }],
-  ];
-  for (const [input, want] of cases) test(JSON.stringify(input), () => assert.deepEqual(parseGroupVersion(input), want));
 });

@@ -23,9 +23,14 @@
  * - D5: a targetFilter with replicasPathList and no selector is valid (it selects every pod).
  * - D10: V24's bound is trunc((window − 5) / (n − 1)) with the manager's window
  *   (default 300 s, Go int32 division), int32 max for one subset.
+ * - V21 stays as a rule, but through `validateWorkloadSpread` the CRD enum
+ *   (structural check) reports an unknown strategy type first, as on a cluster.
+ * - Core rules come from src/k8s/validation.ts, which adds one check to
+ *   upstream: a Gt/Lt node selector value must be an integer.
  */
 import { invalid, internalError, required, root, typeInvalid, type FieldError, type FieldPath } from '../k8s/field-errors.ts';
 import { labelSelectorAsSelector } from '../k8s/label-selector.ts';
+import { apiVersionGroup } from '../k8s/pod.ts';
 import { asArray, asRecord, asString, jsonTypeName, type JsonRecord } from '../k8s/raw-json.ts';
 import type { KubeObject, LabelSelector } from '../k8s/types.ts';
 import { isDNS1123Subdomain, validateNodeSelectorTerm, validateObjectMetaUpdate, validatePreferredSchedulingTerms, validateTolerations } from '../k8s/validation.ts';
@@ -47,18 +52,9 @@ export interface WhitelistReadError {
 
 // ---- small shared helpers ----
 
-/** schema.ParseGroupVersion: "" and "/" are empty, "v1" has no group, "a/b" splits, more slashes are an error. */
-export function parseGroupVersion(apiVersion: string): { ok: true; group: string; version: string } | { ok: false; error: string } {
-  if (apiVersion === '' || apiVersion === '/') return { ok: true, group: '', version: '' };
-  const parts = apiVersion.split('/');
-  if (parts.length === 1) return { ok: true, group: '', version: apiVersion };
-  if (parts.length === 2) return { ok: true, group: parts[0] as string, version: parts[1] as string };
-  return { ok: false, error: `unexpected GroupVersion string: ${apiVersion}` };
-}
-
 /** The group of an apiVersion, with the reference's habit of ignoring parse errors (empty group). */
 function groupOf(apiVersion: string): string {
-  const gv = parseGroupVersion(apiVersion);
+  const gv = apiVersionGroup(apiVersion);
   return gv.ok ? gv.group : '';
 }
 
@@ -111,7 +107,7 @@ function targetRefErrors(ref: TargetRef | undefined, path: FieldPath, whitelist:
   const refPath = path.child('targetRef');
   if (ref === undefined) return [required(refPath, 'no targetRef defined in WorkloadSpread')]; // V1
   if (ref.apiVersion === '' || ref.kind === '' || ref.name === '') return [invalid(refPath, ref, 'empty TargetReference is not valid for WorkloadSpread.')]; // V2
-  const gv = parseGroupVersion(ref.apiVersion);
+  const gv = apiVersionGroup(ref.apiVersion);
   const builtIn = BUILT_IN_TARGETS[ref.kind];
   if (builtIn !== undefined) {
     // V3–V7: a parse error counts as a wrong group, as in the reference.
