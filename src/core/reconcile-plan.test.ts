@@ -134,6 +134,7 @@ describe('planReconcile (spec §4.2)', () => {
     const young = pod('young', 10, { subset: 'a', pending: true, createdMs: T0 - 25_000 });
     const plan = planReconcile(input(w, [pod('a1', 1, { subset: 'a', node: 'n1' }), stuck, young]));
     assert.deepEqual(plan.podsToDelete, ['stuck']);
+    assert.deepEqual(plan.scheduleFailed, [{ pod: 'stuck', subset: 'a' }]);
     const unschedulable = { type: 'Schedulable', status: 'False', reason: 'PodUnschedulable', lastTransitionTime: formatTime(T0) };
     assert.deepEqual(plan.status.subsetStatuses?.[0]?.conditions, [unschedulable]);
     assert.deepEqual(plan.status.versionedSubsetStatuses?.['h1']?.[0]?.conditions, [unschedulable]);
@@ -185,5 +186,19 @@ describe('planReconcile (spec §4.2)', () => {
       subsetCount: 2,
       ready: '0/0',
     });
+  });
+
+  test('pods marked for a subset that was removed are FAKE: 3 pods of a deleted subset-b, n=1 → -200 (spec §9.11)', () => {
+    const w = ws({ subsets: [{ name: 'subset-a' }] });
+    const pods = [1, 2, 3].map((i) => pod(`b${i}`, i, { subset: 'subset-b', node: 'n1' }));
+    const plan = planReconcile(input(w, pods));
+    assert.deepEqual(plan.deletionCostPatches, [
+      { pod: 'b1', cost: -200 },
+      { pod: 'b2', cost: -200 },
+      { pod: 'b3', cost: -200 },
+    ]);
+    assert.deepEqual(plan.adoptions, []);
+    assert.deepEqual(plan.status.subsetStatuses, [{ name: 'subset-a', replicas: 0, missingReplicas: -1 }]);
+    assert.equal(plan.status.ready, '0/5');
   });
 });

@@ -51,6 +51,8 @@ export interface ReconcilePlan {
   deletionCostPatches: DeletionCostPatch[];
   /** Pods to delete after the status write (Adaptive rescheduling). */
   podsToDelete: string[];
+  /** The same pods with their subsets, for `deleteUnschedulablePodFailedEvent` when a delete fails. */
+  scheduleFailed: { pod: string; subset: string }[];
   events: EngineEvent[];
   requeueAfterMs?: number;
   /** Set when the sync cannot proceed (an unresolvable maxReplicas); nothing but adoptions should be applied. */
@@ -89,6 +91,7 @@ export function planReconcile(input: ReconcileInput): ReconcilePlan {
       adoptions: grouped.adoptions,
       deletionCostPatches: [],
       podsToDelete: [],
+      scheduleFailed: [],
       events: [],
       error: `maxReplicas of subset ${invalid.name} cannot be resolved against ${workloadReplicas} workload replicas`,
     };
@@ -120,6 +123,7 @@ export function planReconcile(input: ReconcileInput): ReconcilePlan {
       adoptions: grouped.adoptions,
       deletionCostPatches: [],
       podsToDelete: [],
+      scheduleFailed: [],
       events: [],
       error: 'status could not be computed',
     };
@@ -140,6 +144,9 @@ export function planReconcile(input: ReconcileInput): ReconcilePlan {
     adoptions: grouped.adoptions,
     deletionCostPatches: patches,
     podsToDelete: conditioned.podsToDelete,
+    scheduleFailed: conditioned.scheduleFailed
+      .map((f) => ({ pod: f.pod.metadata?.name ?? '', subset: f.subset }))
+      .filter((f) => f.pod !== ''),
     events: dedupe([...computed.events, ...conditioned.events]),
   };
   const requeue = soonerRequeue(computed.requeueAfterMs, conditioned.requeueAfterMs);

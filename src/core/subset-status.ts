@@ -49,8 +49,8 @@ function timeEntries(value: unknown): [string, string][] {
 }
 
 export interface SubsetStatusInput {
-  /** Whose events these are. */
-  ws: WorkloadSpreadRef;
+  /** Whose events these are (namespace and name in the event messages); empty when omitted. */
+  ws?: WorkloadSpreadRef;
   subset: Subset;
   /** The subset's pods, in the order the controller listed them (tests use name order). */
   pods: readonly Pod[];
@@ -70,7 +70,8 @@ export interface SubsetStatusResult {
 
 /** spec §4.4 steps 1–5 for one subset. */
 export function computeSubsetStatus(input: SubsetStatusInput): SubsetStatusResult {
-  const { ws, subset, pods, old, now } = input;
+  const { subset, pods, old, now } = input;
+  const ws = input.ws ?? { namespace: '', name: '' };
   const max = resolveMaxReplicas(subset.maxReplicas, input.workloadReplicas);
   if (max === undefined) return { status: undefined, events: [] };
 
