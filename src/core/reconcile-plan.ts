@@ -59,6 +59,10 @@ export interface ReconcilePlan {
   error?: string;
 }
 
+/**
+ * The top-level and the per-version computations see the same reservations and
+ * the same subsets, so they can raise the same event twice in one sync.
+ */
 function dedupe(events: readonly EngineEvent[]): EngineEvent[] {
   const seen = new Set<string>();
   return events.filter((e) => {
