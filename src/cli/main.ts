@@ -1,1 +1,78 @@
-export {};
+/**
+ * The `workloadspread` command. Each sub-command lives in its own module and
+ * is a function `(options, io) => exit code`; this file wires them into
+ * commander, maps usage errors to exit code 2 and every other failure to a
+ * one-line message (never a stack trace, unless WORKLOADSPREAD_DEBUG is set).
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { CommandError, UsageError, processIo, type CliIo } from './io.ts';
+import { runValidate, type ValidateOptions } from './validate.ts';
+import { runManifests } from './manifests.ts';
+import { runPlan } from './plan.ts';
+
+const VERSION = '0.1.0';
+
+export function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
+  const program = new Command('workloadspread')
+    .description('Spread the pods of one workload across zones, node pools and hardware (OpenKruise WorkloadSpread compatible).')
+    .version(VERSION, '--version')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .exitOverride();
+
+  program
+    .command('validate')
+    .description('Validate WorkloadSpread manifests (other kinds in the files are used as context and otherwise ignored).')
+    .requiredOption('-f, --filename <file...>', 'manifest files (multi-document YAML or JSON)')
+    .option('--unschedulable-recovery-seconds <n>', 'the manager setting that bounds rescheduleCriticalSeconds', '300')
+    .option('--whitelist <file>', 'custom-workload whitelist: the config map manifest or its JSON value')
+    .action(async (opts: { filename: string[]; unschedulableRecoverySeconds: string; whitelist?: string }) => {
+      const options: ValidateOptions = { files: opts.filename, unschedulableRecoverySeconds: opts.unschedulableRecoverySeconds };
+      if (opts.whitelist !== undefined) options.whitelist = opts.whitelist;
+      setExit(await runValidate(options, io));
+    });
+
+  program
+    .command('manifests')
+    .description('Print manifests: `crd` for the CustomResourceDefinitions.')
+    .argument('[what]', 'crd', 'crd')
+    .action(async (what: string) => {
+      setExit(await runManifests({ what }, io));
+    });
+
+  program
+    .command('plan')
+    .description('Show, without a cluster, how a WorkloadSpread places pods as the workload scales to each count in turn.')
+    .requiredOption('-f, --filename <file>', 'file with the WorkloadSpread (other kinds are ignored)')
+    .requiredOption('--replicas <counts>', 'comma-separated replica counts, e.g. 10,100,30')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['table', 'json']).default('table'))
+    .action(async (opts: { filename: string; replicas: string; output: 'table' | 'json' }) => {
+      setExit(await runPlan({ file: opts.filename, replicas: opts.replicas, output: opts.output }, io));
+    });
+
+  return program;
+}
+
+/** Runs the command line; resolves to the process exit code. */
+export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+  let code = 0;
+  const program = buildProgram(io, (c) => {
+    code = c;
+  });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and version exit 0; everything else commander reports is a usage error (already printed).
+      return err.exitCode === 0 ? 0 : 2;
+    }
+    if (err instanceof UsageError || err instanceof CommandError) {
+      io.err(`error: ${err.message}\n`);
+      return err.exitCode;
+    }
+    io.err(`error: ${(err as Error).message ?? String(err)}\n`);
+    if (io.env.WORKLOADSPREAD_DEBUG) io.err(`${(err as Error).stack ?? ''}\n`);
+    return 1;
+  }
+}

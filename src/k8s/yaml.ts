@@ -21,7 +21,7 @@ export type ParsedManifests = { ok: true; documents: ManifestDocument[] } | { ok
 export function parseManifests(text: string, source = '<input>'): ParsedManifests {
   let docs;
   try {
-    docs = parseAllDocuments(text, { version: '1.1', prettyErrors: false, uniqueKeys: false });
+    docs = parseAllDocuments(text, { version: '1.1', prettyErrors: true, uniqueKeys: false });
   } catch (err) {
     return { ok: false, error: `${source}: not YAML: ${(err as Error).message}` };
   }
@@ -34,7 +34,7 @@ export function parseManifests(text: string, source = '<input>'): ParsedManifest
     if (error !== undefined) {
       const line = error.linePos?.[0]?.line;
       const where = line === undefined ? '' : ` (line ${line})`;
-      const firstLine = error.message.split('\n')[0] ?? error.message;
+      const firstLine = (error.message.split('\n')[0] ?? error.message).replace(/ at line \d+, column \d+:?$/, '');
       return { ok: false, error: `${source}: document ${index}${where}: not valid YAML: ${firstLine}` };
     }
     const value: unknown = doc.toJS({ maxAliasCount: 1000 });

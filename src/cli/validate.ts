@@ -1,0 +1,88 @@
+/**
+ * `workloadspread validate -f FILE...`: validates WorkloadSpread manifests
+ * with the same rules the admission webhook applies (spec §7), using the
+ * other documents of the files as the cluster would be: a workload in the
+ * files lets subset patches be checked against its pod template (V15), other
+ * WorkloadSpreads in the files are checked for conflicting targets (V26).
+ * Exit 0 when everything is valid, 1 when anything is invalid.
+ */
+import { validateWorkloadSpreadFull } from '../api/validation.ts';
+import { EMPTY_WHITELIST, parseWhitelist, type Whitelist } from '../api/whitelist.ts';
+import { WHITELIST_CONFIGMAP_KEY } from '../api/keys.ts';
+import { formatFieldError } from '../k8s/field-errors.ts';
+import type { KubeObject } from '../k8s/types.ts';
+import { CommandError, UsageError, readInput, type CliIo } from './io.ts';
+import { describeObject, groupOf, isWorkloadSpread, namespaceOf, readDocuments } from './documents.ts';
+import { parseManifests } from '../k8s/yaml.ts';
+
+export interface ValidateOptions {
+  files: string[];
+  unschedulableRecoverySeconds?: string;
+  whitelist?: string;
+}
+
+export async function runValidate(options: ValidateOptions, io: CliIo): Promise<number> {
+  const window = parseWindow(options.unschedulableRecoverySeconds);
+  const whitelist = options.whitelist === undefined ? EMPTY_WHITELIST : readWhitelist(io, options.whitelist);
+  const docs = readDocuments(io, options.files);
+  const spreads = docs.filter((d) => isWorkloadSpread(d.object));
+  if (spreads.length === 0) {
+    throw new CommandError(`no WorkloadSpread (apps.kruise.io) found in ${options.files.join(', ')}`, 1);
+  }
+  let invalid = 0;
+  for (const doc of spreads) {
+    const ws = doc.object;
+    const errors = validateWorkloadSpreadFull(ws, {
+      whitelist,
+      workload: findWorkload(ws, docs.map((d) => d.object)),
+      others: spreads.filter((o) => o !== doc && namespaceOf(o.object) === namespaceOf(ws)).map((o) => o.object),
+      unschedulableRecoverySeconds: window,
+    });
+    const where = `${doc.file}: ${describeObject(ws)}`;
+    if (errors.length === 0) {
+      io.out(`${where}: valid\n`);
+      continue;
+    }
+    invalid++;
+    io.out(`${where}: invalid\n`);
+    for (const e of errors) io.out(`  - ${formatFieldError(e)}\n`);
+  }
+  return invalid === 0 ? 0 : 1;
+}
+
+function parseWindow(value: string | undefined): number {
+  if (value === undefined) return 300;
+  if (!/^\d+$/.test(value) || Number(value) < 6) {
+    throw new UsageError(`--unschedulable-recovery-seconds must be an integer of at least 6, got "${value}"`);
+  }
+  return Number(value);
+}
+
+/** The workload a WorkloadSpread targets, if the files contain it. */
+function findWorkload(ws: KubeObject, objects: KubeObject[]): KubeObject | undefined {
+  const ref = (ws.spec as { targetRef?: { apiVersion?: unknown; kind?: unknown; name?: unknown } } | undefined)?.targetRef;
+  if (ref === undefined || ref === null) return undefined;
+  return objects.find(
+    (o) =>
+      o.kind === ref.kind &&
+      o.metadata?.name === ref.name &&
+      groupOf(o.apiVersion) === groupOf(ref.apiVersion) &&
+      namespaceOf(o) === namespaceOf(ws),
+  );
+}
+
+/** `--whitelist`: the whitelist config map (YAML) or its JSON value. */
+function readWhitelist(io: CliIo, file: string): Whitelist {
+  const text = readInput(io, file);
+  let json = text;
+  const parsed = parseManifests(text, file);
+  if (parsed.ok) {
+    const configMap = parsed.documents.find((d) => d.object.kind === 'ConfigMap');
+    const data = configMap?.object.data as Record<string, unknown> | undefined;
+    const value = data?.[WHITELIST_CONFIGMAP_KEY];
+    if (typeof value === 'string') json = value;
+  }
+  const result = parseWhitelist(json);
+  if (!result.ok) throw new CommandError(`${file}: not a custom-workload whitelist: ${result.error}`, 2);
+  return result.whitelist;
+}

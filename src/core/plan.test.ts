@@ -1,0 +1,88 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
+import { planSpread, type PlanStep } from './plan.ts';
+
+function ws(subsets: Subset[], kind = 'Deployment', apiVersion = 'apps/v1'): WorkloadSpread {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'WorkloadSpread',
+    metadata: { name: 'ws', namespace: 'default' },
+    spec: { targetRef: { apiVersion, kind, name: 'web' }, subsets },
+  };
+}
+
+function plan(spread: WorkloadSpread, counts: number[]): PlanStep[] {
+  const outcome = planSpread(spread, counts);
+  assert.equal(outcome.ok, true, outcome.ok ? '' : outcome.error);
+  return outcome.ok ? outcome.result.steps : [];
+}
+
+function pods(step: PlanStep | undefined): Record<string, number> {
+  return Object.fromEntries(Object.entries(step?.subsets ?? {}).map(([k, v]) => [k, v.pods]));
+}
+
+describe('planSpread', () => {
+  test('elastic: max 2 then unlimited, 2 -> 6 -> 2 leaves 2/0 with costs 200/100', () => {
+    const steps = plan(ws([{ name: 'a', maxReplicas: 2 }, { name: 'b' }]), [2, 6, 2]);
+    assert.deepEqual(pods(steps[1]), { a: 2, b: 4 });
+    assert.deepEqual(steps[1]?.subsets.a?.costs, [200]);
+    assert.deepEqual(steps[1]?.subsets.b?.costs, [100]);
+    assert.deepEqual(pods(steps[2]), { a: 2, b: 0 });
+    assert.deepEqual(steps[2]?.subsets.b, { limit: null, pods: 0, costs: [] });
+  });
+
+  test('percentages 20/30/50 resolve against the current count (spec §5.3), rounding up', () => {
+    const steps = plan(ws([{ name: 'a', maxReplicas: '20%' }, { name: 'b', maxReplicas: '30%' }, { name: 'c', maxReplicas: '50%' }]), [10, 5]);
+    assert.deepEqual(pods(steps[0]), { a: 2, b: 3, c: 5 });
+    assert.deepEqual(Object.values(steps[0]?.subsets ?? {}).map((s) => s.limit), [2, 3, 5]);
+    assert.deepEqual(Object.values(steps[1]?.subsets ?? {}).map((s) => s.limit), [1, 2, 3]);
+    // Scale-in removes the surplus of each subset first (c's, then b's, then a's), then normal pods back to front.
+    assert.deepEqual(pods(steps[1]), { a: 1, b: 2, c: 2 });
+    assert.equal(steps[1]?.unassigned, 0);
+  });
+
+  test('1:1:3 by percent keeps the ratio through scale-up and scale-down', () => {
+    const spread = ws([{ name: 'a', maxReplicas: '20%' }, { name: 'b', maxReplicas: '20%' }, { name: 'c', maxReplicas: '60%' }]);
+    const steps = plan(spread, [5, 50, 10]);
+    assert.deepEqual(pods(steps[0]), { a: 1, b: 1, c: 3 });
+    assert.deepEqual(pods(steps[1]), { a: 10, b: 10, c: 30 });
+    assert.deepEqual(pods(steps[2]), { a: 2, b: 2, c: 6 });
+    assert.deepEqual(Object.values(steps[2]?.subsets ?? {}).map((s) => s.costs), [[300], [200], [100]]);
+  });
+
+  test('pods beyond every limit are admitted without a subset and reported as unassigned', () => {
+    const steps = plan(ws([{ name: 'a', maxReplicas: 2 }, { name: 'b', maxReplicas: 2 }]), [6]);
+    assert.deepEqual(pods(steps[0]), { a: 2, b: 2 });
+    assert.equal(steps[0]?.unassigned, 2);
+  });
+
+  test('StatefulSet targets follow the ordinals and get no deletion cost', () => {
+    const spread = ws([{ name: 'a', maxReplicas: 5 }, { name: 'b', maxReplicas: 5 }, { name: 'c' }], 'StatefulSet');
+    const steps = plan(spread, [12, 7]);
+    assert.deepEqual(pods(steps[0]), { a: 5, b: 5, c: 2 });
+    assert.deepEqual(pods(steps[1]), { a: 5, b: 2, c: 0 }); // highest ordinals go first
+    assert.ok(Object.values(steps[0]?.subsets ?? {}).every((s) => s.costs.length === 0));
+  });
+
+  test('minReplicas: filled first on scale-out, removed last on scale-in (D2)', () => {
+    const spread = ws([{ name: 'spot', maxReplicas: 8 }, { name: 'on-demand', minReplicas: 2 }]);
+    const steps = plan(spread, [3, 12, 3]);
+    assert.deepEqual(pods(steps[0]), { spot: 1, 'on-demand': 2 });
+    assert.deepEqual(pods(steps[1]), { spot: 8, 'on-demand': 4 });
+    assert.deepEqual(steps[1]?.subsets['on-demand']?.costs, [100, 300]);
+    assert.deepEqual(pods(steps[2]), { spot: 1, 'on-demand': 2 });
+  });
+
+  test('the same input gives the same plan', () => {
+    const spread = ws([{ name: 'a', maxReplicas: '34%' }, { name: 'b', maxReplicas: '33%' }, { name: 'c', maxReplicas: '33%' }]);
+    assert.deepEqual(planSpread(spread, [10, 3, 20]), planSpread(spread, [10, 3, 20]));
+    const steps = plan(spread, [10]);
+    assert.deepEqual(pods(steps[0]), { a: 4, b: 4, c: 2 }); // caps 4/4/4 sum to 12 > 10 (#877)
+  });
+
+  test('bad counts are an error, not a crash', () => {
+    const outcome = planSpread(ws([{ name: 'a' }]), [-1]);
+    assert.equal(outcome.ok, false);
+  });
+});
