@@ -1,0 +1,110 @@
+/**
+ * Injection of a subset into a new pod (spec §2.5), in the reference's exact
+ * order: tolerations, node affinity (preferred, then required), the subset's
+ * strategic merge patch, then labels/annotations and the marker annotation.
+ *
+ * Works on a deep clone of the raw pod JSON: fields this project does not know
+ * survive untouched, because the webhook answers with the JSON Patch between
+ * the request's pod and this result. Observable details kept on purpose:
+ * `affinity.nodeAffinity` appears as `{}` even for a subset without affinity;
+ * tolerations are appended without de-duplication; the patch is applied last,
+ * so it can override what the earlier steps injected (tolerations have no
+ * merge key and are replaced wholesale).
+ */
+import { MATCHED_WORKLOADSPREAD_ANNOTATION } from '../api/keys.ts';
+import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
+import { deepClone, isPlainObject } from '../k8s/json.ts';
+import { POD_PATCH_META, strategicMergePatch } from '../k8s/strategic-merge.ts';
+import type { NodeAffinity, NodeSelectorTerm, Pod } from '../k8s/types.ts';
+import { formatMarker } from './marker.ts';
+
+export type InjectResult = { ok: true; pod: Pod; injected: boolean } | { ok: false; error: string };
+
+/**
+ * Injects subset `subsetName` of `ws` into `pod`; `uid` is the id reserved for
+ * a pod without a name (it goes into the marker). A subset missing from the
+ * spec (a stale status) leaves the pod unchanged without error.
+ */
+export function injectSubset(pod: Pod, ws: WorkloadSpread, subsetName: string, uid?: string): InjectResult {
+  const subset = (Array.isArray(ws.spec?.subsets) ? ws.spec.subsets : []).find(
+    (s) => isPlainObject(s) && s.name === subsetName,
+  );
+  if (subset === undefined) return { ok: true, pod: deepClone(pod), injected: false };
+
+  const clone = deepClone(pod) as Pod;
+  if (!isPlainObject(clone.spec)) clone.spec = {} as Pod['spec'];
+  const spec = clone.spec;
+
+  if (Array.isArray(subset.tolerations) && subset.tolerations.length > 0) {
+    const existing = Array.isArray(spec.tolerations) ? spec.tolerations : [];
+    spec.tolerations = [...existing, ...deepClone(subset.tolerations)];
+  }
+
+  if (!isPlainObject(spec.affinity)) spec.affinity = {};
+  if (!isPlainObject(spec.affinity.nodeAffinity)) spec.affinity.nodeAffinity = {};
+  const nodeAffinity: NodeAffinity = spec.affinity.nodeAffinity;
+  appendPreferred(nodeAffinity, subset);
+  andRequired(nodeAffinity, subset);
+
+  let result: Pod = clone;
+  if (subset.patch !== undefined && subset.patch !== null) {
+    const patched = strategicMergePatch(clone, subset.patch, POD_PATCH_META);
+    if (!patched.ok) return { ok: false, error: `failed to apply the patch of subset ${subsetName}: ${patched.error}` };
+    if (!isPlainObject(patched.value)) return { ok: false, error: `the patch of subset ${subsetName} did not yield a pod object` };
+    result = patched.value as Pod;
+    // The Priority admission plugin resolved `priority` from the old class; clearing it lets the
+    // API server resolve it again for the new one instead of rejecting the mismatch (issue #1607).
+    // Go compares plain strings, so an absent class and "" are the same class.
+    const before = pod.spec?.priorityClassName ?? '';
+    if (isPlainObject(result.spec) && (result.spec.priorityClassName ?? '') !== before) delete result.spec.priority;
+  }
+
+  if (!isPlainObject(result.metadata)) result.metadata = {};
+  const metadata = result.metadata;
+  if (!isPlainObject(metadata.labels)) metadata.labels = {};
+  if (!isPlainObject(metadata.annotations)) metadata.annotations = {};
+  const marker = uid === undefined || uid === '' ? { name: ws.metadata?.name ?? '', subset: subsetName } : { name: ws.metadata?.name ?? '', subset: subsetName, uid };
+  metadata.annotations[MATCHED_WORKLOADSPREAD_ANNOTATION] = formatMarker(marker);
+  return { ok: true, pod: result, injected: true };
+}
+
+function appendPreferred(nodeAffinity: NodeAffinity, subset: Subset): void {
+  const preferred = subset.preferredNodeSelectorTerms;
+  if (!Array.isArray(preferred) || preferred.length === 0) return;
+  const existing = Array.isArray(nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution)
+    ? nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution
+    : [];
+  nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution = [...existing, ...deepClone(preferred)];
+}
+
+/**
+ * The pod's required terms are ORed, so the subset term is ANDed into each of
+ * them; a pod without terms simply gets the subset term.
+ */
+function andRequired(nodeAffinity: NodeAffinity, subset: Subset): void {
+  const term = subset.requiredNodeSelectorTerm;
+  if (!isPlainObject(term)) return;
+  if (!isPlainObject(nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution)) {
+    nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms: [] };
+  }
+  const required = nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution;
+  const terms: NodeSelectorTerm[] = Array.isArray(required.nodeSelectorTerms) ? required.nodeSelectorTerms : [];
+  if (terms.length === 0) {
+    required.nodeSelectorTerms = [deepClone(term)];
+    return;
+  }
+  required.nodeSelectorTerms = terms.map((existing) => andTerm(isPlainObject(existing) ? existing : {}, term));
+}
+
+function andTerm(existing: NodeSelectorTerm, term: NodeSelectorTerm): NodeSelectorTerm {
+  const out: NodeSelectorTerm = { ...existing };
+  const expressions = Array.isArray(term.matchExpressions) ? term.matchExpressions : [];
+  const fields = Array.isArray(term.matchFields) ? term.matchFields : [];
+  if (expressions.length > 0) {
+    out.matchExpressions = [...(Array.isArray(existing.matchExpressions) ? existing.matchExpressions : []), ...deepClone(expressions)];
+  }
+  if (fields.length > 0) {
+    out.matchFields = [...(Array.isArray(existing.matchFields) ? existing.matchFields : []), ...deepClone(fields)];
+  }
+  return out;
+}

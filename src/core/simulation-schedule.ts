@@ -1,0 +1,105 @@
+/**
+ * The admission-time simulation schedule (DECISIONS D3; the reference leaves
+ * `disableSimulationSchedule` as a TODO, spec §1.1, §9.1): in Adaptive mode a
+ * subset is skipped when none of its nodes could host the pod right now.
+ *
+ * A node can host the pod when, as the Kubernetes scheduler's filters would
+ * say: it is not cordoned; it matches the pod's nodeSelector and required node
+ * affinity (and, for a subset, the subset's required term); the pod's
+ * tolerations (plus the subset's) tolerate every NoSchedule/NoExecute taint;
+ * and allocatable cpu, memory and pod count minus what bound pods already
+ * request leave room for the pod's requests (cpu and memory are checked only
+ * when the pod requests them, as NodeResourcesFit does).
+ *
+ * Start at `simulationCanHost`, the closure the webhook passes to
+ * `chooseSubset` as `canHost`.
+ */
+import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
+import { nodeSelectorTermMatches, podMatchesNodeSelectorAndAffinity } from '../k8s/node-selector.ts';
+import { podResourceRequests } from '../k8s/pod.ts';
+import { ceilValue, milliValue } from '../k8s/quantity.ts';
+import { findUntoleratedTaint, isSchedulingTaint } from '../k8s/taints.ts';
+import type { Node, Pod, Taint } from '../k8s/types.ts';
+import { injectSubset } from './inject.ts';
+
+/** What the pods already bound to a node request. */
+export interface NodeRequested {
+  cpuMilli: number;
+  /** Bytes. */
+  memory: number;
+  /** Number of pods. */
+  pods: number;
+}
+
+/** Whether D3 applies: Adaptive strategy without `disableSimulationSchedule`. */
+export function simulationScheduleEnabled(ws: WorkloadSpread): boolean {
+  const strategy = ws.spec?.scheduleStrategy;
+  return strategy?.type === 'Adaptive' && strategy.adaptive?.disableSimulationSchedule !== true;
+}
+
+/** A resource of the node's allocatable (capacity when allocatable is not reported); 0 when absent or malformed. */
+function allocatable(node: Node, name: string, milli: boolean): number {
+  const raw: unknown = node.status?.allocatable?.[name] ?? node.status?.capacity?.[name];
+  if (typeof raw !== 'string' && typeof raw !== 'number') return 0;
+  return (milli ? milliValue(raw) : ceilValue(raw)) ?? 0;
+}
+
+/** Whether `node` could take `pod` now, given what its bound pods already request. */
+export function nodeCanHostPod(node: Node, pod: Pod, requested: NodeRequested): boolean {
+  if (node.spec?.unschedulable === true) return false;
+  if (!podMatchesNodeSelectorAndAffinity(pod, node)) return false;
+  const taints: Taint[] = Array.isArray(node.spec?.taints) ? node.spec.taints : [];
+  const tolerations = Array.isArray(pod.spec?.tolerations) ? pod.spec.tolerations : [];
+  if (findUntoleratedTaint(taints, tolerations, isSchedulingTaint) !== undefined) return false;
+
+  if (requested.pods + 1 > allocatable(node, 'pods', false)) return false;
+  const wants = podResourceRequests(pod);
+  if (wants.cpuMilli > 0 && wants.cpuMilli > allocatable(node, 'cpu', true) - requested.cpuMilli) return false;
+  if (wants.memory > 0 && wants.memory > allocatable(node, 'memory', false) - requested.memory) return false;
+  return true;
+}
+
+/**
+ * Whether some node of the subset (matching its required term) could host the
+ * pod with the subset's tolerations added. Pass the pod as it would be after
+ * injection when the subset's patch matters (see `simulationCanHost`).
+ */
+export function subsetCanHostPod(
+  subset: Subset,
+  pod: Pod,
+  nodes: readonly Node[],
+  requestedOnNode: (nodeName: string) => NodeRequested,
+): boolean {
+  const term = subset.requiredNodeSelectorTerm;
+  const extra = Array.isArray(subset.tolerations) ? subset.tolerations : [];
+  const candidate: Pod =
+    extra.length === 0
+      ? pod
+      : { ...pod, spec: { ...pod.spec, tolerations: [...(Array.isArray(pod.spec?.tolerations) ? pod.spec.tolerations : []), ...extra] } };
+  return nodes.some(
+    (node) =>
+      (term === undefined || term === null || nodeSelectorTermMatches(term, node)) &&
+      nodeCanHostPod(node, candidate, requestedOnNode(node.metadata?.name ?? '')),
+  );
+}
+
+/**
+ * The `canHost` of `chooseSubset` for one admission: each subset is tried with
+ * the pod as injection would make it (so a patch that changes resources or the
+ * node selector counts). A subset whose patch cannot be applied is left to
+ * injection to report, so it is not ruled out here.
+ */
+export function simulationCanHost(
+  ws: WorkloadSpread,
+  pod: Pod,
+  nodes: readonly Node[],
+  requestedOnNode: (nodeName: string) => NodeRequested,
+): (subset: Subset) => boolean {
+  return (subset) => {
+    const injected = injectSubset(pod, ws, subset.name);
+    if (!injected.ok) return true;
+    // The injected pod already carries the subset's term and tolerations (or what its patch made of them).
+    const candidate = injected.pod;
+    return nodes.some((node) => nodeCanHostPod(node, candidate, requestedOnNode(node.metadata?.name ?? '')));
+  };
+}
