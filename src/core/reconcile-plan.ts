@@ -73,6 +73,11 @@ function dedupe(events: readonly EngineEvent[]): EngineEvent[] {
   });
 }
 
+/** A sync that cannot proceed: keep the stored status, apply nothing but the adoptions. */
+function failedPlan(stored: WorkloadSpreadStatus, adoptions: Adoption[], error: string): ReconcilePlan {
+  return { status: stored, statusChanged: false, adoptions, deletionCostPatches: [], podsToDelete: [], scheduleFailed: [], events: [], error };
+}
+
 export function planReconcile(input: ReconcileInput): ReconcilePlan {
   const { ws, workloadReplicas, now } = input;
   const subsets = Array.isArray(ws.spec?.subsets) ? ws.spec.subsets : [];
@@ -89,16 +94,7 @@ export function planReconcile(input: ReconcileInput): ReconcilePlan {
 
   const invalid = subsets.find((s) => resolveMaxReplicas(s.maxReplicas, workloadReplicas) === undefined);
   if (invalid !== undefined) {
-    return {
-      status: stored,
-      statusChanged: false,
-      adoptions: grouped.adoptions,
-      deletionCostPatches: [],
-      podsToDelete: [],
-      scheduleFailed: [],
-      events: [],
-      error: `maxReplicas of subset ${invalid.name} cannot be resolved against ${workloadReplicas} workload replicas`,
-    };
+    return failedPlan(stored, grouped.adoptions, `maxReplicas of subset ${invalid.name} cannot be resolved against ${workloadReplicas} workload replicas`);
   }
 
   let patches: DeletionCostPatch[] = [];
@@ -121,16 +117,7 @@ export function planReconcile(input: ReconcileInput): ReconcilePlan {
   });
   if (computed.status === undefined) {
     // Unreachable after the check above; kept so a future rule cannot write a half status.
-    return {
-      status: stored,
-      statusChanged: false,
-      adoptions: grouped.adoptions,
-      deletionCostPatches: [],
-      podsToDelete: [],
-      scheduleFailed: [],
-      events: [],
-      error: 'status could not be computed',
-    };
+    return failedPlan(stored, grouped.adoptions, 'status could not be computed');
   }
 
   const conditioned = applySchedulableConditions({

@@ -18,6 +18,20 @@ export function validateLabelName(name: string, path: FieldPath): FieldError[] {
 }
 
 /** `metav1validation.ValidateLabels`: keys and values; errors are reported on the map's path, not per key. */
+/**
+ * The part label-selector and node-selector requirements share: the key is a
+ * label name and, unless invalid values are tolerated, every value a label value.
+ */
+export function validateRequirementKeyAndValues(key: string, values: readonly string[], path: FieldPath, allowInvalidLabelValues: boolean): FieldError[] {
+  const errs = validateLabelName(key, path.child('key'));
+  if (!allowInvalidLabelValues) {
+    values.forEach((value, i) => {
+      for (const msg of isValidLabelValue(value)) errs.push(invalid(path.child('values').index(i), value, msg));
+    });
+  }
+  return errs;
+}
+
 export function validateLabels(labels: unknown, path: FieldPath): FieldError[] {
   const errs: FieldError[] = [];
   for (const [key, value] of stringMap(labels)) {
@@ -122,12 +136,7 @@ export function validateLabelSelectorRequirement(requirement: unknown, path: Fie
     default:
       errs.push(invalid(path.child('operator'), operator, 'not a valid selector operator'));
   }
-  errs.push(...validateLabelName(asString(r?.['key']) ?? '', path.child('key')));
-  if (!allowInvalidLabelValues) {
-    values.forEach((value, i) => {
-      for (const msg of isValidLabelValue(value)) errs.push(invalid(path.child('values').index(i), value, msg));
-    });
-  }
+  errs.push(...validateRequirementKeyAndValues(asString(r?.['key']) ?? '', values, path, allowInvalidLabelValues));
   return errs;
 }
 

@@ -11,7 +11,7 @@
  * scheduler then never matches the term; rejecting it early is what a user wants.
  */
 import { forbidden, invalid, notSupported, required, type FieldError, type FieldPath } from './field-errors.ts';
-import { nameIsDNSSubdomain, validateLabelName } from './meta-validation.ts';
+import { nameIsDNSSubdomain, validateLabelName, validateRequirementKeyAndValues } from './meta-validation.ts';
 import { isValidLabelValue, parseInt64 } from './name-formats.ts';
 import { arrayField, asArray, asNumber, asRecord, asString } from './raw-json.ts';
 
@@ -42,12 +42,7 @@ export function validateNodeSelectorRequirement(requirement: unknown, path: Fiel
     default:
       errs.push(invalid(path.child('operator'), operator, 'not a valid selector operator'));
   }
-  errs.push(...validateLabelName(asString(r?.['key']) ?? '', path.child('key')));
-  if (!allowInvalidLabelValues) {
-    values.forEach((value, i) => {
-      for (const msg of isValidLabelValue(value)) errs.push(invalid(path.child('values').index(i), value, msg));
-    });
-  }
+  errs.push(...validateRequirementKeyAndValues(asString(r?.['key']) ?? '', values, path, allowInvalidLabelValues));
   return errs;
 }
 
