@@ -1,0 +1,87 @@
+/**
+ * Request bodies: read with the API server's 3 MiB limit (413 beyond it,
+ * without buffering the rest), and decoded by content type: JSON (also every
+ * `+json` patch type), YAML (`application/yaml`, `application/apply-patch+yaml`).
+ * Protobuf and CBOR are not spoken (415).
+ */
+import type { IncomingMessage } from 'node:http';
+import { parse as parseYaml } from 'yaml';
+import { badRequest, fail, ok, requestEntityTooLarge, unsupportedMediaType, type Result } from './errors.ts';
+
+export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
+/** After refusing a body, how much more of it is drained (discarded) before the connection is dropped. */
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/** Reads the whole body; answers 413 as soon as it exceeds `limit` bytes. */
+export function readBody(req: IncomingMessage, limit = MAX_REQUEST_BODY_BYTES): Promise<Result<Buffer>> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let refused = false;
+    let drained = 0;
+    req.on('data', (chunk: Buffer) => {
+      if (refused) {
+        drained += chunk.length;
+        if (drained > DRAIN_LIMIT_BYTES) req.destroy();
+        return;
+      }
+      size += chunk.length;
+      if (size > limit) {
+        refused = true;
+        chunks.length = 0;
+        resolve(fail(requestEntityTooLarge(limit)));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (!refused) resolve(ok(Buffer.concat(chunks)));
+    });
+    req.on('error', () => {
+      if (!refused) resolve(fail(badRequest('error reading the request body')));
+    });
+    req.on('close', () => {
+      if (!refused) resolve(ok(Buffer.concat(chunks)));
+    });
+  });
+}
+
+/** The media type of a Content-Type header, lowercased, without parameters. */
+export function mediaType(header: string | undefined): string {
+  return (header ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+}
+
+function summarize(text: string): string {
+  return text.length > 30 ? `${text.slice(0, 30)}...` : text;
+}
+
+export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml'];
+
+/**
+ * Decodes a body of `contentType`. `expectedKind` shapes the decode error as
+ * upstream's "the object provided is unrecognized (must be of type X)".
+ */
+export function decodeBody(buffer: Buffer, contentType: string, expectedKind: string, accepted: readonly string[] = BODY_MEDIA_TYPES): Result<unknown> {
+  const type = contentType === '' ? 'application/json' : contentType;
+  const text = buffer.toString('utf8');
+  const isYaml = type === 'application/yaml' || type === 'application/apply-patch+yaml' || type === 'text/yaml';
+  const isJson = type === 'application/json' || type.endsWith('+json');
+  if (!isYaml && !isJson) return fail(unsupportedMediaType(accepted));
+  if (text.trim() === '') {
+    return fail(badRequest(`the object provided is unrecognized (must be of type ${expectedKind}): couldn't get version/kind; json parse error: unexpected end of JSON input ()`));
+  }
+  if (isJson) {
+    try {
+      return ok(JSON.parse(text) as unknown);
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      return fail(badRequest(`the object provided is unrecognized (must be of type ${expectedKind}): couldn't get version/kind; json parse error: ${why} (${summarize(text)})`));
+    }
+  }
+  try {
+    return ok(parseYaml(text, { version: '1.1', uniqueKeys: false }) as unknown);
+  } catch (err) {
+    const why = (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
+    return fail(badRequest(`error decoding YAML: ${why}`));
+  }
+}

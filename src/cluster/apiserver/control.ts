@@ -1,0 +1,270 @@
+/**
+ * The programmatic control of an embedded API server, for tests, the
+ * simulator and the simulated control plane:
+ *
+ * - `cutWatches()` ends every open watch stream (clients see EOF and resume);
+ * - `compact()` drops the watch history (resuming from older versions → 410);
+ * - `injectFault({...})` answers matching requests with an error and/or after
+ *   a delay on the server's clock; `clearFaults()`;
+ * - `requestCount({...})` / `resetCounters()` count HTTP requests by
+ *   resource, verb and subresource;
+ * - `get` / `list` / `create` / `update` / `patch` / `delete`: in-process
+ *   writes through the same pipeline as HTTP (strategies, admission, watch
+ *   events), as the system user; errors are returned as data;
+ * - `extensions()` lists what is plugged in (admission plug-ins,
+ *   subresource handlers, routes, formatters).
+ */
+import type { KubeObject } from '../../k8s/types.ts';
+import { asString } from '../../k8s/raw-json.ts';
+import type { ApiServerCore } from './core.ts';
+import { deleteObject, type DeleteOptions, type DeleteOutcome } from './delete.ts';
+import {
+  conflict,
+  expired,
+  fail,
+  genericServerResponse,
+  internalError,
+  notFound,
+  resourceNotFound,
+  statusError,
+  tooManyRequests,
+  type Result,
+  type Status,
+} from './errors.ts';
+import type { ListOptions, ListResult } from './list.ts';
+import type { WriteOutcome } from './operations.ts';
+import { patchObject } from './patch.ts';
+import type { ResourceVerb } from './request-info.ts';
+import type { RequestContext, ResourceDef } from './resource-def.ts';
+import { updateScale } from './scale.ts';
+
+export interface FaultSpec {
+  /** Resource plural (`pods`), or `*` for any. */
+  resource: string;
+  /** API verb (`create`, `list`, `watch`, `patch`...), or `*`. */
+  verb: ResourceVerb | '*';
+  group?: string;
+  subresource?: string;
+  namespace?: string;
+  name?: string;
+  /** HTTP code to answer with (409, 429, 500, ...); omit for latency only. */
+  status?: number;
+  message?: string;
+  /** How many matching requests are affected (default: all until cleared). */
+  times?: number;
+  /** Delay before the request is served (or failed), on the server's clock. */
+  delayMs?: number;
+  /** For 429: the Retry-After the answer carries. */
+  retryAfterSeconds?: number;
+}
+
+export interface FaultHandle {
+  readonly spec: FaultSpec;
+  /** Matching requests served by this fault so far. */
+  readonly hits: number;
+  clear(): void;
+}
+
+export interface RequestKey {
+  group: string;
+  resource: string;
+  verb: string;
+  subresource: string;
+  namespace: string;
+  name: string;
+}
+
+interface FaultState {
+  spec: FaultSpec;
+  remaining: number;
+  hits: number;
+}
+
+export class ApiServerControl {
+  readonly #core: ApiServerCore;
+  readonly #cutWatches: () => number;
+  #faults: FaultState[] = [];
+  #counts = new Map<string, number>();
+
+  constructor(core: ApiServerCore, cutWatches: () => number) {
+    this.#core = core;
+    this.#cutWatches = cutWatches;
+  }
+
+  /** Ends every open watch stream; returns how many were open. */
+  cutWatches(): number {
+    return this.#cutWatches();
+  }
+
+  /** Drops the event history: watches and continue tokens from older versions answer 410. */
+  compact(): void {
+    this.#core.store.compact();
+  }
+
+  /** The current global resourceVersion. */
+  get resourceVersion(): string {
+    return String(this.#core.store.resourceVersion);
+  }
+
+  injectFault(spec: FaultSpec): FaultHandle {
+    const state: FaultState = { spec, remaining: spec.times ?? Number.POSITIVE_INFINITY, hits: 0 };
+    this.#faults.push(state);
+    return {
+      spec,
+      get hits() {
+        return state.hits;
+      },
+      clear: () => {
+        this.#faults = this.#faults.filter((f) => f !== state);
+      },
+    };
+  }
+
+  clearFaults(): void {
+    this.#faults = [];
+  }
+
+  /** Counts requests; all filters are optional. */
+  requestCount(filter: { resource?: string; verb?: string; subresource?: string; group?: string } = {}): number {
+    let total = 0;
+    for (const [key, n] of this.#counts) {
+      const [group, resource, verb, subresource] = key.split('\u0000') as [string, string, string, string];
+      if (filter.resource !== undefined && filter.resource !== resource) continue;
+      if (filter.verb !== undefined && filter.verb !== verb) continue;
+      if (filter.subresource !== undefined && filter.subresource !== subresource) continue;
+      if (filter.group !== undefined && filter.group !== group) continue;
+      total += n;
+    }
+    return total;
+  }
+
+  resetCounters(): void {
+    this.#counts.clear();
+  }
+
+  /** Called by the HTTP layer for every resource request. */
+  recordRequest(key: RequestKey): void {
+    const k = [key.group, key.resource, key.verb, key.subresource].join('\u0000');
+    this.#counts.set(k, (this.#counts.get(k) ?? 0) + 1);
+  }
+
+  /** The fault a request meets (consuming one of its `times`), if any. */
+  takeFault(key: RequestKey): FaultSpec | undefined {
+    for (const f of this.#faults) {
+      const s = f.spec;
+      if (f.remaining <= 0) continue;
+      if (s.resource !== '*' && s.resource !== key.resource) continue;
+      if (s.verb !== '*' && s.verb !== key.verb) continue;
+      if (s.group !== undefined && s.group !== key.group) continue;
+      if (s.subresource !== undefined && s.subresource !== key.subresource) continue;
+      if (s.namespace !== undefined && s.namespace !== key.namespace) continue;
+      if (s.name !== undefined && s.name !== key.name) continue;
+      f.remaining--;
+      f.hits++;
+      return s;
+    }
+    return undefined;
+  }
+
+  /** The Status an injected fault answers with. */
+  faultStatus(spec: FaultSpec, key: RequestKey): Status | undefined {
+    if (spec.status === undefined) return undefined;
+    const gr = { group: key.group, resource: key.resource };
+    switch (spec.status) {
+      case 409:
+        return spec.message === undefined ? conflict(gr, key.name) : conflict(gr, key.name, spec.message);
+      case 404:
+        return key.name === '' ? resourceNotFound() : notFound(gr, key.name);
+      case 410:
+        return expired(spec.message ?? 'too old resource version');
+      case 429:
+        return tooManyRequests(spec.message ?? 'Too many requests, please try again later.', spec.retryAfterSeconds ?? 1);
+      case 500:
+        return internalError(spec.message ?? 'injected fault');
+      case 503:
+        return statusError(503, 'ServiceUnavailable', spec.message ?? 'the server is currently unable to handle the request');
+      default:
+        return genericServerResponse(spec.status, spec.message ?? '', gr, key.name);
+    }
+  }
+
+  // ---- in-process access ----
+
+  #def(apiVersion: string, kind: string): Result<ResourceDef> {
+    const def = this.#core.resourceFor(apiVersion, kind);
+    return def === undefined ? fail(statusError(404, 'NotFound', `no resource serves ${kind} in ${apiVersion}`)) : { ok: true, value: def };
+  }
+
+  #ctx(dryRun = false): RequestContext {
+    return this.#core.systemContext(dryRun);
+  }
+
+  get(apiVersion: string, kind: string, namespace: string, name: string): Result<KubeObject> {
+    const def = this.#def(apiVersion, kind);
+    if (!def.ok) return def;
+    const r = this.#core.ops.get(def.value, namespace, name);
+    return r.ok ? { ok: true, value: structuredClone(r.value) } : r;
+  }
+
+  list(apiVersion: string, kind: string, namespace?: string, options: ListOptions = {}): Result<ListResult> {
+    const def = this.#def(apiVersion, kind);
+    if (!def.ok) return def;
+    const r = this.#core.ops.list(def.value, namespace, options);
+    return r.ok ? { ok: true, value: { ...r.value, items: r.value.items.map((i) => structuredClone(i)) } } : r;
+  }
+
+  async create(obj: KubeObject, options: { dryRun?: boolean } = {}): Promise<Result<KubeObject>> {
+    const def = this.#def(asString(obj.apiVersion) ?? '', asString(obj.kind) ?? '');
+    if (!def.ok) return def;
+    const r = await this.#core.ops.create(def.value, asString(obj.metadata?.namespace) ?? '', obj, this.#ctx(options.dryRun));
+    return r.ok ? { ok: true, value: structuredClone(r.value) } : r;
+  }
+
+  /** PUT of the object (or of its `status`). */
+  async update(obj: KubeObject, options: { subresource?: 'status'; dryRun?: boolean } = {}): Promise<Result<WriteOutcome>> {
+    const def = this.#def(asString(obj.apiVersion) ?? '', asString(obj.kind) ?? '');
+    if (!def.ok) return def;
+    const r = await this.#core.ops.update(def.value, asString(obj.metadata?.namespace) ?? '', asString(obj.metadata?.name) ?? '', obj, this.#ctx(options.dryRun), options.subresource ?? '');
+    return r.ok ? { ok: true, value: { ...r.value, object: structuredClone(r.value.object) } } : r;
+  }
+
+  async patch(
+    apiVersion: string,
+    kind: string,
+    namespace: string,
+    name: string,
+    patchType: string,
+    body: unknown,
+    options: { subresource?: string; fieldManager?: string; dryRun?: boolean } = {},
+  ): Promise<Result<WriteOutcome>> {
+    const def = this.#def(apiVersion, kind);
+    if (!def.ok) return def;
+    const ctx = this.#ctx(options.dryRun);
+    const r =
+      options.subresource === 'scale'
+        ? await updateScale(this.#core.ops, def.value, namespace, name, body, patchType, ctx)
+        : await patchObject(this.#core.ops, def.value, namespace, name, { patchType, body, subresource: options.subresource ?? '', ...(options.fieldManager !== undefined ? { fieldManager: options.fieldManager } : {}) }, ctx);
+    return r.ok ? { ok: true, value: { ...r.value, object: structuredClone(r.value.object) } } : r;
+  }
+
+  async delete(apiVersion: string, kind: string, namespace: string, name: string, options: DeleteOptions & { dryRun?: boolean } = {}): Promise<Result<DeleteOutcome>> {
+    const def = this.#def(apiVersion, kind);
+    if (!def.ok) return def;
+    const { dryRun, ...opts } = options;
+    return deleteObject(this.#core.ops, def.value, namespace, name, opts, this.#ctx(dryRun));
+  }
+
+  /** What is plugged into the server. */
+  extensions(): { admission: string[]; subresources: string[]; routes: string[]; formatters: number } {
+    const subresources: string[] = [];
+    for (const d of this.#core.registry.all()) {
+      for (const name of Object.keys(d.subresources.handlers ?? {})) subresources.push(`${d.group === '' ? '' : `${d.group}/`}${d.plural}/${name}`);
+    }
+    return {
+      admission: this.#core.admission.plugins().map((p) => p.name),
+      subresources,
+      routes: this.#core.routes.map((r) => r.prefix),
+      formatters: this.#core.formatters.length,
+    };
+  }
+}

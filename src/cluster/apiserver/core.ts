@@ -1,0 +1,146 @@
+/**
+ * The API server without its HTTP front: registry, store, admission chain,
+ * the write pipeline, the in-server controllers (CRDs, namespaces) and the
+ * objects every cluster starts with. The HTTP server (server.ts) and the test
+ * control API (control.ts) both drive this object; extensions receive it.
+ *
+ * Extension points (all plain fields or methods, no subclassing):
+ * - `registry.register(def)` / `registry.setSubresourceHandler(...)`;
+ * - `admission.register(plugin)` (mutating and validating phases);
+ * - `customResourceStrategy` — wraps the strategy of each served CRD version
+ *   (schema validation, pruning, defaulting);
+ * - `routes.push(route)` — extra HTTP paths (e.g. `/openapi/v2`);
+ * - `formatters.push(formatter)` — alternative response encodings (e.g. Table);
+ * - `store.watch(undefined, ...)` — every write, for in-process controllers.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Clock } from '../../clock/clock.ts';
+import type { KubeObject } from '../../k8s/types.ts';
+import { AdmissionChain } from './admission.ts';
+import { builtinResources } from './builtin-resources.ts';
+import { CrdController, type CustomResourceStrategyFactory } from './crd-controller.ts';
+import type { ListResult } from './list.ts';
+import { finalizeSubresource, namespaceLifecycleAdmission, NamespaceController } from './namespace-lifecycle.ts';
+import { ObjectOperations } from './operations.ts';
+import { bindingSubresource, evictionSubresource } from './pod-subresources.ts';
+import type { RequestContext, ResourceDef, UserInfo } from './resource-def.ts';
+import { ResourceRegistry } from './resources.ts';
+import { ObjectStore } from './storage.ts';
+import { ServiceAllocator } from './strategies/service.ts';
+import { SYSTEM_PRIORITY_CLASSES } from './strategies/policy.ts';
+
+export const SYSTEM_USER: UserInfo = { username: 'system:apiserver', uid: 'apiserver', groups: ['system:masters', 'system:authenticated'] };
+
+export const INITIAL_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+/** An extra HTTP route: answers true when it handled the request. */
+export interface Route {
+  /** Path prefix it serves, e.g. `/openapi/`. */
+  prefix: string;
+  /** Whether the route is reachable without a bearer token. */
+  anonymous?: boolean;
+  handle(req: IncomingMessage, res: ServerResponse, url: URL): boolean | Promise<boolean>;
+}
+
+/** An alternative encoding of a GET/LIST answer or of watch events (e.g. `as=Table`). */
+export interface ResponseFormatter {
+  /** A replacement for a single object or list body, or undefined to keep JSON. */
+  format?(input: { accept: string; def: ResourceDef; query: URLSearchParams; object?: KubeObject; list?: ListResult }): { contentType: string; body: string } | undefined;
+  /** A replacement for the object of one watch event, or undefined. */
+  formatWatchObject?(input: { accept: string; def: ResourceDef; query: URLSearchParams; type: string; object: KubeObject }): unknown;
+}
+
+export interface ApiServerCoreOptions {
+  clock: Clock;
+  /** Events kept for watch resume and consistent pagination (default 10,000). */
+  historyLimit?: number;
+}
+
+export class ApiServerCore {
+  readonly clock: Clock;
+  readonly registry = new ResourceRegistry();
+  readonly store: ObjectStore;
+  readonly admission = new AdmissionChain();
+  readonly ops: ObjectOperations;
+  readonly serviceAllocator = new ServiceAllocator();
+  readonly routes: Route[] = [];
+  readonly formatters: ResponseFormatter[] = [];
+  /** The strategy of a custom resource version: the base one unless an extension wraps it. */
+  customResourceStrategy: CustomResourceStrategyFactory = (_crd, _version, base) => base;
+  readonly #pending = new Set<Promise<void>>();
+
+  constructor(options: ApiServerCoreOptions) {
+    this.clock = options.clock;
+    this.store = new ObjectStore(options.historyLimit === undefined ? {} : { historyLimit: options.historyLimit });
+    this.ops = new ObjectOperations({ store: this.store, registry: this.registry, admission: this.admission, now: () => this.clock.now() });
+    for (const def of builtinResources({ serviceAllocator: this.serviceAllocator })) this.registry.register(def);
+    this.registry.setSubresourceHandler('', 'v1', 'pods', 'binding', bindingSubresource(this.ops));
+    this.registry.setSubresourceHandler('', 'v1', 'pods', 'eviction', evictionSubresource(this.ops));
+    this.registry.setSubresourceHandler('', 'v1', 'namespaces', 'finalize', finalizeSubresource(this.ops, this.registry));
+    this.admission.register(namespaceLifecycleAdmission(this.ops));
+
+    const track = (label: string, fn: () => Promise<void>) => this.track(label, fn);
+    const systemContext = () => this.systemContext();
+    const crds = new CrdController({ ops: this.ops, registry: this.registry, strategyFor: () => this.customResourceStrategy, now: () => this.clock.now(), track, systemContext });
+    const namespaces = new NamespaceController({ ops: this.ops, registry: this.registry, track, systemContext });
+    this.store.watch(undefined, undefined, undefined, (e) => {
+      crds.onEvent(e);
+      namespaces.onEvent(e);
+      if (e.type === 'DELETED' && e.resource === '/services') this.serviceAllocator.release(e.object);
+    });
+  }
+
+  /** A context for the server's own writes (controllers, bootstrap). */
+  systemContext(dryRun = false): RequestContext {
+    return { user: SYSTEM_USER, dryRun, warnings: [] };
+  }
+
+  /** Runs follow-up work of the in-server controllers as a tracked activity. */
+  track(label: string, fn: () => Promise<void>): void {
+    const p = this.clock.activity.run(label, fn).catch(() => {});
+    this.#pending.add(p);
+    void p.finally(() => this.#pending.delete(p));
+  }
+
+  /** Resolves when the in-server controllers have nothing running. */
+  async idle(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.all([...this.#pending]);
+  }
+
+  /** The resource of an apiVersion + kind (e.g. for manifests), if served. */
+  resourceFor(apiVersion: string, kind: string): ResourceDef | undefined {
+    const slash = apiVersion.lastIndexOf('/');
+    const group = slash >= 0 ? apiVersion.slice(0, slash) : '';
+    const version = slash >= 0 ? apiVersion.slice(slash + 1) : apiVersion;
+    return this.registry.byKind(group, version, kind);
+  }
+
+  /** Creates what every cluster starts with: namespaces, system priority classes, the `kubernetes` Service. */
+  async bootstrap(): Promise<void> {
+    const ctx = this.systemContext();
+    const ns = this.registry.get('', 'v1', 'namespaces');
+    for (const name of INITIAL_NAMESPACES) {
+      if (ns !== undefined) await this.ops.create(ns, '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, ctx);
+    }
+    const pc = this.registry.get('scheduling.k8s.io', 'v1', 'priorityclasses');
+    for (const c of SYSTEM_PRIORITY_CLASSES) {
+      if (pc !== undefined) {
+        await this.ops.create(pc, '', { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: c.name }, value: c.value, description: c.description }, ctx);
+      }
+    }
+    const svc = this.registry.get('', 'v1', 'services');
+    if (svc !== undefined) {
+      await this.ops.create(
+        svc,
+        'default',
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } },
+          spec: { type: 'ClusterIP', ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }], sessionAffinity: 'None' },
+        },
+        ctx,
+      );
+    }
+  }
+}

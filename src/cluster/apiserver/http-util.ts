@@ -1,0 +1,85 @@
+/**
+ * HTTP plumbing of the API server: writing objects and Status answers (with
+ * `Warning` and `Retry-After` headers), bearer-token authentication, and the
+ * query options every write shares (`dryRun`, `fieldManager`).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { stringify as toYaml } from 'yaml';
+import { notSupported } from '../../k8s/field-errors.ts';
+import { fail, httpCodeOf, invalid, ok, type Result, type Status } from './errors.ts';
+import type { UserInfo } from './resource-def.ts';
+
+/** Quotes a warning the way `Warning: 299 - "..."` headers carry it. */
+function warningHeader(text: string): string {
+  return `299 - ${JSON.stringify(text.replace(/[\r\n]+/g, ' '))}`;
+}
+
+export function wantsYaml(req: IncomingMessage): boolean {
+  const accept = req.headers.accept ?? '';
+  return /(^|,)\s*application\/yaml/.test(accept) && !/application\/json/.test(accept);
+}
+
+/** Sends a JSON (or, when the client asks for it, YAML) body. */
+export function sendBody(req: IncomingMessage, res: ServerResponse, code: number, body: string, warnings: readonly string[] = [], contentType = 'application/json'): void {
+  if (res.headersSent || res.writableEnded) return;
+  if (warnings.length > 0) res.setHeader('Warning', warnings.map(warningHeader));
+  let text = body;
+  let type = contentType;
+  if (contentType === 'application/json' && wantsYaml(req)) {
+    try {
+      text = toYaml(JSON.parse(body) as unknown);
+      type = 'application/yaml';
+    } catch {
+      // Keep JSON if the body is not JSON after all.
+    }
+  }
+  res.writeHead(code, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(text) });
+  res.end(req.method === 'HEAD' ? undefined : text);
+}
+
+export function sendStatus(req: IncomingMessage, res: ServerResponse, status: Status, warnings: readonly string[] = []): void {
+  const retry = status.details?.retryAfterSeconds;
+  if (retry !== undefined && retry > 0 && !res.headersSent) res.setHeader('Retry-After', String(retry));
+  sendBody(req, res, httpCodeOf(status), JSON.stringify(status), warnings);
+}
+
+export function sendText(res: ServerResponse, code: number, text: string): void {
+  if (res.headersSent || res.writableEnded) return;
+  res.writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** The user a request authenticates as, from `Authorization: Bearer <token>`. */
+export function authenticate(req: IncomingMessage, users: ReadonlyMap<string, UserInfo>): UserInfo | undefined {
+  const header = req.headers.authorization ?? '';
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (m === null) return undefined;
+  return users.get(m[1] as string);
+}
+
+export interface WriteQuery {
+  dryRun: boolean;
+  fieldManager?: string;
+  force?: boolean;
+}
+
+/** `dryRun` (only `All`), `fieldManager`, `force`: CreateOptions/UpdateOptions/PatchOptions validation. */
+export function writeQuery(query: URLSearchParams, optionsKind: string): Result<WriteQuery> {
+  const dryRun = query.getAll('dryRun');
+  for (const v of dryRun) {
+    if (v !== 'All') return fail(invalid(optionsKind, 'meta.k8s.io', '', [notSupported('dryRun', v, ['All'])]));
+  }
+  const out: WriteQuery = { dryRun: dryRun.length > 0 };
+  const manager = query.get('fieldManager');
+  if (manager !== null && manager !== '') out.fieldManager = manager;
+  const force = query.get('force');
+  if (force !== null) out.force = force === 'true';
+  return ok(out);
+}
+
+/** A non-negative integer query parameter; undefined when absent, 'invalid' when malformed. */
+export function intParam(query: URLSearchParams, name: string): number | undefined | 'invalid' {
+  const v = query.get(name);
+  if (v === null || v === '') return undefined;
+  return /^[0-9]+$/.test(v) ? Number(v) : 'invalid';
+}

@@ -1,0 +1,112 @@
+/**
+ * PATCH (k8s.io/apiserver/pkg/endpoints/handlers/patch.go): the four patch
+ * content types and what a failure of each answers.
+ *
+ * - `application/json-patch+json` (RFC 6902, `test` included): operations
+ *   apply in order on a copy; the first failure → 422 with the failing
+ *   operation's message as the cause (upstream's generic 422 response);
+ * - `application/merge-patch+json` (RFC 7396);
+ * - `application/strategic-merge-patch+json`: built-in kinds only, with the
+ *   merge keys of `patchMetaForKind`; custom resources → 415 listing the types
+ *   they accept;
+ * - `application/apply-patch+yaml`: server-side apply (apply.ts).
+ * The patched object then goes through the normal update pipeline, re-applied
+ * to the fresh object if a concurrent write wins the race.
+ */
+import { applyPatch } from 'rfc6902';
+import type { Operation } from 'rfc6902';
+import { isPlainObject } from '../../k8s/json.ts';
+import { jsonMergePatch } from '../../k8s/merge-patch.ts';
+import { patchMetaForKind, strategicMergePatch } from '../../k8s/strategic-merge.ts';
+import type { KubeObject } from '../../k8s/types.ts';
+import { applyObject } from './apply.ts';
+import { badRequest, fail, genericServerResponse, internalError, ok, unsupportedMediaType, type Result } from './errors.ts';
+import type { ObjectOperations, WriteOutcome } from './operations.ts';
+import { apiVersionOf, type RequestContext, type ResourceDef } from './resource-def.ts';
+
+export const JSON_PATCH = 'application/json-patch+json';
+export const MERGE_PATCH = 'application/merge-patch+json';
+export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
+export const APPLY_PATCH = 'application/apply-patch+yaml';
+
+/** The patch types a resource accepts, in upstream's order. */
+export function supportedPatchTypes(def: ResourceDef): string[] {
+  const types = [JSON_PATCH, MERGE_PATCH];
+  if (def.builtin && patchMetaForKind(apiVersionOf(def), def.kind) !== undefined) types.push(STRATEGIC_MERGE_PATCH);
+  types.push(APPLY_PATCH);
+  return types;
+}
+
+function missingPathMessage(op: string, path: string): string {
+  return op === 'replace' ? `replace operation does not apply: doc is missing key: ${path}: missing value` : `${op} operation does not apply: doc is missing path: ${JSON.stringify(path)}: missing value`;
+}
+
+/** Applies an RFC 6902 patch to a copy of `target`; the first failing operation stops it. */
+export function applyJsonPatch(target: KubeObject, patch: unknown): Result<unknown> {
+  if (!Array.isArray(patch)) return fail(badRequest(`json: cannot unmarshal ${patch === null ? 'null' : typeof patch} into Go value of type jsonpatch.Patch`));
+  const doc: unknown = structuredClone(target);
+  for (const raw of patch as unknown[]) {
+    if (!isPlainObject(raw) || typeof raw.op !== 'string' || typeof raw.path !== 'string') {
+      return fail(genericServerResponse(422, 'Unexpected kind: unknown'));
+    }
+    if (!['add', 'remove', 'replace', 'move', 'copy', 'test'].includes(raw.op)) return fail(genericServerResponse(422, `Unexpected kind: ${raw.op}`));
+    if (['add', 'replace', 'test'].includes(raw.op) && !('value' in raw)) return fail(genericServerResponse(422, `missing value for operation ${raw.op}`));
+    const [result] = applyPatch(doc, [raw as unknown as Operation]);
+    if (result === null || result === undefined) continue;
+    if (result.name === 'TestError') return fail(genericServerResponse(422, `testing value ${raw.path} failed: test failed`));
+    if (result.name === 'MissingError') return fail(genericServerResponse(422, missingPathMessage(raw.op, raw.path)));
+    return fail(genericServerResponse(422, result.message));
+  }
+  return ok(doc);
+}
+
+/** The object `patch` (of `patchType`, already parsed) makes of `current`. */
+export function applyPatchBody(def: ResourceDef, current: KubeObject, patchType: string, patch: unknown): Result<unknown> {
+  switch (patchType) {
+    case JSON_PATCH:
+      return applyJsonPatch(current, patch);
+    case MERGE_PATCH:
+      return ok(jsonMergePatch(current, patch));
+    case STRATEGIC_MERGE_PATCH: {
+      const meta = def.builtin ? patchMetaForKind(apiVersionOf(def), def.kind) : undefined;
+      if (meta === undefined) return fail(unsupportedMediaType(supportedPatchTypes(def)));
+      const result = strategicMergePatch(current, patch, meta);
+      if (result.ok) return ok(result.value);
+      // Upstream passes unrecognised merge errors through as internal errors; malformed documents are bad requests.
+      return fail(result.error.includes('does not contain declared merge key') ? internalError(result.error) : badRequest(result.error));
+    }
+    default:
+      return fail(unsupportedMediaType(supportedPatchTypes(def)));
+  }
+}
+
+export interface PatchRequest {
+  patchType: string;
+  /** The parsed body (JSON, or YAML for apply). */
+  body: unknown;
+  subresource: string;
+  fieldManager?: string;
+  force?: boolean;
+  options?: Record<string, unknown>;
+}
+
+/** PATCH of a main resource or `/status`. */
+export async function patchObject(ops: ObjectOperations, def: ResourceDef, namespace: string, name: string, req: PatchRequest, ctx: RequestContext): Promise<Result<WriteOutcome>> {
+  if (!supportedPatchTypes(def).includes(req.patchType)) return fail(unsupportedMediaType(supportedPatchTypes(def)));
+  if (req.patchType === APPLY_PATCH) return applyObject(ops, def, namespace, name, req, ctx);
+  return ops.updateWith(
+    def,
+    namespace,
+    name,
+    ctx,
+    req.subresource,
+    req.options ?? {},
+    async (current) => {
+      if (current === undefined) return fail(badRequest('no object to patch'));
+      const patched = applyPatchBody(def, current, req.patchType, req.body);
+      if (!patched.ok) return patched;
+      return ops.checkBody(def, patched.value);
+    },
+    'never',
+  );
+}
