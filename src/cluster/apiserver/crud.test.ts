@@ -10,7 +10,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
 import { VirtualClock } from '../../clock/virtual-clock.ts';
-import type { KubeObject } from '../../k8s/types.ts';
 import type { ServingCertificate } from './certs.ts';
 import { deployment, expectStatus, pod, startTestCluster, testCertificate, type TestCluster } from './test-support.ts';
 
@@ -35,7 +34,7 @@ const rv = (o: { metadata?: { resourceVersion?: string } }) => Number(o.metadata
 
 describe('create', () => {
   test('fills uid, creationTimestamp from the clock, resourceVersion, and pod defaults', async () => {
-    const created = await c.core.createNamespacedPod({ namespace: 'default', body: pod('create-a') as k8s.V1Pod });
+    const created = await c.core.createNamespacedPod({ namespace: 'default', body: pod('create-a') });
     assert.match(created.metadata?.uid ?? '', /^[0-9a-f-]{36}$/);
     assert.equal(created.metadata?.creationTimestamp?.toISOString(), '2026-01-01T00:00:00.000Z');
     assert.ok(rv(created) > 0);
@@ -100,7 +99,7 @@ describe('create', () => {
 
   test('dryRun=All runs everything and stores nothing', async () => {
     const before = c.server.control.resourceVersion;
-    const created = await c.core.createNamespacedPod({ namespace: 'default', body: pod('dry') as k8s.V1Pod, dryRun: 'All' });
+    const created = await c.core.createNamespacedPod({ namespace: 'default', body: pod('dry'), dryRun: 'All' });
     assert.equal(created.metadata?.name, 'dry');
     assert.equal(created.spec?.restartPolicy, 'Always');
     assert.equal(c.server.control.resourceVersion, before);
@@ -122,7 +121,7 @@ describe('update and resourceVersion', () => {
   });
 
   test('a stale resourceVersion is a 409 Conflict with the upstream message', async () => {
-    const a = await c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('conflict') as k8s.V1Deployment });
+    const a = await c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('conflict') });
     await c.apps.patchNamespacedDeployment({ name: 'conflict', namespace: 'default', body: { spec: { replicas: 2 } } }, merge);
     const s = await expectStatus(() => c.apps.replaceNamespacedDeployment({ name: 'conflict', namespace: 'default', body: { ...a, spec: { ...a.spec!, replicas: 5 } } }));
     assert.equal(s.code, 409);
@@ -162,7 +161,7 @@ describe('update and resourceVersion', () => {
 
 describe('generation', () => {
   test('1 on create, +1 per spec change, unchanged by metadata-only and status writes', async () => {
-    const d = await c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('gen') as k8s.V1Deployment });
+    const d = await c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('gen') });
     assert.equal(d.metadata?.generation, 1);
     const labels = await c.apps.patchNamespacedDeployment({ name: 'gen', namespace: 'default', body: { metadata: { labels: { extra: 'x' } } } }, merge);
     assert.equal(labels.metadata?.generation, 1);
@@ -176,14 +175,14 @@ describe('generation', () => {
   });
 
   test('pods have no generation', async () => {
-    const p = await c.core.createNamespacedPod({ namespace: 'default', body: pod('nogen') as k8s.V1Pod });
+    const p = await c.core.createNamespacedPod({ namespace: 'default', body: pod('nogen') });
     assert.equal(p.metadata?.generation, undefined);
   });
 });
 
 describe('status subresource isolation', () => {
   test('writes to the main resource ignore status; writes to status ignore spec', async () => {
-    await c.apps.createNamespacedDeployment({ namespace: 'default', body: { ...deployment('iso'), status: { replicas: 9 } } as k8s.V1Deployment });
+    await c.apps.createNamespacedDeployment({ namespace: 'default', body: { ...deployment('iso'), status: { replicas: 9 } } });
     const created = await c.apps.readNamespacedDeployment({ name: 'iso', namespace: 'default' });
     assert.equal(created.status?.replicas, undefined, 'status is reset on create');
     const main = await c.apps.patchNamespacedDeployment({ name: 'iso', namespace: 'default', body: { spec: { replicas: 2 }, status: { replicas: 7 } } }, merge);
@@ -261,7 +260,7 @@ describe('patch', () => {
 
 describe('scale subresource', () => {
   test('reads and writes spec.replicas, with the selector as a string', async () => {
-    await c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('scaled', 2) as k8s.V1Deployment });
+    await c.apps.createNamespacedDeployment({ namespace: 'default', body: deployment('scaled', 2) });
     const scale = await c.apps.readNamespacedDeploymentScale({ name: 'scaled', namespace: 'default' });
     assert.equal(scale.kind, 'Scale');
     assert.equal(scale.apiVersion, 'autoscaling/v1');
@@ -293,7 +292,7 @@ describe('deletecollection', () => {
 
 describe('KubernetesObjectApi (discovery-driven generic client)', () => {
   test('create, read, patch and delete a Deployment', async () => {
-    const spec = deployment('generic') as KubeObject & k8s.KubernetesObject;
+    const spec: k8s.KubernetesObject = deployment('generic');
     spec.metadata = { ...spec.metadata, namespace: 'default' };
     const created = await c.objects.create(spec);
     assert.equal(created.metadata?.name, 'generic');

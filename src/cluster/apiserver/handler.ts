@@ -134,7 +134,7 @@ export class HttpHandler {
     const key: RequestKey = { group: def.group, resource: def.plural, verb: info.verb, subresource: info.subresource, namespace, name: info.name };
     this.#control.recordRequest(key);
     const fault = this.#control.takeFault(key);
-    if (fault?.delayMs !== undefined && fault.delayMs > 0) await this.#core.clock.sleep(fault.delayMs);
+    if (fault?.delayMs !== undefined && fault.delayMs > 0) await this.#core.clock.sleep(fault.delayMs, undefined, { name: 'apiserver injected latency' });
     const faultStatus = fault === undefined ? undefined : this.#control.faultStatus(fault, key);
     if (faultStatus !== undefined) {
       req.resume();

@@ -21,6 +21,7 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { formatTime } from '../../k8s/time.ts';
 import { isPlainObject } from '../../k8s/json.ts';
 import { asString } from '../../k8s/raw-json.ts';
+import type { FieldError } from '../../k8s/field-errors.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import type { AdmissionChain, AdmissionOperation } from './admission.ts';
 import {
@@ -75,6 +76,8 @@ export interface CommitOptions {
   options?: Record<string, unknown>;
   /** Replaces the strategy's PrepareForUpdate (subresources with their own strategy, e.g. namespaces/finalize). */
   prepare?: (next: KubeObject, current: KubeObject, ctx: StrategyContext) => void;
+  /** Replaces the strategy's update validation (pods/binding may set spec.nodeName, which a pod update may not). */
+  validate?: (next: KubeObject, current: KubeObject, ctx: StrategyContext) => FieldError[];
 }
 
 const MAX_UPDATE_ATTEMPTS = 16;
@@ -321,7 +324,8 @@ export class ObjectOperations {
     else if (opts.subresource === 'status') prepareStatusUpdate(def, next, current, sctx);
     else prepareUpdate(def, next, current, sctx);
     const errors = validateUpdateMeta(next, current);
-    if (opts.subresource === 'status') errors.push(...(def.strategy.validateStatusUpdate?.(next, current, sctx) ?? []));
+    if (opts.validate !== undefined) errors.push(...opts.validate(next, current, sctx));
+    else if (opts.subresource === 'status') errors.push(...(def.strategy.validateStatusUpdate?.(next, current, sctx) ?? []));
     else errors.push(...(def.strategy.validateUpdate?.(next, current, sctx) ?? []));
     if (errors.length > 0) return fail(invalid(def.kind, def.group, name, errors));
     const attrs = this.#attributes('UPDATE', def, opts.subresource, ns, name, opts.admissionObject ?? next, opts.admissionOldObject ?? current, ctx, opts.options ?? {});

@@ -82,7 +82,7 @@ export function bindingSubresource(ops: ObjectOperations): SubresourceHandler {
         conditions.push({ type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: formatTime(ops.now()) });
         status['conditions'] = conditions;
         next.status = status;
-        const result = await ops.commitUpdate(req.resource, current, next, req.context, { subresource: 'binding', prepare: () => {} });
+        const result = await ops.commitUpdate(req.resource, current, next, req.context, { subresource: 'binding', prepare: () => {}, validate: () => [] });
         if (result === 'conflict') continue;
         if (!result.ok) return result;
         return ok({ code: 201, body: created() });

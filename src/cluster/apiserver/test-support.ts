@@ -77,6 +77,8 @@ export function rawRequest(server: ApiServer, method: string, path: string, opti
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
     if (options.token !== null) headers['Authorization'] = `Bearer ${options.token ?? server.token}`;
     if (options.contentType !== undefined) headers['Content-Type'] = options.contentType;
+    // Node does not chunk DELETE bodies by default: frame them explicitly.
+    if (options.body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(options.body));
     const req = request({ host: server.host, port: server.port, method, path, ca: server.caPem, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
@@ -145,9 +147,9 @@ export function rawWatch(server: ApiServer, path: string, headers: Record<string
   };
 }
 
-export function pod(name: string, extra: { labels?: Record<string, string>; nodeName?: string; namespace?: string } = {}): KubeObject {
-  const spec: Record<string, unknown> = { containers: [{ name: 'app', image: 'nginx:1.25' }] };
-  if (extra.nodeName !== undefined) spec['nodeName'] = extra.nodeName;
+export function pod(name: string, extra: { labels?: Record<string, string>; nodeName?: string; namespace?: string } = {}): k8s.V1Pod {
+  const spec: k8s.V1PodSpec = { containers: [{ name: 'app', image: 'nginx:1.25' }] };
+  if (extra.nodeName !== undefined) spec.nodeName = extra.nodeName;
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -156,7 +158,7 @@ export function pod(name: string, extra: { labels?: Record<string, string>; node
   };
 }
 
-export function deployment(name: string, replicas = 1): KubeObject {
+export function deployment(name: string, replicas = 1): k8s.V1Deployment {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
