@@ -196,6 +196,7 @@ export class ObjectStore {
   listAt(resource: string, namespace: string | undefined, rv: number): SnapshotResult {
     if (rv < this.#horizon) return { ok: false, reason: 'tooOld', oldest: this.#horizon };
     if (rv > this.#rv) return { ok: false, reason: 'future', current: this.#rv };
+    if (rv === this.#rv) return { ok: true, items: this.list(resource, namespace) };
     const state = new Map<string, KubeObject | undefined>();
     for (const obj of this.list(resource, namespace)) {
       const { namespace: ns, name } = identity(obj);

@@ -1,0 +1,46 @@
+/**
+ * The embedded Kubernetes API server: public entry points.
+ *
+ * - start one: `startApiServer({ clock })` (server.ts) → `ApiServer`
+ *   (url, caPem, token, kubeconfig(), control, core, close());
+ * - drive it from tests: `server.control` (control.ts);
+ * - extend it: `server.core` (core.ts) — registry, admission chain,
+ *   `customResourceStrategy`, routes, formatters — or pass `plugins` to
+ *   `startApiServer` to extend it before the first request.
+ * Module map: resources.ts (registry) · resource-def.ts (types) · storage.ts ·
+ * operations.ts (create/update pipeline) · patch.ts · apply.ts · delete.ts ·
+ * scale.ts · list.ts · watch.ts · discovery.ts · handler.ts · errors.ts ·
+ * strategies/* · crd-controller.ts · namespace-lifecycle.ts · pod-subresources.ts.
+ */
+export { startApiServer, ADMIN_USER, type ApiServer, type ApiServerOptions, type ApiServerPlugin } from './server.ts';
+export { ApiServerCore, SYSTEM_USER, INITIAL_NAMESPACES, type Route, type ResponseFormatter } from './core.ts';
+export { ApiServerControl, type FaultSpec, type FaultHandle } from './control.ts';
+export { ResourceRegistry } from './resources.ts';
+export type {
+  GroupVersionKind,
+  RequestContext,
+  ResourceConversion,
+  ResourceDef,
+  ResourceStrategy,
+  ScaleSpec,
+  StrategyContext,
+  SubresourceHandler,
+  SubresourceRequest,
+  SubresourceResponse,
+  UserInfo,
+} from './resource-def.ts';
+export { apiVersionOf, storageKey } from './resource-def.ts';
+export { AdmissionChain, type AdmissionAttributes, type AdmissionDecision, type AdmissionOperation, type AdmissionPlugin } from './admission.ts';
+export type { CustomResourceStrategyFactory } from './crd-controller.ts';
+export { customResourceDefs } from './crd-controller.ts';
+export { ObjectOperations, type WriteOutcome, type CommitOptions } from './operations.ts';
+export { deleteObject, deleteCollection, parseDeleteOptions, type DeleteOptions, type DeleteOutcome } from './delete.ts';
+export { patchObject, supportedPatchTypes, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH } from './patch.ts';
+export { getScale, updateScale, scaleOf, SCALE_KIND } from './scale.ts';
+export { ObjectStore, type StoreEvent, type WatchEventType } from './storage.ts';
+export { BINDING_KIND, EVICTION_KIND } from './pod-subresources.ts';
+export * as apiErrors from './errors.ts';
+export type { Status, Result } from './errors.ts';
+export { createCertificateAuthority, issueServingCertificate, generateServingCertificate, type CertificateAuthority, type ServingCertificate } from './certs.ts';
+export { renderKubeconfig } from './kubeconfig.ts';
+export { SERVER_VERSION } from './discovery.ts';
