@@ -1,0 +1,342 @@
+/**
+ * `Store<T>`: the local cache a `Watcher` fills, keyed `namespace/name`
+ * (`name` for cluster-scoped objects), with secondary indexes and change
+ * handlers; `Informer` bundles the two.
+ *
+ * Invariants:
+ * - `transform` runs once per object before it is cached (the manager keeps
+ *   a few hundred bytes per pod this way); it must keep `metadata.name`,
+ *   `namespace` and `resourceVersion`, which the store reads;
+ * - a relist (init … initDone) is buffered and swapped in at once: handlers
+ *   then see deletes for vanished objects, updates for changed ones (by
+ *   resourceVersion), adds for new ones, and the store already holds the
+ *   complete new state when they run;
+ * - an object whose resourceVersion did not change raises no event;
+ * - handlers run synchronously, in registration order; one that throws is
+ *   logged and does not stop the others or the store;
+ * - objects handed out ARE the cached ones: callers must never mutate them
+ *   (index values would go stale). `freeze: true` deep-freezes them so a
+ *   mutation throws in tests and development.
+ * Start at `handle`.
+ */
+import type { KubeObject } from '../k8s/types.ts';
+import { describeError } from './errors.ts';
+import { silentLogger, type Logger } from './logger.ts';
+import { Watcher, type WatcherEvent, type WatcherOptions } from './watcher.ts';
+
+export type IndexFunc<T> = (obj: T) => string[];
+
+export interface StoreOptions<T extends KubeObject> {
+  /** Shrinks or reshapes objects before caching (keep name, namespace, resourceVersion). */
+  transform?: (obj: KubeObject) => T;
+  /** Deep-freeze cached objects (tests, development). */
+  freeze?: boolean;
+  log?: Logger;
+  /** Shown in logs. */
+  name?: string;
+}
+
+/** The cache key: `namespace/name`, or `name` for cluster-scoped objects. */
+export function objectKey(obj: KubeObject): string {
+  const ns = obj.metadata?.namespace;
+  const name = obj.metadata?.name ?? '';
+  return ns === undefined || ns === '' ? name : `${ns}/${name}`;
+}
+
+/** The key of `name` in `namespace` ('' or omitted for cluster-scoped). */
+export function keyOf(namespace: string | undefined, name: string): string {
+  return namespace === undefined || namespace === '' ? name : `${namespace}/${name}`;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+export const NAMESPACE_INDEX = 'namespace';
+
+interface Index<T> {
+  fn: IndexFunc<T>;
+  entries: Map<string, Set<string>>;
+}
+
+type Change<T> = { type: 'add'; obj: T } | { type: 'update'; old: T; obj: T } | { type: 'delete'; obj: T };
+
+export class Store<T extends KubeObject = KubeObject> {
+  readonly #items = new Map<string, T>();
+  readonly #indexes = new Map<string, Index<T>>();
+  readonly #transform: (obj: KubeObject) => T;
+  readonly #freeze: boolean;
+  readonly #log: Logger;
+  readonly #name: string;
+  #buffer: Map<string, T> | undefined;
+  #synced = false;
+  #syncWaiters: (() => void)[] = [];
+  #resourceVersion = '';
+  #onAdd: ((obj: T) => void)[] = [];
+  #onUpdate: ((old: T, obj: T) => void)[] = [];
+  #onDelete: ((obj: T) => void)[] = [];
+
+  constructor(options: StoreOptions<T> = {}) {
+    this.#transform = options.transform ?? ((obj) => obj as T);
+    this.#freeze = options.freeze ?? false;
+    this.#log = options.log ?? silentLogger;
+    this.#name = options.name ?? 'store';
+    this.addIndex(NAMESPACE_INDEX, (obj) => [obj.metadata?.namespace ?? '']);
+  }
+
+  /** The watcher sink: apply one watcher event. */
+  readonly handle = (event: WatcherEvent): void => {
+    switch (event.type) {
+      case 'init':
+        this.#buffer = new Map();
+        return;
+      case 'initApply': {
+        const obj = this.#prepare(event.object);
+        (this.#buffer ??= new Map()).set(objectKey(obj), obj);
+        return;
+      }
+      case 'initDone':
+        this.#swap(this.#buffer ?? new Map());
+        this.#buffer = undefined;
+        this.#resourceVersion = event.resourceVersion;
+        this.#markSynced();
+        return;
+      case 'apply': {
+        const obj = this.#prepare(event.object);
+        const key = objectKey(obj);
+        const old = this.#items.get(key);
+        this.#resourceVersion = obj.metadata?.resourceVersion ?? this.#resourceVersion;
+        if (old !== undefined && old.metadata?.resourceVersion === obj.metadata?.resourceVersion) return;
+        this.#put(key, obj, old);
+        this.#emit(old === undefined ? [{ type: 'add', obj }] : [{ type: 'update', old, obj }]);
+        return;
+      }
+      case 'delete': {
+        const obj = this.#prepare(event.object);
+        const key = objectKey(obj);
+        this.#resourceVersion = obj.metadata?.resourceVersion ?? this.#resourceVersion;
+        const old = this.#items.get(key);
+        if (old === undefined) return;
+        this.#remove(key, old);
+        this.#emit([{ type: 'delete', obj }]);
+        return;
+      }
+      case 'bookmark':
+        this.#resourceVersion = event.resourceVersion;
+        return;
+    }
+  };
+
+  get(namespace: string | undefined, name: string): T | undefined {
+    return this.#items.get(keyOf(namespace, name));
+  }
+
+  getByKey(key: string): T | undefined {
+    return this.#items.get(key);
+  }
+
+  /** Every cached object, or those of one namespace. */
+  list(namespace?: string): T[] {
+    if (namespace === undefined) return [...this.#items.values()];
+    return this.byIndex(NAMESPACE_INDEX, namespace);
+  }
+
+  keys(): string[] {
+    return [...this.#items.keys()];
+  }
+
+  get size(): number {
+    return this.#items.size;
+  }
+
+  /** The objects whose index function returned `value`. */
+  byIndex(index: string, value: string): T[] {
+    const keys = this.#indexes.get(index)?.entries.get(value);
+    if (keys === undefined) return [];
+    const out: T[] = [];
+    for (const key of keys) {
+      const obj = this.#items.get(key);
+      if (obj !== undefined) out.push(obj);
+    }
+    return out;
+  }
+
+  /** The values of an index that have at least one object. */
+  indexValues(index: string): string[] {
+    return [...(this.#indexes.get(index)?.entries.keys() ?? [])];
+  }
+
+  /** Adds (or replaces) an index; existing objects are indexed at once. */
+  addIndex(name: string, fn: IndexFunc<T>): void {
+    const index: Index<T> = { fn, entries: new Map() };
+    this.#indexes.set(name, index);
+    for (const [key, obj] of this.#items) this.#indexOne(index, key, obj);
+  }
+
+  onAdd(fn: (obj: T) => void): () => void {
+    this.#onAdd.push(fn);
+    return () => (this.#onAdd = this.#onAdd.filter((f) => f !== fn));
+  }
+
+  onUpdate(fn: (old: T, obj: T) => void): () => void {
+    this.#onUpdate.push(fn);
+    return () => (this.#onUpdate = this.#onUpdate.filter((f) => f !== fn));
+  }
+
+  onDelete(fn: (obj: T) => void): () => void {
+    this.#onDelete.push(fn);
+    return () => (this.#onDelete = this.#onDelete.filter((f) => f !== fn));
+  }
+
+  /** True once a first complete list has been swapped in. */
+  hasSynced(): boolean {
+    return this.#synced;
+  }
+
+  /** The last resourceVersion seen (list, event or bookmark). */
+  get resourceVersion(): string {
+    return this.#resourceVersion;
+  }
+
+  /** Resolves at the first complete list; rejects with the signal's reason when aborted first. */
+  waitForSync(signal?: AbortSignal): Promise<void> {
+    if (this.#synced) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted === true) {
+        reject(signal.reason);
+        return;
+      }
+      const done = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        this.#syncWaiters = this.#syncWaiters.filter((w) => w !== done);
+        reject(signal?.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#syncWaiters.push(done);
+    });
+  }
+
+  // ---- internals ----
+
+  #prepare(raw: KubeObject): T {
+    const obj = this.#transform(raw);
+    return this.#freeze ? deepFreeze(obj) : obj;
+  }
+
+  #markSynced(): void {
+    if (this.#synced) return;
+    this.#synced = true;
+    const waiters = this.#syncWaiters;
+    this.#syncWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  #swap(next: Map<string, T>): void {
+    const changes: Change<T>[] = [];
+    for (const [key, old] of [...this.#items]) {
+      if (next.has(key)) continue;
+      this.#remove(key, old);
+      changes.push({ type: 'delete', obj: old });
+    }
+    for (const [key, obj] of next) {
+      const old = this.#items.get(key);
+      if (old === undefined) {
+        this.#put(key, obj, undefined);
+        changes.push({ type: 'add', obj });
+      } else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) {
+        this.#put(key, obj, old);
+        changes.push({ type: 'update', old, obj });
+      }
+    }
+    this.#emit(changes);
+  }
+
+  #put(key: string, obj: T, old: T | undefined): void {
+    if (old !== undefined) for (const index of this.#indexes.values()) this.#unindexOne(index, key, old);
+    this.#items.set(key, obj);
+    for (const index of this.#indexes.values()) this.#indexOne(index, key, obj);
+  }
+
+  #remove(key: string, old: T): void {
+    for (const index of this.#indexes.values()) this.#unindexOne(index, key, old);
+    this.#items.delete(key);
+  }
+
+  #values(index: Index<T>, obj: T): string[] {
+    try {
+      return index.fn(obj);
+    } catch (err) {
+      this.#log.error({ store: this.#name, key: objectKey(obj), err: describeError(err) }, 'index function failed');
+      return [];
+    }
+  }
+
+  #indexOne(index: Index<T>, key: string, obj: T): void {
+    for (const value of this.#values(index, obj)) {
+      let keys = index.entries.get(value);
+      if (keys === undefined) index.entries.set(value, (keys = new Set()));
+      keys.add(key);
+    }
+  }
+
+  #unindexOne(index: Index<T>, key: string, obj: T): void {
+    for (const value of this.#values(index, obj)) {
+      const keys = index.entries.get(value);
+      if (keys === undefined) continue;
+      keys.delete(key);
+      if (keys.size === 0) index.entries.delete(value);
+    }
+  }
+
+  #emit(changes: Change<T>[]): void {
+    for (const change of changes) {
+      const handlers: ((...args: T[]) => void)[] = change.type === 'add' ? this.#onAdd : change.type === 'update' ? this.#onUpdate : this.#onDelete;
+      for (const handler of handlers) {
+        try {
+          if (change.type === 'update') handler(change.old, change.obj);
+          else handler(change.obj);
+        } catch (err) {
+          this.#log.error({ store: this.#name, key: objectKey(change.obj), event: change.type, err: describeError(err) }, 'event handler failed');
+        }
+      }
+    }
+  }
+}
+
+export type InformerOptions<T extends KubeObject> = WatcherOptions & StoreOptions<T> & { indexes?: Record<string, IndexFunc<T>> };
+
+/** A watcher feeding a store: `start()`, `waitForSync()`, read `store`, `stop()`. */
+export class Informer<T extends KubeObject = KubeObject> {
+  readonly store: Store<T>;
+  readonly watcher: Watcher;
+
+  constructor(options: InformerOptions<T>) {
+    const storeOptions: StoreOptions<T> = {};
+    if (options.transform !== undefined) storeOptions.transform = options.transform;
+    if (options.freeze !== undefined) storeOptions.freeze = options.freeze;
+    if (options.log !== undefined) storeOptions.log = options.log;
+    storeOptions.name = options.name ?? options.ref.resource;
+    this.store = new Store<T>(storeOptions);
+    for (const [name, fn] of Object.entries(options.indexes ?? {})) this.store.addIndex(name, fn);
+    this.watcher = new Watcher(options, this.store.handle);
+  }
+
+  start(): void {
+    this.watcher.start();
+  }
+
+  stop(): Promise<void> {
+    return this.watcher.stop();
+  }
+
+  waitForSync(signal?: AbortSignal): Promise<void> {
+    return this.store.waitForSync(signal);
+  }
+}
