@@ -11,7 +11,9 @@ import type { UserInfo } from './resource-def.ts';
 
 /** Quotes a warning the way `Warning: 299 - "..."` headers carry it. */
 function warningHeader(text: string): string {
-  return `299 - ${JSON.stringify(text.replace(/[\r\n]+/g, ' '))}`;
+  // Header values must be printable ASCII: anything else travels as a JSON \u escape.
+  const quoted = JSON.stringify(text.replace(/[\r\n]+/g, ' ')).replace(/[^\x20-\x7e]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return `299 - ${quoted}`;
 }
 
 export function wantsYaml(req: IncomingMessage): boolean {
