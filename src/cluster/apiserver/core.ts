@@ -21,6 +21,7 @@ import { builtinResources } from './builtin-resources.ts';
 import { CrdController, type CustomResourceStrategyFactory } from './crd-controller.ts';
 import type { ListResult } from './list.ts';
 import { finalizeSubresource, namespaceLifecycleAdmission, NamespaceController } from './namespace-lifecycle.ts';
+import { NamespaceDefaults } from './namespace-defaults.ts';
 import { ObjectOperations } from './operations.ts';
 import { bindingSubresource, evictionSubresource } from './pod-subresources.ts';
 import type { RequestContext, ResourceDef, UserInfo } from './resource-def.ts';
@@ -54,6 +55,8 @@ export interface ApiServerCoreOptions {
   clock: Clock;
   /** Events kept for watch resume and consistent pagination (default 10,000). */
   historyLimit?: number;
+  /** The cluster CA, published in every namespace as the kube-root-ca.crt ConfigMap. */
+  caPem?: string;
 }
 
 export class ApiServerCore {
@@ -83,9 +86,11 @@ export class ApiServerCore {
     const systemContext = () => this.systemContext();
     const crds = new CrdController({ ops: this.ops, registry: this.registry, strategyFor: () => this.customResourceStrategy, now: () => this.clock.now(), track, systemContext });
     const namespaces = new NamespaceController({ ops: this.ops, registry: this.registry, track, systemContext });
+    const defaults = new NamespaceDefaults({ ops: this.ops, registry: this.registry, caPem: options.caPem, track, systemContext });
     this.store.watch(undefined, undefined, undefined, (e) => {
       crds.onEvent(e);
       namespaces.onEvent(e);
+      defaults.onEvent(e);
       if (e.type === 'DELETED' && e.resource === '/services') this.serviceAllocator.release(e.object);
     });
   }
@@ -115,7 +120,10 @@ export class ApiServerCore {
     return this.registry.byKind(group, version, kind);
   }
 
-  /** Creates what every cluster starts with: namespaces, system priority classes, the `kubernetes` Service. */
+  /**
+   * Creates what every cluster starts with: namespaces (each with its `default`
+   * ServiceAccount and kube-root-ca.crt), system priority classes, the `kubernetes` Service.
+   */
   async bootstrap(): Promise<void> {
     const ctx = this.systemContext();
     const ns = this.registry.get('', 'v1', 'namespaces');
@@ -142,5 +150,6 @@ export class ApiServerCore {
         ctx,
       );
     }
+    await this.idle();
   }
 }

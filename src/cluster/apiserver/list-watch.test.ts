@@ -109,7 +109,8 @@ describe('pagination', () => {
   test('limit + continue walk a consistent snapshot', async () => {
     const first = await c.core.listNamespacedConfigMap({ namespace: 'page', limit: 3 });
     assert.deepEqual(names(first), ['cm-1', 'cm-2', 'cm-3']);
-    assert.equal(first.metadata?.remainingItemCount, 4);
+    // Every namespace also holds the kube-root-ca.crt ConfigMap, which sorts last.
+    assert.equal(first.metadata?.remainingItemCount, 5);
     assert.ok(first.metadata?._continue);
     // Changes after the first page do not show in later pages.
     await c.core.deleteNamespacedConfigMap({ name: 'cm-5', namespace: 'page' });
@@ -118,10 +119,10 @@ describe('pagination', () => {
     assert.deepEqual(names(second), ['cm-4', 'cm-5', 'cm-6']);
     assert.equal(second.metadata?.resourceVersion, first.metadata?.resourceVersion);
     const third = await c.core.listNamespacedConfigMap({ namespace: 'page', limit: 3, _continue: second.metadata?._continue ?? '' });
-    assert.deepEqual(names(third), ['cm-7']);
+    assert.deepEqual(names(third), ['cm-7', 'kube-root-ca.crt']);
     assert.equal(third.metadata?._continue, undefined);
     const now = await c.core.listNamespacedConfigMap({ namespace: 'page' });
-    assert.deepEqual(names(now), ['cm-1', 'cm-2', 'cm-3', 'cm-4', 'cm-6', 'cm-7', 'cm-8']);
+    assert.deepEqual(names(now), ['cm-1', 'cm-2', 'cm-3', 'cm-4', 'cm-6', 'cm-7', 'cm-8', 'kube-root-ca.crt']);
   });
 
   test('a continue token older than the history is a 410 Expired carrying a token to go on inconsistently', async () => {
@@ -136,7 +137,7 @@ describe('pagination', () => {
     assert.ok(status.metadata.continue);
     const rest = await rawRequest(c.server, 'GET', `/api/v1/namespaces/page/configmaps?continue=${encodeURIComponent(status.metadata.continue ?? '')}`);
     assert.equal(rest.status, 200);
-    assert.deepEqual(names(rest.json as { items: { metadata: { name: string } }[] }), ['cm-3', 'cm-4', 'cm-6', 'cm-7', 'cm-8', 'cm-9']);
+    assert.deepEqual(names(rest.json as { items: { metadata: { name: string } }[] }), ['cm-3', 'cm-4', 'cm-6', 'cm-7', 'cm-8', 'cm-9', 'kube-root-ca.crt']);
   });
 
   test('a garbled continue token is a 400', async () => {
@@ -164,11 +165,11 @@ describe('watch', () => {
   test('without resourceVersion: ADDED for what exists, then live events', async () => {
     await c.core.createNamespacedConfigMap({ namespace: 'w', body: { metadata: { name: 'pre' } } });
     const w = rawWatch(c.server, '/api/v1/namespaces/w/configmaps?watch=true');
-    await w.next(1);
-    await c.core.createNamespacedConfigMap({ namespace: 'w', body: { metadata: { name: 'live' } } });
     await w.next(2);
+    await c.core.createNamespacedConfigMap({ namespace: 'w', body: { metadata: { name: 'live' } } });
+    await w.next(3);
     w.stop();
-    assert.deepEqual(w.events.map((e) => `${e.type} ${e.object.metadata?.name ?? ''}`), ['ADDED pre', 'ADDED live']);
+    assert.deepEqual(w.events.map((e) => `${e.type} ${e.object.metadata?.name ?? ''}`), ['ADDED kube-root-ca.crt', 'ADDED pre', 'ADDED live']);
     assert.equal(w.events[0]?.object.kind, 'ConfigMap');
   });
 

@@ -63,7 +63,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const host = options.host ?? '127.0.0.1';
   const token = options.token ?? randomBytes(24).toString('hex');
   const certificate = options.certificate ?? generateServingCertificate();
-  const core = new ApiServerCore(options.historyLimit === undefined ? { clock: options.clock } : { clock: options.clock, historyLimit: options.historyLimit });
+  const core = new ApiServerCore({ clock: options.clock, caPem: certificate.caPem, ...(options.historyLimit === undefined ? {} : { historyLimit: options.historyLimit }) });
   for (const plugin of options.plugins ?? []) await plugin(core);
   await core.bootstrap();
 

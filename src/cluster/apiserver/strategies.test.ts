@@ -54,6 +54,21 @@ describe('bootstrap', () => {
   });
 });
 
+describe('namespace defaults', () => {
+  test('every namespace gets the default ServiceAccount and kube-root-ca.crt, re-created when deleted', async () => {
+    await create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'fresh' } });
+    await server.core.idle();
+    assert.ok(server.control.get('v1', 'ServiceAccount', 'fresh', 'default').ok);
+    const ca = server.control.get('v1', 'ConfigMap', 'fresh', 'kube-root-ca.crt');
+    assert.ok(ca.ok);
+    assert.equal((ca.value['data'] as Record<string, string>)['ca.crt'], server.caPem);
+    const deleted = await server.control.delete('v1', 'ServiceAccount', 'fresh', 'default');
+    assert.ok(deleted.ok);
+    await server.core.idle();
+    assert.ok(server.control.get('v1', 'ServiceAccount', 'fresh', 'default').ok);
+  });
+});
+
 describe('defaults', () => {
   test('imagePullPolicy follows the tag: latest or none → Always, anything else (or a digest) → IfNotPresent', () => {
     const cases: [string, string][] = [['nginx', 'latest'], ['nginx:latest', 'latest'], ['nginx:1.25', '1.25'], ['registry:5000/nginx', 'latest'], ['registry:5000/nginx:2', '2'], ['nginx@sha256:abc', '']];
