@@ -12,7 +12,7 @@ import type { KubeObject } from '../../k8s/types.ts';
 import type { AdmissionAttributes } from './admission.ts';
 import { forbidden, ok } from './errors.ts';
 import { sendText } from './http-util.ts';
-import { deployment, expectStatus, pod, rawRequest, startTestCluster, testCertificate, type TestCluster } from './test-support.ts';
+import { deployment, expectStatus, pod, rawRequest, rawWatch, startTestCluster, testCertificate, type TestCluster } from './test-support.ts';
 
 const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
 
@@ -49,6 +49,7 @@ before(async () => {
         core.routes.push({ prefix: '/openapi/', handle: (_req, res) => (sendText(res, 200, 'openapi here'), true) });
         core.formatters.push({
           format: ({ accept, object }) => (accept.includes('as=Test') && object !== undefined ? { contentType: 'text/plain', body: `name=${object.metadata?.name ?? ''}` } : undefined),
+          formatWatchObject: ({ accept, type, object }) => (accept.includes('as=Test') ? { row: `${type} ${object.metadata?.name ?? ''}` } : undefined),
         });
       },
     ],
@@ -125,6 +126,10 @@ describe('other hooks', () => {
     assert.equal((await rawRequest(c.server, 'GET', '/openapi/v2', { token: null })).status, 401, 'routes are authenticated unless marked anonymous');
     const res = await rawRequest(c.server, 'GET', '/api/v1/namespaces/default', { headers: { Accept: 'application/json;as=Test' } });
     assert.equal(res.text, 'name=default');
+    const w = rawWatch(c.server, '/api/v1/namespaces?watch=true&fieldSelector=metadata.name%3Ddefault', { Accept: 'application/json;as=Test' });
+    await w.next(1);
+    w.stop();
+    assert.deepEqual(w.events[0], { type: 'ADDED', object: { row: 'ADDED default' } });
   });
 
   test('subresource handlers can be replaced', async () => {

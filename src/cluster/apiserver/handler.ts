@@ -322,6 +322,18 @@ export class HttpHandler {
       const clockId = colon >= 0 ? value.slice(0, colon) : '';
       if (clockId !== '' && clockId === this.#core.clock.activity.id) activityStream = value.slice(colon + 1);
     }
+    const accept = req.headers.accept ?? '';
+    const formatters = this.#core.formatters.filter((f) => f.formatWatchObject !== undefined);
+    const transform =
+      formatters.length === 0
+        ? undefined
+        : (type: string, object: KubeObject) => {
+            for (const f of formatters) {
+              const out = f.formatWatchObject?.({ accept, def, query, type, object });
+              if (out !== undefined) return out;
+            }
+            return undefined;
+          };
     const session = new WatchSession(
       this.#core.ops,
       this.#core.clock,
@@ -335,6 +347,7 @@ export class HttpHandler {
         allowBookmarks: bookmarks,
         timeoutMs: timeoutSeconds === undefined || timeoutSeconds === 0 ? DEFAULT_WATCH_TIMEOUT_MS : timeoutSeconds * 1000,
         activityStream,
+        ...(transform !== undefined ? { transform } : {}),
       },
       (s) => this.#watches.delete(s),
     );

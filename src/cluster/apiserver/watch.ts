@@ -44,6 +44,8 @@ export interface WatchOptions {
   timeoutMs: number;
   /** Stream id for activity accounting, when the reader runs on this server's clock. */
   activityStream: string | undefined;
+  /** Re-encodes the object of an event (e.g. as a Table row); undefined keeps the object. */
+  transform?: (type: string, obj: KubeObject) => unknown;
 }
 
 /** One open watch stream. */
@@ -131,7 +133,8 @@ export class WatchSession {
   }
 
   #send(type: string, obj: KubeObject): void {
-    this.#write(`{"type":"${type}","object":${objectJson(obj)}}\n`);
+    const replaced = this.#opts.transform?.(type, obj);
+    this.#write(`{"type":"${type}","object":${replaced === undefined ? objectJson(obj) : JSON.stringify(replaced)}}\n`);
   }
 
   #sendBookmark(initialEventsEnd: boolean): void {
