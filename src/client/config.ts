@@ -12,6 +12,9 @@
  * Unlike client-node we never fall back to `http://localhost:8080`: finding no
  * configuration is an error that says what was tried.
  *
+ * A plain `http://` server needs `insecure-skip-tls-verify: true`, as
+ * client-node 1.x demands. Proxies (`proxy-url`) are not supported.
+ *
  * Errors are data (`ConfigResult`) and name the file and the problem.
  * Credentials that change (exec plugins, projected token files) are re-read
  * per request through client-node's authenticators, which cache them; static

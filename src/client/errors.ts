@@ -150,7 +150,8 @@ function matches(err: unknown, reasons: readonly string[], code: number): boolea
 }
 
 export const isNotFound = (err: unknown): boolean => matches(err, ['NotFound'], 404);
-export const isAlreadyExists = (err: unknown): boolean => matches(err, ['AlreadyExists'], 409);
+/** Reason only, as upstream: a bare 409 is a conflict. */
+export const isAlreadyExists = (err: unknown): boolean => err instanceof ApiError && err.reason === 'AlreadyExists';
 /** A resourceVersion precondition failed (optimistic concurrency): re-read and retry. */
 export const isConflict = (err: unknown): boolean => matches(err, ['Conflict'], 409);
 /** 410: the resourceVersion is older than the server keeps (`Expired` or `Gone`): relist. */

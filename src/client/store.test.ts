@@ -1,0 +1,183 @@
+/**
+ * The store fed watcher events directly: keys, relist swaps (deletes,
+ * updates by resourceVersion, adds, handlers seeing the complete new state),
+ * indexes through changes, transform, freezing, handler failures, sync.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import type { KubeObject } from '../k8s/types.ts';
+import { memoryLogger } from './logger.ts';
+import { keyOf, NAMESPACE_INDEX, objectKey, Store } from './store.ts';
+
+const obj = (name: string, rv: string, extra: { ns?: string; node?: string; labels?: Record<string, string> } = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: extra.ns ?? 'default', resourceVersion: rv, ...(extra.labels !== undefined ? { labels: extra.labels } : {}) },
+  spec: { nodeName: extra.node ?? '' },
+  status: { big: 'x'.repeat(100) },
+});
+
+function recording(store: Store): string[] {
+  const log: string[] = [];
+  store.onAdd((o) => log.push(`add ${objectKey(o)}`));
+  store.onUpdate((old, o) => log.push(`update ${objectKey(o)} ${old.metadata?.resourceVersion}->${o.metadata?.resourceVersion}`));
+  store.onDelete((o) => log.push(`delete ${objectKey(o)}`));
+  return log;
+}
+
+function relist(store: Store, items: KubeObject[], rv = '100'): void {
+  store.handle({ type: 'init' });
+  for (const i of items) store.handle({ type: 'initApply', object: i });
+  store.handle({ type: 'initDone', resourceVersion: rv });
+}
+
+describe('Store', () => {
+  test('keys: namespace/name, or name for cluster-scoped', () => {
+    assert.equal(objectKey(obj('a', '1', { ns: 'x' })), 'x/a');
+    assert.equal(objectKey({ metadata: { name: 'node-1' } }), 'node-1');
+    assert.equal(keyOf('', 'n'), 'n');
+    assert.equal(keyOf(undefined, 'n'), 'n');
+  });
+
+  test('a relist is swapped in at once: deletes, updates by version, adds; unchanged objects are silent', () => {
+    const store = new Store();
+    relist(store, [obj('keep', '1'), obj('change', '1'), obj('drop', '1')]);
+    const log = recording(store);
+    let sizeSeenByHandlers = -1;
+    store.onDelete(() => (sizeSeenByHandlers = store.size));
+    store.handle({ type: 'init' });
+    store.handle({ type: 'initApply', object: obj('keep', '1') });
+    store.handle({ type: 'initApply', object: obj('change', '2') });
+    assert.equal(store.size, 3, 'nothing changes before initDone');
+    store.handle({ type: 'initApply', object: obj('new', '3') });
+    store.handle({ type: 'initDone', resourceVersion: '9' });
+    assert.deepEqual(log, ['delete default/drop', 'update default/change 1->2', 'add default/new']);
+    assert.equal(sizeSeenByHandlers, 3, 'handlers see the complete new state');
+    assert.deepEqual(store.keys().sort(), ['default/change', 'default/keep', 'default/new']);
+    assert.equal(store.resourceVersion, '9');
+  });
+
+  test('an interrupted relist (init again) discards the partial buffer', () => {
+    const store = new Store();
+    relist(store, [obj('a', '1')]);
+    store.handle({ type: 'init' });
+    store.handle({ type: 'initApply', object: obj('half', '2') });
+    relist(store, [obj('a', '1'), obj('b', '3')]);
+    assert.deepEqual(store.keys().sort(), ['default/a', 'default/b']);
+  });
+
+  test('watch events: apply adds or updates, same version is ignored, delete of the unknown is silent', () => {
+    const store = new Store();
+    relist(store, []);
+    const log = recording(store);
+    store.handle({ type: 'apply', object: obj('a', '1') });
+    store.handle({ type: 'apply', object: obj('a', '1') });
+    store.handle({ type: 'apply', object: obj('a', '2') });
+    store.handle({ type: 'delete', object: obj('ghost', '3') });
+    store.handle({ type: 'delete', object: obj('a', '4') });
+    store.handle({ type: 'bookmark', resourceVersion: '10' });
+    assert.deepEqual(log, ['add default/a', 'update default/a 1->2', 'delete default/a']);
+    assert.equal(store.size, 0);
+    assert.equal(store.resourceVersion, '10');
+  });
+
+  test('indexes follow adds, updates and deletes; an index added later covers existing objects', () => {
+    const store = new Store();
+    relist(store, [obj('a', '1', { node: 'n1' }), obj('b', '1', { node: 'n1', ns: 'other' })]);
+    store.addIndex('node', (o) => [String((o['spec'] as { nodeName: string }).nodeName)]);
+    assert.deepEqual(store.byIndex('node', 'n1').map(objectKey).sort(), ['default/a', 'other/b']);
+    store.handle({ type: 'apply', object: obj('a', '2', { node: 'n2' }) });
+    assert.deepEqual(store.byIndex('node', 'n1').map(objectKey), ['other/b']);
+    assert.deepEqual(store.byIndex('node', 'n2').map(objectKey), ['default/a']);
+    store.handle({ type: 'delete', object: obj('b', '3', { ns: 'other' }) });
+    assert.deepEqual(store.byIndex('node', 'n1'), []);
+    assert.deepEqual(store.indexValues('node'), ['n2']);
+    assert.deepEqual(store.list('default').map(objectKey), ['default/a']);
+    assert.deepEqual(store.byIndex(NAMESPACE_INDEX, 'other'), []);
+    assert.deepEqual(store.byIndex('no-such-index', 'x'), []);
+  });
+
+  test('property: indexes always equal a recomputation over the contents', () => {
+    const label = fc.constantFrom('x', 'y', 'z');
+    const event = fc.oneof(
+      fc.record({ t: fc.constant('apply' as const), name: fc.constantFrom('a', 'b', 'c'), ns: fc.constantFrom('n1', 'n2'), l: label }),
+      fc.record({ t: fc.constant('delete' as const), name: fc.constantFrom('a', 'b', 'c'), ns: fc.constantFrom('n1', 'n2'), l: label }),
+      fc.record({ t: fc.constant('relist' as const), names: fc.subarray(['a', 'b', 'c']), l: label }),
+    );
+    fc.assert(
+      fc.property(fc.array(event, { maxLength: 40 }), (events) => {
+        const store = new Store();
+        store.addIndex('label', (o) => [o.metadata?.labels?.['l'] ?? '']);
+        let rv = 0;
+        for (const e of events) {
+          if (e.t === 'relist') relist(store, e.names.map((n) => obj(n, String(++rv), { ns: 'n1', labels: { l: e.l } })));
+          else store.handle({ type: e.t, object: obj(e.name, String(++rv), { ns: e.ns, labels: { l: e.l } }) });
+        }
+        for (const value of ['x', 'y', 'z']) {
+          const expected = store.list().filter((o) => o.metadata?.labels?.['l'] === value).map(objectKey).sort();
+          assert.deepEqual(store.byIndex('label', value).map(objectKey).sort(), expected);
+        }
+        for (const ns of ['n1', 'n2']) assert.deepEqual(store.list(ns).map(objectKey).sort(), store.list().filter((o) => o.metadata?.namespace === ns).map(objectKey).sort());
+      }),
+    );
+  });
+
+  test('transform runs before caching; freeze makes cached objects immutable', () => {
+    const store = new Store<KubeObject>({
+      freeze: true,
+      transform: (o) => ({ apiVersion: o.apiVersion ?? 'v1', kind: o.kind ?? 'Pod', metadata: { name: o.metadata?.name ?? '', namespace: o.metadata?.namespace ?? '', resourceVersion: o.metadata?.resourceVersion ?? '' } }),
+    });
+    relist(store, [obj('a', '1')]);
+    const cached = store.get('default', 'a');
+    assert.ok(cached);
+    assert.equal(cached['status'], undefined, 'the transform dropped status');
+    assert.throws(() => {
+      (cached.metadata as { name: string }).name = 'mutated';
+    }, TypeError);
+  });
+
+  test('a throwing handler is logged and the others still run', () => {
+    const log = memoryLogger();
+    const store = new Store({ log });
+    const seen: string[] = [];
+    store.onAdd(() => {
+      throw new Error('handler bug');
+    });
+    store.onAdd((o) => seen.push(objectKey(o)));
+    const throwingIndex = () => {
+      throw new Error('index bug');
+    };
+    store.addIndex('bad', throwingIndex);
+    relist(store, [obj('a', '1')]);
+    assert.deepEqual(seen, ['default/a']);
+    assert.deepEqual(log.lines.map((l) => l.message).sort(), ['event handler failed', 'index function failed']);
+    assert.equal(store.size, 1);
+  });
+
+  test('unsubscribing a handler', () => {
+    const store = new Store();
+    let n = 0;
+    const off = store.onAdd(() => n++);
+    store.handle({ type: 'apply', object: obj('a', '1') });
+    off();
+    store.handle({ type: 'apply', object: obj('b', '1') });
+    assert.equal(n, 1);
+  });
+
+  test('hasSynced / waitForSync: resolves at the first complete list; an abort rejects', async () => {
+    const store = new Store();
+    const ac = new AbortController();
+    const aborted = store.waitForSync(ac.signal);
+    ac.abort(new Error('gave up'));
+    await assert.rejects(aborted, /gave up/);
+    const waiting = store.waitForSync();
+    store.handle({ type: 'init' });
+    store.handle({ type: 'apply', object: obj('a', '1') });
+    assert.equal(store.hasSynced(), false);
+    store.handle({ type: 'initDone', resourceVersion: '5' });
+    await waiting;
+    assert.equal(store.hasSynced(), true);
+    await store.waitForSync(AbortSignal.abort());
+  });
+});
