@@ -3,45 +3,22 @@
  * request timeout on the clock and no retries (callers decide: a conflict
  * needs a re-read, a 429 a delay, a watcher its own back-off).
  *
- * - `request()` is the one primitive; `get/list/create/update/patch/delete`
- *   and the subresource helpers build paths from `ResourceRef`s on top of it;
- * - `watchStream()` opens a watch and feeds its events, in order, to
- *   `onEvent` (awaited), until the server ends the stream or the signal aborts.
- *
- * Virtual time (clock.ts "Activity"): a request counts as busy while it is
- * being sent and while its answer is read; while the server works on it the
- * caller's own activity is suspended, by waiting on a clock sleep that doubles
- * as the timeout. So a server that delays an answer on the same virtual clock
- * lets time pass, and the timeout fires at its virtual deadline. A watch sends
- * `x-workloadspread-activity: <clock id>:<stream>` so the server counts each
- * event it writes, and this module reports each one consumed only after
- * `onEvent` has finished with it.
+ * - `request()` is the one primitive (transport.ts, which also explains how
+ *   requests are accounted on a virtual clock);
+ * - `get/list/create/update/patch/delete` and the subresource helpers build
+ *   paths from `ResourceRef`s on top of it;
+ * - `watchStream()` opens a watch (watch-stream.ts).
  */
-import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { ACTIVITY_HEADER, type Clock } from '../clock/clock.ts';
+import type { Clock } from '../clock/clock.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import type { Connection } from './config.ts';
-import { ApiError, NetworkError, statusFromBody, type RequestDescription, type Status } from './errors.ts';
-import { decodeWatchLine, LineSplitter, type WatchStreamEvent } from './ndjson.ts';
+import type { Status } from './errors.ts';
 import { evictionFor, pathFor, ResourceResolver, type ResourceRef, type Scale } from './resources.ts';
+import { HttpTransport, type Query, type RequestOptions } from './transport.ts';
+import { openWatchStream, type WatchStreamEnd, type WatchStreamOptions } from './watch-stream.ts';
 
-export type QueryValue = string | number | boolean | undefined;
-export type Query = Record<string, QueryValue>;
-
-export interface RequestOptions {
-  method: string;
-  /** Absolute path on the server, e.g. `/api/v1/namespaces/default/pods`. */
-  path: string;
-  query?: Query;
-  /** Serialized as JSON unless it is a string or Buffer. */
-  body?: unknown;
-  contentType?: string;
-  headers?: Record<string, string>;
-  signal?: AbortSignal;
-  /** Overrides the client's default; 0 disables the timeout. */
-  timeoutMs?: number;
-}
+export type { Query, QueryValue, RequestOptions } from './transport.ts';
+export type { WatchStreamEnd, WatchStreamOptions } from './watch-stream.ts';
 
 export interface KubeClientOptions {
   clock: Clock;
@@ -107,37 +84,7 @@ export interface DeleteOptions extends CallOptions {
   dryRun?: boolean;
 }
 
-export interface WatchStreamOptions {
-  /** Called once per event, in order; the next event waits for a returned promise. */
-  onEvent(event: WatchStreamEvent): void | Promise<void>;
-  signal?: AbortSignal;
-  /** Stream id for activity accounting on a virtual clock (unique per request). */
-  activityStream?: string;
-  /** Called when the response head arrives (the watch is established). */
-  onOpen?(): void;
-  /** Called for every chunk of bytes (idle watchdogs). */
-  onData?(): void;
-}
-
-/** How a watch stream ended without an error. */
-export type WatchStreamEnd = 'closed' | 'aborted';
-
 const DEFAULT_TIMEOUT_MS = 30_000;
-
-function queryString(query: Query | undefined): string {
-  if (query === undefined) return '';
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.append(key, String(value));
-  const s = params.toString();
-  return s === '' ? '' : `?${s}`;
-}
-
-function retryAfterHeader(res: IncomingMessage): number | undefined {
-  const raw = res.headers['retry-after'];
-  const value = Array.isArray(raw) ? raw[0] : raw;
-  if (value === undefined || !/^\d+$/.test(value.trim())) return undefined;
-  return Number(value.trim());
-}
 
 export class KubeClient {
   readonly connection: Connection;
@@ -146,7 +93,7 @@ export class KubeClient {
   readonly fieldManager: string | undefined;
   /** apiVersion + kind → ResourceRef (built-ins, then cached discovery). */
   readonly resources: ResourceResolver;
-  readonly #timeoutMs: number;
+  readonly #transport: HttpTransport;
   #streamSeq = 0;
 
   constructor(connection: Connection, options: KubeClientOptions) {
@@ -154,7 +101,7 @@ export class KubeClient {
     this.clock = options.clock;
     this.userAgent = options.userAgent ?? 'workloadspread';
     this.fieldManager = options.fieldManager;
-    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#transport = new HttpTransport(connection, options.clock, this.userAgent, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.resources = new ResourceResolver({ getJson: (path) => this.request({ method: 'GET', path }) });
   }
 
@@ -169,253 +116,16 @@ export class KubeClient {
   }
 
   /** Sends one request; resolves with the parsed JSON body, rejects with `ApiError` or `NetworkError`. */
-  async request<T = unknown>(options: RequestOptions): Promise<T> {
-    const desc: RequestDescription = { method: options.method, path: options.path };
-    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
-    const deadline = new AbortController();
-    let timedOut = false;
-    if (timeoutMs > 0) {
-      // The clock sleep is the timeout, and while it waits the caller's activity does not count as busy.
-      this.clock.sleep(timeoutMs, deadline.signal, { name: `timeout ${options.method} ${options.path}` }).then(
-        () => {
-          timedOut = true;
-          deadline.abort();
-        },
-        () => {},
-      );
-    }
-    try {
-      const { res, text } = await this.#exchange(options, deadline.signal, () => timedOut, desc, timeoutMs);
-      const code = res.statusCode ?? 0;
-      if (code < 200 || code >= 300) throw new ApiError(code, statusFromBody(code, text), desc, retryAfterHeader(res));
-      if (text.trim() === '') return undefined as T;
-      try {
-        return JSON.parse(text) as T;
-      } catch (err) {
-        throw new NetworkError('protocol', `the ${code} answer is not JSON`, desc, err);
-      }
-    } finally {
-      if (!deadline.signal.aborted) deadline.abort();
-    }
+  request<T = unknown>(options: RequestOptions): Promise<T> {
+    return this.#transport.request<T>(options);
   }
-
-  #exchange(options: RequestOptions, deadline: AbortSignal, timedOut: () => boolean, desc: RequestDescription, timeoutMs: number): Promise<{ res: IncomingMessage; text: string }> {
-    return new Promise((resolve, reject) => {
-      let endReceive: (() => void) | undefined;
-      const fail = (err: unknown) => {
-        endReceive?.();
-        reject(err);
-      };
-      this.#open(options, deadline, {
-        onResponse: (res) => {
-          endReceive = this.clock.activity.begin(`http receive ${desc.method} ${desc.path}`);
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            endReceive?.();
-            resolve({ res, text: Buffer.concat(chunks).toString('utf8') });
-          });
-          res.on('error', (err) => fail(this.#networkError(err, options.signal, timedOut(), desc, timeoutMs)));
-        },
-        onError: (err) => fail(this.#networkError(err, options.signal, timedOut(), desc, timeoutMs)),
-      });
-    });
-  }
-
-  #networkError(err: unknown, signal: AbortSignal | undefined, timedOut: boolean, desc: RequestDescription, timeoutMs: number): NetworkError {
-    if (err instanceof NetworkError) return err;
-    if (signal?.aborted === true) return new NetworkError('aborted', 'aborted by the caller', desc, signal.reason);
-    if (timedOut) return new NetworkError('timeout', `no answer within ${timeoutMs} ms`, desc, err);
-    return new NetworkError('connection', err instanceof Error ? err.message : String(err), desc, err);
-  }
-
-  /**
-   * Starts the HTTP exchange. The send phase counts as busy until the request
-   * is flushed and the event loop had a turn to deliver it to an in-process server.
-   */
-  #open(options: RequestOptions, deadline: AbortSignal, handlers: { onResponse(res: IncomingMessage): void; onError(err: unknown): void }, extraHeaders: Record<string, string> = {}): void {
-    const desc = `${options.method} ${options.path}`;
-    const endSend = this.clock.activity.begin(`http send ${desc}`);
-    const url = new URL(`${this.connection.server}${options.path}${queryString(options.query)}`);
-    let body: Buffer | undefined;
-    let contentType = options.contentType;
-    if (options.body !== undefined) {
-      if (Buffer.isBuffer(options.body)) body = options.body;
-      else if (typeof options.body === 'string') body = Buffer.from(options.body, 'utf8');
-      else {
-        body = Buffer.from(JSON.stringify(options.body), 'utf8');
-        contentType ??= 'application/json';
-      }
-    }
-    const signals = [deadline, ...(options.signal !== undefined ? [options.signal] : [])];
-    if (signals.some((s) => s.aborted)) {
-      endSend();
-      handlers.onError(new Error('aborted before sending'));
-      return;
-    }
-    let req: ClientRequest | undefined;
-    let settled = false;
-    const onAbort = () => req?.destroy(new Error('aborted'));
-    const cleanup = () => {
-      for (const s of signals) s.removeEventListener('abort', onAbort);
-    };
-    void this.connection.headers().then(
-      (auth) => {
-        if (signals.some((s) => s.aborted)) {
-          endSend();
-          handlers.onError(new Error('aborted before sending'));
-          return;
-        }
-        const headers: Record<string, string> = {
-          Accept: 'application/json',
-          'User-Agent': this.userAgent,
-          ...auth,
-          ...(options.headers ?? {}),
-          ...extraHeaders,
-        };
-        if (contentType !== undefined) headers['Content-Type'] = contentType;
-        if (body !== undefined) headers['Content-Length'] = String(body.length);
-        const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
-        req = send(url, { method: options.method, headers, agent: this.connection.agent }, (res) => {
-          settled = true;
-          // Registered first so the signals are detached before anyone sees the end: aborting
-          // afterwards must not touch a socket that went back to the agent's pool.
-          res.once('end', cleanup);
-          res.once('close', cleanup);
-          handlers.onResponse(res);
-        });
-        req.on('error', (err) => {
-          endSend();
-          cleanup();
-          if (!settled) {
-            settled = true;
-            handlers.onError(err);
-          }
-        });
-        req.on('finish', () => setImmediate(endSend));
-        for (const s of signals) s.addEventListener('abort', onAbort, { once: true });
-        req.end(body);
-      },
-      (err: unknown) => {
-        endSend();
-        handlers.onError(err);
-      },
-    );
-  }
-
-  // ---- watch ----
 
   /**
    * Opens a watch on `path` and feeds its events to `onEvent` until the
-   * server ends the stream ('closed') or `signal` aborts ('aborted').
-   * Rejects with `ApiError` for a non-200 answer and `NetworkError` when the
-   * connection fails; an `onEvent` that throws aborts the stream and rejects
-   * with its error.
+   * server ends the stream ('closed') or `signal` aborts ('aborted'); see watch-stream.ts.
    */
   watchStream(path: string, query: Query, options: WatchStreamOptions): Promise<WatchStreamEnd> {
-    const desc: RequestDescription = { method: 'GET', path };
-    const activity = this.clock.activity;
-    const stream = activity.id !== '' ? options.activityStream : undefined;
-    const headers: Record<string, string> = stream !== undefined ? { [ACTIVITY_HEADER]: `${activity.id}:${stream}` } : {};
-    const internal = new AbortController();
-    const signal = options.signal;
-    return new Promise<WatchStreamEnd>((resolve, reject) => {
-      let finished = false;
-      const finish = (outcome: { end: WatchStreamEnd } | { error: unknown }) => {
-        if (finished) return;
-        finished = true;
-        signal?.removeEventListener('abort', onCallerAbort);
-        if (!internal.signal.aborted) internal.abort();
-        if (stream !== undefined) activity.closeStream(stream);
-        if ('end' in outcome) resolve(outcome.end);
-        else reject(outcome.error);
-      };
-      const onCallerAbort = () => finish({ end: 'aborted' });
-      if (signal?.aborted === true) {
-        finish({ end: 'aborted' });
-        return;
-      }
-      signal?.addEventListener('abort', onCallerAbort, { once: true });
-
-      const lines = new LineSplitter();
-      const queue: string[] = [];
-      let draining = false;
-      let ended = false;
-      let res: IncomingMessage | undefined;
-      const drain = async () => {
-        if (draining) return;
-        draining = true;
-        try {
-          while (queue.length > 0 && !finished) {
-            const line = queue.shift() as string;
-            const result = options.onEvent(decodeWatchLine(line));
-            if (result instanceof Promise) {
-              res?.pause();
-              await result;
-              res?.resume();
-            }
-            if (stream !== undefined && !finished) activity.received(stream);
-          }
-        } catch (err) {
-          finish({ error: err });
-          return;
-        } finally {
-          draining = false;
-        }
-        if (ended && queue.length === 0) finish({ end: 'closed' });
-      };
-      const enqueue = (batch: string[]) => {
-        for (const line of batch) if (line.trim() !== '') queue.push(line);
-        void drain();
-      };
-
-      this.#open(
-        { method: 'GET', path, query: { ...query, watch: 'true' }, timeoutMs: 0 },
-        internal.signal,
-        {
-          onResponse: (r) => {
-            res = r;
-            const code = r.statusCode ?? 0;
-            if (code !== 200) {
-              const endReceive = activity.begin(`http receive watch ${path}`);
-              const chunks: Buffer[] = [];
-              r.on('data', (c: Buffer) => chunks.push(c));
-              r.on('end', () => {
-                endReceive();
-                finish({ error: new ApiError(code, statusFromBody(code, Buffer.concat(chunks).toString('utf8')), desc, retryAfterHeader(r)) });
-              });
-              r.on('error', (err) => {
-                endReceive();
-                finish({ error: new NetworkError('connection', err.message, desc, err) });
-              });
-              return;
-            }
-            options.onOpen?.();
-            r.on('data', (chunk: Buffer) => {
-              options.onData?.();
-              enqueue(lines.push(chunk));
-            });
-            r.on('end', () => {
-              ended = true;
-              const rest = lines.end();
-              enqueue(rest !== undefined ? [rest] : []);
-            });
-            r.on('error', (err) => {
-              if (!finished) finish({ error: new NetworkError('connection', err.message, desc, err) });
-            });
-            r.on('close', () => {
-              // A connection that dies mid-stream closes without 'end'.
-              if (!ended && !finished) finish({ error: new NetworkError('connection', 'the watch connection closed unexpectedly', desc) });
-            });
-          },
-          onError: (err) => {
-            if (signal?.aborted === true) finish({ end: 'aborted' });
-            else finish({ error: err instanceof NetworkError ? err : new NetworkError('connection', err instanceof Error ? err.message : String(err), desc, err) });
-          },
-        },
-        headers,
-      );
-    });
+    return openWatchStream(this.#transport, path, query, options);
   }
 
   // ---- resource helpers ----

@@ -1,0 +1,209 @@
+/**
+ * The HTTP exchange under `KubeClient`: one request to the connection's
+ * server with its agent and auth headers, a timeout on the clock, and the
+ * activity accounting that keeps a virtual clock honest:
+ *
+ * - sending counts as busy until the request is flushed and the event loop
+ *   had a turn to hand it to an in-process server;
+ * - while the server works, the caller's own activity is suspended, because
+ *   it waits on a clock sleep that doubles as the timeout: a server that
+ *   delays an answer on the same virtual clock lets time pass, and the
+ *   timeout fires at its virtual deadline;
+ * - reading the answer counts as busy until it is parsed.
+ * Non-2xx answers become `ApiError`s, everything else `NetworkError`s.
+ */
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Clock } from '../clock/clock.ts';
+import type { Connection } from './config.ts';
+import { ApiError, NetworkError, statusFromBody, type RequestDescription } from './errors.ts';
+
+export type QueryValue = string | number | boolean | undefined;
+export type Query = Record<string, QueryValue>;
+
+export interface RequestOptions {
+  method: string;
+  /** Absolute path on the server, e.g. `/api/v1/namespaces/default/pods`. */
+  path: string;
+  query?: Query;
+  /** Serialized as JSON unless it is a string or Buffer. */
+  body?: unknown;
+  contentType?: string;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  /** Overrides the default; 0 disables the timeout. */
+  timeoutMs?: number;
+}
+
+export interface ResponseHandlers {
+  onResponse(res: IncomingMessage): void;
+  onError(err: unknown): void;
+}
+
+function queryString(query: Query | undefined): string {
+  if (query === undefined) return '';
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.append(key, String(value));
+  const s = params.toString();
+  return s === '' ? '' : `?${s}`;
+}
+
+/** Seconds of a numeric `Retry-After` header (dates are not used by API servers). */
+export function retryAfterHeader(res: IncomingMessage): number | undefined {
+  const raw = res.headers['retry-after'];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (value === undefined || !/^\d+$/.test(value.trim())) return undefined;
+  return Number(value.trim());
+}
+
+export class HttpTransport {
+  readonly connection: Connection;
+  readonly clock: Clock;
+  readonly userAgent: string;
+  readonly timeoutMs: number;
+
+  constructor(connection: Connection, clock: Clock, userAgent: string, timeoutMs: number) {
+    this.connection = connection;
+    this.clock = clock;
+    this.userAgent = userAgent;
+    this.timeoutMs = timeoutMs;
+  }
+
+  /** Sends one request; resolves with the parsed JSON body, rejects with `ApiError` or `NetworkError`. */
+  async request<T = unknown>(options: RequestOptions): Promise<T> {
+    const desc: RequestDescription = { method: options.method, path: options.path };
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const deadline = new AbortController();
+    let timedOut = false;
+    if (timeoutMs > 0) {
+      // The clock sleep is the timeout, and while it waits the caller's activity does not count as busy.
+      this.clock.sleep(timeoutMs, deadline.signal, { name: `timeout ${options.method} ${options.path}` }).then(
+        () => {
+          timedOut = true;
+          deadline.abort();
+        },
+        () => {},
+      );
+    }
+    try {
+      const { res, text } = await this.#exchange(options, deadline.signal, () => timedOut, desc, timeoutMs);
+      const code = res.statusCode ?? 0;
+      if (code < 200 || code >= 300) throw new ApiError(code, statusFromBody(code, text), desc, retryAfterHeader(res));
+      if (text.trim() === '') return undefined as T;
+      try {
+        return JSON.parse(text) as T;
+      } catch (err) {
+        throw new NetworkError('protocol', `the ${code} answer is not JSON`, desc, err);
+      }
+    } finally {
+      if (!deadline.signal.aborted) deadline.abort();
+    }
+  }
+
+  #exchange(options: RequestOptions, deadline: AbortSignal, timedOut: () => boolean, desc: RequestDescription, timeoutMs: number): Promise<{ res: IncomingMessage; text: string }> {
+    return new Promise((resolve, reject) => {
+      let endReceive: (() => void) | undefined;
+      const fail = (err: unknown) => {
+        endReceive?.();
+        reject(err);
+      };
+      this.open(options, deadline, {
+        onResponse: (res) => {
+          endReceive = this.clock.activity.begin(`http receive ${desc.method} ${desc.path}`);
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            endReceive?.();
+            resolve({ res, text: Buffer.concat(chunks).toString('utf8') });
+          });
+          res.on('error', (err) => fail(this.#networkError(err, options.signal, timedOut(), desc, timeoutMs)));
+        },
+        onError: (err) => fail(this.#networkError(err, options.signal, timedOut(), desc, timeoutMs)),
+      });
+    });
+  }
+
+  #networkError(err: unknown, signal: AbortSignal | undefined, timedOut: boolean, desc: RequestDescription, timeoutMs: number): NetworkError {
+    if (err instanceof NetworkError) return err;
+    if (signal?.aborted === true) return new NetworkError('aborted', 'aborted by the caller', desc, signal.reason);
+    if (timedOut) return new NetworkError('timeout', `no answer within ${timeoutMs} ms`, desc, err);
+    return new NetworkError('connection', err instanceof Error ? err.message : String(err), desc, err);
+  }
+
+  /**
+   * Starts an HTTP exchange (for `request` and watch streams). The send phase
+   * counts as busy until the request is flushed and the event loop had a turn
+   * to deliver it to an in-process server. `deadline` aborts it.
+   */
+  open(options: RequestOptions, deadline: AbortSignal, handlers: ResponseHandlers, extraHeaders: Record<string, string> = {}): void {
+    const desc = `${options.method} ${options.path}`;
+    const endSend = this.clock.activity.begin(`http send ${desc}`);
+    const url = new URL(`${this.connection.server}${options.path}${queryString(options.query)}`);
+    let body: Buffer | undefined;
+    let contentType = options.contentType;
+    if (options.body !== undefined) {
+      if (Buffer.isBuffer(options.body)) body = options.body;
+      else if (typeof options.body === 'string') body = Buffer.from(options.body, 'utf8');
+      else {
+        body = Buffer.from(JSON.stringify(options.body), 'utf8');
+        contentType ??= 'application/json';
+      }
+    }
+    const signals = [deadline, ...(options.signal !== undefined ? [options.signal] : [])];
+    if (signals.some((s) => s.aborted)) {
+      endSend();
+      handlers.onError(new Error('aborted before sending'));
+      return;
+    }
+    let req: ClientRequest | undefined;
+    let settled = false;
+    const onAbort = () => req?.destroy(new Error('aborted'));
+    const cleanup = () => {
+      for (const s of signals) s.removeEventListener('abort', onAbort);
+    };
+    void this.connection.headers().then(
+      (auth) => {
+        if (signals.some((s) => s.aborted)) {
+          endSend();
+          handlers.onError(new Error('aborted before sending'));
+          return;
+        }
+        const headers: Record<string, string> = {
+          Accept: 'application/json',
+          'User-Agent': this.userAgent,
+          ...auth,
+          ...(options.headers ?? {}),
+          ...extraHeaders,
+        };
+        if (contentType !== undefined) headers['Content-Type'] = contentType;
+        if (body !== undefined) headers['Content-Length'] = String(body.length);
+        const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
+        req = send(url, { method: options.method, headers, agent: this.connection.agent }, (res) => {
+          settled = true;
+          // Registered first so the signals are detached before anyone sees the end: aborting
+          // afterwards must not touch a socket that went back to the agent's pool.
+          res.once('end', cleanup);
+          res.once('close', cleanup);
+          handlers.onResponse(res);
+        });
+        req.on('error', (err) => {
+          endSend();
+          cleanup();
+          if (!settled) {
+            settled = true;
+            handlers.onError(err);
+          }
+        });
+        // One loop turn after the flush, so an in-process server has read the request and
+        // registered its own activity before ours ends (setImmediate: a loop turn, not a delay).
+        req.on('finish', () => setImmediate(endSend));
+        for (const s of signals) s.addEventListener('abort', onAbort, { once: true });
+        req.end(body);
+      },
+      (err: unknown) => {
+        endSend();
+        handlers.onError(err);
+      },
+    );
+  }
+}
