@@ -281,7 +281,8 @@ export class Watcher {
     };
     arm(idleMs);
 
-    const onEvent = async (ev: WatchStreamEvent): Promise<void> => {
+    // Not async: a synchronous sink (the Store) costs no promise per event.
+    const onEvent = (ev: WatchStreamEvent): void | Promise<void> => {
       this.#opts.metrics?.event?.(ev.type);
       switch (ev.type) {
         case 'ADDED':
@@ -291,15 +292,14 @@ export class Watcher {
           if (typeof rv === 'string' && rv !== '') this.#resourceVersion = rv;
           events++;
           const object = this.#withKind(ev.object);
-          await this.#sink(ev.type === 'DELETED' ? { type: 'delete', object } : { type: 'apply', object });
-          return;
+          return this.#sink(ev.type === 'DELETED' ? { type: 'delete', object } : { type: 'apply', object });
         }
         case 'BOOKMARK': {
           const rv = ev.object.metadata?.resourceVersion;
           progressed = true;
           if (typeof rv === 'string' && rv !== '') {
             this.#resourceVersion = rv;
-            await this.#sink({ type: 'bookmark', resourceVersion: rv });
+            return this.#sink({ type: 'bookmark', resourceVersion: rv });
           }
           return;
         }
