@@ -27,6 +27,7 @@ import { bindingSubresource, evictionSubresource } from './pod-subresources.ts';
 import type { RequestContext, ResourceDef, UserInfo } from './resource-def.ts';
 import { ResourceRegistry } from './resources.ts';
 import { ObjectStore } from './storage.ts';
+import { installCustomResourceSchemas } from './schema/custom-resource-schema.ts';
 import { ServiceAllocator } from './strategies/service.ts';
 import { SYSTEM_PRIORITY_CLASSES } from './strategies/policy.ts';
 
@@ -81,6 +82,7 @@ export class ApiServerCore {
     this.registry.setSubresourceHandler('', 'v1', 'pods', 'eviction', evictionSubresource(this.ops));
     this.registry.setSubresourceHandler('', 'v1', 'namespaces', 'finalize', finalizeSubresource(this.ops, this.registry));
     this.admission.register(namespaceLifecycleAdmission(this.ops));
+    installCustomResourceSchemas(this);
 
     const track = (label: string, fn: () => Promise<void>) => this.track(label, fn);
     const systemContext = () => this.systemContext();

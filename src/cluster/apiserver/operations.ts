@@ -122,7 +122,8 @@ export class ObjectOperations {
 
   /** A stored object as the resource serves it (conversion for events.k8s.io). */
   served(def: ResourceDef, stored: KubeObject): KubeObject {
-    return def.conversion === undefined ? stored : def.conversion.fromStorage(stored);
+    const obj = def.conversion === undefined ? stored : def.conversion.fromStorage(stored);
+    return def.strategy.decorateStored === undefined ? obj : def.strategy.decorateStored(obj);
   }
 
   #toStorage(def: ResourceDef, obj: KubeObject): KubeObject {

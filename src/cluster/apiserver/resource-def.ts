@@ -99,6 +99,12 @@ export interface ResourceStrategy {
   prepareForDelete?(obj: KubeObject, ctx: StrategyContext): void;
   /** Something besides metadata.finalizers still holds the object (a Namespace's spec.finalizers). */
   deletionPending?(obj: KubeObject): boolean;
+  /**
+   * Read-time decoration of a stored object (custom resources get the schema
+   * defaults added to their CRD after they were stored). Returns the object
+   * itself when nothing changes, so cached serializations stay shared.
+   */
+  decorateStored?(obj: KubeObject): KubeObject;
   /** Fields a `fieldSelector` may use beyond `metadata.name` and `metadata.namespace`. */
   selectableFields?(obj: KubeObject): Record<string, string>;
   /** Delete answers with the object (Pods, ServiceAccounts) rather than a Success Status. */

@@ -1,0 +1,208 @@
+/**
+ * Unit tests of custom-resource schema handling: pruning, defaulting,
+ * validation messages (one case per ajv keyword → upstream text), list
+ * types, structural-schema rules and CRD validation — table-driven, with a
+ * property test that pruning leaves nothing the schema does not declare.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { parse as parseYaml } from 'yaml';
+import { formatFieldError, root } from '../../../k8s/field-errors.ts';
+import type { KubeObject } from '../../../k8s/types.ts';
+import { validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate } from './crd-validation.ts';
+import { defaultResource } from './defaults.ts';
+import { validateListTypes } from './list-type.ts';
+import { pruneResource } from './prune.ts';
+import { validateStructuralSchema } from './structural-validation.ts';
+import type { Schema } from './structural.ts';
+import { compileSchema } from './validator.ts';
+
+const schema: Schema = {
+  type: 'object',
+  properties: {
+    apiVersion: { type: 'string' },
+    kind: { type: 'string' },
+    metadata: { type: 'object' },
+    spec: {
+      type: 'object',
+      required: ['size'],
+      properties: {
+        size: { type: 'integer', minimum: 1, maximum: 10 },
+        mode: { type: 'string', enum: ['Fast', 'Slow'], default: 'Fast' },
+        name: { type: 'string', maxLength: 3, minLength: 2, pattern: '^[a-z]+$' },
+        when: { type: 'string', format: 'date-time' },
+        port: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] },
+        ratio: { type: 'number', minimum: 0, exclusiveMinimum: true },
+        note: { type: 'string', nullable: true },
+        tags: { type: 'array', items: { type: 'string' }, maxItems: 2, 'x-kubernetes-list-type': 'set' },
+        ports: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, port: { type: 'integer' } } }, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] },
+        labels: { type: 'object', additionalProperties: { type: 'string' } },
+        free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { known: { type: 'object', properties: { a: { type: 'string' } } } } },
+        template: { type: 'object', 'x-kubernetes-embedded-resource': true, properties: { spec: { type: 'object', properties: { x: { type: 'string' } } } } },
+        limits: { type: 'object', properties: { cpu: { type: 'string', default: '1' }, memory: { type: 'string' } }, default: { memory: '1Gi' } },
+        nested: { type: 'object', properties: { inner: { type: 'integer', default: 7 } } },
+      },
+    },
+    status: { type: 'object', properties: { ready: { type: 'integer' } } },
+  },
+};
+
+const validator = compileSchema(schema);
+const messages = (obj: unknown) => validator.validate(obj).map(formatFieldError);
+const withSpec = (spec: Record<string, unknown>) => ({ apiVersion: 'x.io/v1', kind: 'T', metadata: { name: 'a' }, spec: { size: 1, ...spec } });
+
+describe('validation messages (kube-openapi texts)', () => {
+  const cases: [string, Record<string, unknown>, string][] = [
+    ['type', { size: 'string' }, 'spec.size: Invalid value: "string": spec.size in body must be of type integer: "string"'],
+    ['enum', { mode: 'Medium' }, 'spec.mode: Unsupported value: "Medium": supported values: "Fast", "Slow"'],
+    ['minimum', { size: 0 }, 'spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1'],
+    ['maximum', { size: 11 }, 'spec.size: Invalid value: 11: spec.size in body should be less than or equal to 10'],
+    ['exclusive minimum', { ratio: 0 }, 'spec.ratio: Invalid value: 0: spec.ratio in body should be greater than 0'],
+    ['maxLength', { name: 'abcd' }, 'spec.name: Too long: may not be more than 3 bytes'],
+    ['minLength', { name: 'a' }, 'spec.name: Invalid value: "a": spec.name in body should be at least 2 chars long'],
+    ['pattern', { name: 'AB' }, "spec.name: Invalid value: \"AB\": spec.name in body should match '^[a-z]+$'"],
+    ['format', { when: 'yesterday' }, 'spec.when: Invalid value: "yesterday": spec.when in body must be of type date-time: "yesterday"'],
+    ['int-or-string', { port: true }, 'spec.port: Invalid value: "boolean": spec.port in body must be of type integer,string: "boolean"'],
+    ['maxItems', { tags: ['a', 'b', 'c'] }, 'spec.tags: Too many: 3: must have at most 2 items'],
+    ['nested path with index', { ports: [{ name: 'a', port: 'x' }] }, 'spec.ports[0].port: Invalid value: "string": spec.ports[0].port in body must be of type integer: "string"'],
+    ['null where not nullable', { name: null }, 'spec.name: Invalid value: "null": spec.name in body must be of type string: "null"'],
+  ];
+  for (const [name, spec, want] of cases) test(name, () => assert.deepEqual(messages(withSpec(spec)), [want]));
+
+  test('required', () => assert.deepEqual(messages({ spec: {} }), ['spec.size: Required value']));
+  test('valid values pass: int-or-string both ways, nullable null', () => {
+    assert.deepEqual(messages(withSpec({ port: 80, note: null })), []);
+    assert.deepEqual(messages(withSpec({ port: '50%' })), []);
+  });
+});
+
+describe('list types', () => {
+  test('a set may not repeat a value; a map may not repeat its keys', () => {
+    const errs = validateListTypes({ spec: { tags: ['a', 'a'], ports: [{ name: 'x', port: 1 }, { name: 'x', port: 2 }] } }, schema).map(formatFieldError);
+    assert.deepEqual(errs, ['spec.tags[1]: Duplicate value: "a"', 'spec.ports[1]: Duplicate value: {"name":"x"}']);
+  });
+});
+
+describe('pruning', () => {
+  test('drops undeclared fields, keeps preserved ones, maps and the resource root', () => {
+    const obj = {
+      apiVersion: 'x.io/v1',
+      kind: 'T',
+      metadata: { name: 'a', labels: { k: 'v' }, bogus: 1 },
+      spec: { size: 1, extra: true, labels: { any: 'thing' }, free: { anything: [1], known: { a: 'x', b: 'y' } }, template: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { x: 'a', y: 'b' }, other: 1 } },
+      top: 1,
+    };
+    const removed = pruneResource(obj, schema);
+    assert.deepEqual(removed.sort(), ['metadata.bogus', 'spec.extra', 'spec.free.known.b', 'spec.template.other', 'spec.template.spec.y', 'top']);
+    assert.deepEqual(obj, {
+      apiVersion: 'x.io/v1',
+      kind: 'T',
+      metadata: { name: 'a', labels: { k: 'v' } },
+      spec: { size: 1, labels: { any: 'thing' }, free: { anything: [1], known: { a: 'x' } }, template: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { x: 'a' } } },
+    });
+  });
+
+  test('null in a non-nullable field is dropped; in a nullable one it stays', () => {
+    const obj = { spec: { size: 1, name: null, note: null } };
+    pruneResource(obj, schema);
+    assert.deepEqual(obj.spec, { size: 1, note: null });
+  });
+
+  test('property: nothing outside the declared properties survives', () => {
+    const flat: Schema = { type: 'object', properties: { spec: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'integer' } } } } };
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ minLength: 1, maxLength: 5 }), fc.oneof(fc.string(), fc.integer())), (extra) => {
+        const obj: Record<string, unknown> = { spec: { ...extra } };
+        pruneResource(obj, flat);
+        for (const k of Object.keys(obj['spec'] as object)) assert.ok(k === 'a' || k === 'b');
+      }),
+    );
+  });
+});
+
+describe('defaulting', () => {
+  test('absent fields get defaults, top-down; a nested default needs its parent', () => {
+    const obj = { spec: { size: 1 } } as Record<string, unknown>;
+    assert.equal(defaultResource(obj, schema), true);
+    assert.deepEqual(obj['spec'], { size: 1, mode: 'Fast', limits: { memory: '1Gi', cpu: '1' } });
+    const withParent = { spec: { size: 1, nested: {} } } as Record<string, unknown>;
+    defaultResource(withParent, schema);
+    assert.deepEqual((withParent['spec'] as Record<string, unknown>)['nested'], { inner: 7 });
+  });
+  test('set values are kept; nothing to do answers false', () => {
+    const obj = { spec: { size: 1, mode: 'Slow', limits: { cpu: '2' }, nested: { inner: 1 } } };
+    assert.equal(defaultResource(obj, schema), false);
+    assert.equal(obj.spec.mode, 'Slow');
+  });
+});
+
+describe('structural schema rules', () => {
+  const base = root('spec', 'versions').index(0).child('schema', 'openAPIV3Schema');
+  const cases: [string, unknown, string[]][] = [
+    ['the root must be an object', { type: 'array', items: { type: 'string' } }, ['spec.versions[0].schema.openAPIV3Schema.type: Invalid value: "array": must be object at the root']],
+    ['fields need a type', { type: 'object', properties: { spec: { properties: {} } } }, ['spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields']],
+    ['items need a type', { type: 'object', properties: { l: { type: 'array', items: {} } } }, ['spec.versions[0].schema.openAPIV3Schema.properties[l].items.type: Required value: must not be empty for specified array items']],
+    ['unknown type', { type: 'object', properties: { a: { type: 'float' } } }, ['spec.versions[0].schema.openAPIV3Schema.properties[a].type: Unsupported value: "float": supported values: "array", "boolean", "integer", "number", "object", "string"']],
+    ['$ref', { type: 'object', properties: { a: { type: 'object', $ref: '#/x' } } }, ['spec.versions[0].schema.openAPIV3Schema.properties[a].$ref: Forbidden: $ref is not supported']],
+    [
+      'properties with additionalProperties',
+      { type: 'object', properties: { a: { type: 'object', properties: { b: { type: 'string' } }, additionalProperties: { type: 'string' } } } },
+      ['spec.versions[0].schema.openAPIV3Schema.properties[a].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive'],
+    ],
+    ['preserve-unknown-fields false', { type: 'object', 'x-kubernetes-preserve-unknown-fields': false }, ['spec.versions[0].schema.openAPIV3Schema.x-kubernetes-preserve-unknown-fields: Invalid value: false: must be true or undefined']],
+    ['int-or-string with a type', { type: 'object', properties: { p: { type: 'string', 'x-kubernetes-int-or-string': true } } }, ['spec.versions[0].schema.openAPIV3Schema.properties[p].type: Invalid value: "string": must be empty if x-kubernetes-int-or-string is true']],
+    ['metadata beyond name', { type: 'object', properties: { metadata: { type: 'object', properties: { labels: { type: 'object' } } } } }, ['spec.versions[0].schema.openAPIV3Schema.properties[metadata]: Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified']],
+    ['types inside value validations', { type: 'object', properties: { a: { type: 'string', anyOf: [{ type: 'string' }] } } }, ['spec.versions[0].schema.openAPIV3Schema.properties[a].anyOf[0].type: Forbidden: must be empty to be structural']],
+    ['array without items', { type: 'object', properties: { a: { type: 'array' } } }, ['spec.versions[0].schema.openAPIV3Schema.properties[a].items: Required value: must be specified']],
+    ['map list without keys', { type: 'object', properties: { a: { type: 'array', items: { type: 'object' }, 'x-kubernetes-list-type': 'map' } } }, ['spec.versions[0].schema.openAPIV3Schema.properties[a].x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type is map']],
+    ['a default of the wrong type', { type: 'object', properties: { n: { type: 'integer', default: 'x' } } }, ['spec.versions[0].schema.openAPIV3Schema.properties[n].default: Invalid value: "string": spec.versions[0].schema.openAPIV3Schema.properties[n].default in body must be of type integer: "string"']],
+    ['int-or-string in its allowed anyOf form', { type: 'object', properties: { p: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] } } }, []],
+    ['preserved fields without a type', { type: 'object', properties: { p: { 'x-kubernetes-preserve-unknown-fields': true } } }, []],
+  ];
+  for (const [name, s, want] of cases) test(name, () => assert.deepEqual(validateStructuralSchema(s, base).map(formatFieldError), want));
+});
+
+const crdYaml = readFileSync(new URL('../../../../deploy/crds/apps.kruise.io_workloadspreads.yaml', import.meta.url), 'utf8');
+const wsCrd = (): KubeObject => parseYaml(crdYaml) as KubeObject;
+
+describe('CRD validation', () => {
+  test('the project CRD is valid', () => assert.deepEqual(validateCustomResourceDefinition(wsCrd()).map(formatFieldError), []));
+
+  const mutate = (fn: (crd: { spec: Record<string, any> }) => void): string[] => {
+    const crd = wsCrd() as unknown as { spec: Record<string, any> };
+    fn(crd);
+    return validateCustomResourceDefinition(crd as unknown as KubeObject).map(formatFieldError);
+  };
+  const cases: [string, (crd: { spec: Record<string, any> }) => void, string][] = [
+    ['group without a dot', (c) => (c.spec['group'] = 'kruise'), 'spec.group: Invalid value: "kruise": should be a domain with at least one dot'],
+    ['bad scope', (c) => (c.spec['scope'] = 'Global'), 'spec.scope: Unsupported value: "Global": supported values: "Cluster", "Namespaced"'],
+    ['upper-case plural', (c) => (c.spec['names'].plural = 'WorkloadSpreads'), 'spec.names.plural: Invalid value: "WorkloadSpreads"'],
+    ['kind equals listKind', (c) => (c.spec['names'].listKind = 'WorkloadSpread'), 'spec.names.listKind: Invalid value: "WorkloadSpread": kind and listKind may not be the same'],
+    ['two storage versions', (c) => c.spec['versions'].push({ ...c.spec['versions'][0], name: 'v1beta1' }), 'spec.versions: Invalid value: '],
+    ['no schema', (c) => delete c.spec['versions'][0].schema, 'spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required'],
+    ['scale path outside spec', (c) => (c.spec['versions'][0].subresources.scale = { specReplicasPath: '.status.x', statusReplicasPath: '.status.y' }), 'spec.versions[0].subresources.scale.specReplicasPath: Invalid value: ".status.x": should be a json path under .spec'],
+    ['printer column type', (c) => (c.spec['versions'][0].additionalPrinterColumns[0].type = 'text'), 'spec.versions[0].additionalPrinterColumns[0].type: Unsupported value: "text"'],
+    ['printer column path', (c) => (c.spec['versions'][0].additionalPrinterColumns[0].jsonPath = 'spec.x'), 'spec.versions[0].additionalPrinterColumns[0].jsonPath: Invalid value: "spec.x": must be a simple json path starting with .'],
+    ['preserveUnknownFields', (c) => (c.spec['preserveUnknownFields'] = true), 'spec.preserveUnknownFields: Invalid value: true: cannot set to true'],
+  ];
+  for (const [name, fn, want] of cases) test(name, () => assert.ok(mutate(fn).some((m) => m.startsWith(want)), `${mutate(fn).join('\n')}\nshould include ${want}`));
+
+  test('metadata.name must be plural.group', () => {
+    const crd = wsCrd();
+    crd.metadata = { name: 'spreads.apps.kruise.io' };
+    assert.ok(validateCustomResourceDefinition(crd).map(formatFieldError).includes('metadata.name: Invalid value: "spreads.apps.kruise.io": must be spec.names.plural+"."+spec.group'));
+  });
+
+  test('update: scope is immutable; stored versions must stay listed', () => {
+    const old = wsCrd();
+    old.status = { storedVersions: ['v1alpha1'] };
+    const next = structuredClone(old) as KubeObject & { spec: Record<string, any> };
+    next.spec['scope'] = 'Cluster';
+    next.spec['versions'][0].name = 'v1';
+    const errs = validateCustomResourceDefinitionUpdate(next, old).map(formatFieldError);
+    assert.ok(errs.includes('spec.scope: Invalid value: "Cluster": field is immutable'));
+    assert.ok(errs.includes('status.storedVersions[0]: Invalid value: "v1alpha1": must appear in spec.versions'));
+  });
+});
