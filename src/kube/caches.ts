@@ -1,0 +1,485 @@
+/**
+ * `ManagerCaches`: the manager's informers, shared by the webhook and the
+ * controller, and the cache queries both need.
+ *
+ * Watched: WorkloadSpreads, Pods (trimmed, pod-transform.ts), Nodes,
+ * ReplicaSets, Deployments, StatefulSets and Jobs in all namespaces; the
+ * whitelist config map (whitelist-source.ts, D6); OpenKruise CloneSets
+ * (`apps.kruise.io/v1alpha1`) only while discovery says they are served
+ * (checked at start and every `discoveryRecheckMs`); and every custom kind
+ * the whitelist names (workloads and their subResources), started and
+ * stopped as the whitelist changes. Other objects lose `managedFields`.
+ *
+ * Indexes: pods by owner UID (any ownerReference, as core's ownership test)
+ * and by node; WorkloadSpreads by target (`ns/group/kind/name`, version
+ * ignored as admission does); ReplicaSets by controller UID; pods by the
+ * WorkloadSpread their marker names.
+ *
+ * Invariants: `waitForSync` waits for the built-in informers and the
+ * whitelist only; CloneSet and custom informers are optional (RBAC or a
+ * missing CRD must not keep the manager from starting): readers check
+ * `workloadStore(...).synced` and fall back to the API server
+ * (workload-resolver.ts). Cached objects are shared: never mutate them.
+ * Start at `start()`, then the query methods.
+ */
+import type { Clock, Timer } from '../clock/clock.ts';
+import type { WorkloadSpread } from '../api/workloadspread.ts';
+import type { Whitelist } from '../api/whitelist.ts';
+import type { NodeRequested } from '../core/simulation-schedule.ts';
+import { readMarker } from '../core/marker.ts';
+import { apiVersionGroup, controllerRef, podPhase, podResourceRequests } from '../k8s/pod.ts';
+import type { KubeObject, Node, Pod } from '../k8s/types.ts';
+import type { EventRecorder } from '../client/event-recorder.ts';
+import { describeError, isNotFound } from '../client/errors.ts';
+import type { KubeClient } from '../client/http-client.ts';
+import { silentLogger, type Logger } from '../client/logger.ts';
+import { BUILTIN, apiVersionOf, type ResourceRef } from '../client/resources.ts';
+import { Informer, type InformerOptions, type Store } from '../client/store.ts';
+import type { WatcherOptions } from '../client/watcher.ts';
+import { Interner, podTransform, withoutManagedFields } from './pod-transform.ts';
+import { CLONESET_REF, WORKLOADSPREAD_REF } from './refs.ts';
+import { WhitelistSource } from './whitelist-source.ts';
+
+export const POD_OWNER_INDEX = 'owner';
+export const POD_NODE_INDEX = 'node';
+export const POD_MARKER_INDEX = 'marker';
+export const WS_TARGET_INDEX = 'target';
+export const RS_OWNER_INDEX = 'owner';
+
+export const DEFAULT_DISCOVERY_RECHECK_MS = 60_000;
+
+/** Watched workload kinds with a fixed ref, by `group/Kind`. */
+const BUILTIN_WORKLOADS: readonly ResourceRef[] = [BUILTIN.deployments, BUILTIN.replicasets, BUILTIN.statefulsets, BUILTIN.jobs];
+
+/** A WorkloadSpread as the store holds it (the API type plus the generic object shape). */
+export type CachedWorkloadSpread = WorkloadSpread & KubeObject;
+
+export type WorkloadEventType = 'add' | 'update' | 'delete';
+
+/** A change of a watched workload object (built-in, CloneSet or custom kind). */
+export interface WorkloadEvent {
+  type: WorkloadEventType;
+  group: string;
+  kind: string;
+  obj: KubeObject;
+  /** The previous object, on updates. */
+  old?: KubeObject;
+}
+
+/** A watched workload kind. `synced` is false until its first complete list. */
+export interface WorkloadStore {
+  ref: ResourceRef;
+  store: Store<KubeObject>;
+  readonly synced: boolean;
+}
+
+export interface ManagerCachesOptions {
+  client: KubeClient;
+  /** The manager's namespace (where the whitelist config map lives). */
+  namespace: string;
+  configMapName?: string;
+  /** Records Warning events about a bad whitelist. */
+  recorder?: EventRecorder;
+  log?: Logger;
+  discoveryRecheckMs?: number;
+  /** Watcher tuning (tests: resync, back-off, randomness). */
+  watcher?: Partial<Pick<WatcherOptions, 'resyncMs' | 'backoff' | 'random' | 'watchTimeoutSeconds' | 'pageSize'>>;
+  /** Deep-freeze cached objects (tests). */
+  freeze?: boolean;
+}
+
+/** `group/Kind`, the key of workload stores. */
+export function groupKindKey(group: string, kind: string): string {
+  return `${group}/${kind}`;
+}
+
+/** The WS target index value of a WorkloadSpread (empty when it has no usable targetRef). */
+function targetIndexValues(ws: WorkloadSpread): string[] {
+  const ref = ws.spec?.targetRef;
+  if (ref === undefined || ref === null || typeof ref.apiVersion !== 'string' || typeof ref.kind !== 'string' || typeof ref.name !== 'string') return [];
+  const gv = apiVersionGroup(ref.apiVersion);
+  if (!gv.ok) return [];
+  return [targetKey(ws.metadata?.namespace ?? '', gv.group, ref.kind, ref.name)];
+}
+
+export function targetKey(namespace: string, group: string, kind: string, name: string): string {
+  return `${namespace}/${group}/${kind}/${name}`;
+}
+
+interface DynamicInformer {
+  informer: Informer<KubeObject>;
+  ref: ResourceRef;
+  unsubscribe: (() => void)[];
+}
+
+export class ManagerCaches {
+  readonly client: KubeClient;
+  readonly clock: Clock;
+  readonly workloadSpreads: Store<CachedWorkloadSpread>;
+  readonly pods: Store<Pod>;
+  readonly nodes: Store<Node>;
+  readonly replicaSets: Store<KubeObject>;
+  readonly deployments: Store<KubeObject>;
+  readonly statefulSets: Store<KubeObject>;
+  readonly jobs: Store<KubeObject>;
+  readonly whitelistSource: WhitelistSource;
+  readonly #opts: ManagerCachesOptions;
+  readonly #log: Logger;
+  readonly #builtin: Informer<KubeObject>[] = [];
+  readonly #builtinByKey = new Map<string, Informer<KubeObject>>();
+  readonly #dynamic = new Map<string, DynamicInformer>();
+  #workloadHandlers: ((event: WorkloadEvent) => void)[] = [];
+  #discoveryTimer: Timer | undefined;
+  #discoveryRun: Promise<void> = Promise.resolve();
+  #started = false;
+  #stopped = false;
+
+  constructor(options: ManagerCachesOptions) {
+    this.client = options.client;
+    this.clock = options.client.clock;
+    this.#opts = options;
+    this.#log = options.log ?? silentLogger;
+    const pool = new Interner();
+
+    const ws = this.#informer<CachedWorkloadSpread>(WORKLOADSPREAD_REF, { [WS_TARGET_INDEX]: targetIndexValues });
+    this.workloadSpreads = ws.store;
+    const pods = this.#informer<Pod>(
+      BUILTIN.pods,
+      {
+        [POD_OWNER_INDEX]: (p) => (p.metadata?.ownerReferences ?? []).map((r) => r.uid).filter((u) => u !== ''),
+        [POD_NODE_INDEX]: (p) => (p.spec?.nodeName ? [p.spec.nodeName] : []),
+        [POD_MARKER_INDEX]: (p) => {
+          const marker = readMarker(p);
+          return marker === undefined || marker.name === '' ? [] : [`${p.metadata?.namespace ?? ''}/${marker.name}`];
+        },
+      },
+      podTransform(pool),
+    );
+    this.pods = pods.store;
+    this.nodes = this.#informer<Node>(BUILTIN.nodes, {}).store;
+    for (const ref of BUILTIN_WORKLOADS) {
+      const indexes = ref === BUILTIN.replicasets ? { [RS_OWNER_INDEX]: (rs: KubeObject) => { const owner = controllerRef(rs); return owner === undefined ? [] : [owner.uid]; } } : {};
+      const informer = this.#informer<KubeObject>(ref, indexes);
+      this.#builtinByKey.set(groupKindKey(ref.group, ref.kind), informer);
+      this.#subscribeWorkload(informer.store, ref);
+    }
+    this.replicaSets = this.#builtinByKey.get(groupKindKey('apps', 'ReplicaSet'))!.store;
+    this.deployments = this.#builtinByKey.get(groupKindKey('apps', 'Deployment'))!.store;
+    this.statefulSets = this.#builtinByKey.get(groupKindKey('apps', 'StatefulSet'))!.store;
+    this.jobs = this.#builtinByKey.get(groupKindKey('batch', 'Job'))!.store;
+
+    this.whitelistSource = new WhitelistSource({
+      client: options.client,
+      namespace: options.namespace,
+      log: this.#log,
+      ...(options.configMapName === undefined ? {} : { configMapName: options.configMapName }),
+      ...(options.recorder === undefined ? {} : { recorder: options.recorder }),
+      ...(options.watcher === undefined ? {} : { watcher: options.watcher }),
+    });
+    this.whitelistSource.onChange(() => this.refreshDiscovery());
+  }
+
+  #informer<T extends KubeObject>(ref: ResourceRef, indexes: Record<string, (obj: T) => string[]>, transform?: (obj: KubeObject) => T): Informer<T> {
+    const options: InformerOptions<T> = {
+      client: this.client,
+      ref,
+      name: ref.resource,
+      log: this.#log,
+      indexes,
+      transform: transform ?? ((obj) => withoutManagedFields<T>(obj)),
+      ...this.#opts.watcher,
+    };
+    if (this.#opts.freeze === true) options.freeze = true;
+    const informer = new Informer<T>(options);
+    this.#builtin.push(informer as unknown as Informer<KubeObject>);
+    return informer;
+  }
+
+  // ---- lifecycle ----
+
+  /** Starts every informer and the discovery checks (idempotent). */
+  start(): void {
+    if (this.#started || this.#stopped) return;
+    this.#started = true;
+    for (const informer of this.#builtin) informer.start();
+    this.whitelistSource.start();
+    this.refreshDiscovery();
+    const every = this.#opts.discoveryRecheckMs ?? DEFAULT_DISCOVERY_RECHECK_MS;
+    if (every > 0) {
+      this.#discoveryTimer = this.clock.setInterval(() => this.refreshDiscovery(), every, { background: true, name: 'workload discovery' });
+    }
+  }
+
+  /** Stops every informer and timer; resolves when they are gone. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#discoveryTimer?.cancel();
+    await this.#discoveryRun.catch(() => {});
+    const dynamic = [...this.#dynamic.values()];
+    this.#dynamic.clear();
+    await Promise.all([
+      ...this.#builtin.map((i) => i.stop()),
+      this.whitelistSource.stop(),
+      ...dynamic.map((d) => this.#stopDynamic(d)),
+    ]);
+  }
+
+  /** Resolves once the built-in informers and the whitelist have listed once. */
+  async waitForSync(signal?: AbortSignal): Promise<void> {
+    await Promise.all([...this.#builtin.map((i) => i.waitForSync(signal)), this.whitelistSource.waitForSync(signal)]);
+  }
+
+  hasSynced(): boolean {
+    return this.#builtin.every((i) => i.store.hasSynced()) && this.whitelistSource.hasSynced();
+  }
+
+  // ---- whitelist ----
+
+  whitelist(): Whitelist {
+    return this.whitelistSource.current();
+  }
+
+  // ---- workload events ----
+
+  /**
+   * Calls `fn` for every add/update/delete of a watched workload (built-in,
+   * CloneSet, custom kinds, including informers started later).
+   */
+  onWorkloadEvent(fn: (event: WorkloadEvent) => void): () => void {
+    this.#workloadHandlers.push(fn);
+    return () => {
+      this.#workloadHandlers = this.#workloadHandlers.filter((h) => h !== fn);
+    };
+  }
+
+  #subscribeWorkload(store: Store<KubeObject>, ref: ResourceRef): (() => void)[] {
+    const emit = (event: WorkloadEvent) => {
+      for (const h of this.#workloadHandlers) {
+        try {
+          h(event);
+        } catch (err) {
+          this.#log.error({ kind: ref.kind, err: describeError(err) }, 'workload event handler failed');
+        }
+      }
+    };
+    const { group, kind } = ref;
+    return [
+      store.onAdd((obj) => emit({ type: 'add', group, kind, obj })),
+      store.onUpdate((old, obj) => emit({ type: 'update', group, kind, obj, old })),
+      store.onDelete((obj) => emit({ type: 'delete', group, kind, obj })),
+    ];
+  }
+
+  // ---- workload stores ----
+
+  /** The watched store of a workload group+kind, if any (built-in, CloneSet, custom). */
+  workloadStore(group: string, kind: string): WorkloadStore | undefined {
+    const key = groupKindKey(group, kind);
+    const builtin = this.#builtinByKey.get(key);
+    if (builtin !== undefined) {
+      const ref = BUILTIN_WORKLOADS.find((r) => groupKindKey(r.group, r.kind) === key)!;
+      return { ref, store: builtin.store, get synced() { return builtin.store.hasSynced(); } };
+    }
+    const dynamic = this.#dynamic.get(key);
+    if (dynamic === undefined) return undefined;
+    const store = dynamic.informer.store;
+    return { ref: dynamic.ref, store, get synced() { return store.hasSynced(); } };
+  }
+
+  /** Group/kinds watched right now beyond the built-in ones (CloneSet, custom kinds). */
+  dynamicKinds(): string[] {
+    return [...this.#dynamic.keys()].sort();
+  }
+
+  /**
+   * Re-checks discovery for CloneSets and the whitelisted kinds, starting and
+   * stopping informers to match. Runs are serialized; the returned promise
+   * settles when this run is done (tests await it).
+   */
+  refreshDiscovery(): Promise<void> {
+    const run = this.#discoveryRun.then(() => (this.#stopped ? undefined : this.clock.activity.run('workload discovery', () => this.#reconcileDynamic())));
+    this.#discoveryRun = run.catch((err: unknown) => {
+      this.#log.warn({ err: describeError(err) }, 'workload discovery failed');
+    });
+    return this.#discoveryRun;
+  }
+
+  /** The dynamic kinds wanted now: CloneSet (tried always) and the whitelist's kinds that are not built in. */
+  #wanted(): Map<string, { group: string; version: string; kind: string }> {
+    const wanted = new Map<string, { group: string; version: string; kind: string }>();
+    wanted.set(groupKindKey(CLONESET_REF.group, CLONESET_REF.kind), { group: CLONESET_REF.group, version: CLONESET_REF.version, kind: CLONESET_REF.kind });
+    for (const w of this.whitelist().workloads) {
+      for (const gvk of [w, ...w.subResources]) {
+        const key = groupKindKey(gvk.group, gvk.kind);
+        if (gvk.kind === '' || this.#builtinByKey.has(key) || wanted.has(key)) continue;
+        wanted.set(key, { group: gvk.group, version: gvk.version, kind: gvk.kind });
+      }
+    }
+    return wanted;
+  }
+
+  async #reconcileDynamic(): Promise<void> {
+    const wanted = this.#wanted();
+    for (const [key, running] of [...this.#dynamic]) {
+      if (wanted.has(key)) continue;
+      this.#dynamic.delete(key);
+      this.#log.info({ kind: key }, 'no longer watching workload kind');
+      await this.#stopDynamic(running);
+    }
+    for (const [key, gvk] of wanted) {
+      if (this.#stopped) return;
+      const resolved = await this.#resolve(gvk);
+      const running = this.#dynamic.get(key);
+      if (resolved === undefined) {
+        // Not served (CRD absent or removed): stop watching; a later check starts again.
+        if (running !== undefined) {
+          this.#dynamic.delete(key);
+          this.#log.info({ kind: key }, 'workload kind no longer served, stopping its informer');
+          await this.#stopDynamic(running);
+        }
+        continue;
+      }
+      if (running !== undefined && apiVersionOf(running.ref) === apiVersionOf(resolved)) continue;
+      if (running !== undefined) {
+        this.#dynamic.delete(key);
+        await this.#stopDynamic(running);
+      }
+      this.#startDynamic(key, resolved);
+    }
+  }
+
+  /** The ref of a kind through discovery; undefined when not served. An empty version means the group's preferred one. */
+  async #resolve(gvk: { group: string; version: string; kind: string }): Promise<ResourceRef | undefined> {
+    let version = gvk.version;
+    if (version === '') {
+      try {
+        const doc = (await this.client.getJson(`/apis/${encodeURIComponent(gvk.group)}`)) as { preferredVersion?: { version?: unknown } } | null;
+        version = typeof doc?.preferredVersion?.version === 'string' ? doc.preferredVersion.version : '';
+      } catch (err) {
+        if (!isNotFound(err)) this.#log.warn({ group: gvk.group, err: describeError(err) }, 'cannot read API group discovery');
+        return undefined;
+      }
+      if (version === '') return undefined;
+    }
+    const apiVersion = gvk.group === '' ? version : `${gvk.group}/${version}`;
+    this.client.resources.invalidate(apiVersion);
+    const result = await this.client.resources.resolve(apiVersion, gvk.kind);
+    if (result.ok) return result.ref;
+    if (!result.notFound) this.#log.warn({ kind: `${apiVersion}/${gvk.kind}`, err: describeError(result.error) }, 'discovery failed');
+    return undefined;
+  }
+
+  #startDynamic(key: string, ref: ResourceRef): void {
+    const options: InformerOptions<KubeObject> = {
+      client: this.client,
+      ref,
+      name: `${ref.resource}.${ref.group}`,
+      log: this.#log,
+      transform: (obj) => withoutManagedFields(obj),
+      ...this.#opts.watcher,
+    };
+    if (this.#opts.freeze === true) options.freeze = true;
+    const informer = new Informer<KubeObject>(options);
+    const unsubscribe = this.#subscribeWorkload(informer.store, ref);
+    this.#dynamic.set(key, { informer, ref, unsubscribe });
+    this.#log.info({ kind: key, apiVersion: apiVersionOf(ref) }, 'watching workload kind');
+    informer.start();
+  }
+
+  async #stopDynamic(d: DynamicInformer): Promise<void> {
+    for (const u of d.unsubscribe) u();
+    await d.informer.stop();
+  }
+
+  // ---- WorkloadSpreads ----
+
+  getWorkloadSpread(namespace: string, name: string): WorkloadSpread | undefined {
+    return this.workloadSpreads.get(namespace, name);
+  }
+
+  /** The WorkloadSpreads of a namespace, in name order (a stable "list order" for admission). */
+  listWorkloadSpreads(namespace: string): WorkloadSpread[] {
+    return this.workloadSpreads.list(namespace).sort(byName);
+  }
+
+  /** The WorkloadSpreads whose targetRef names this workload (group compared, version ignored). */
+  workloadSpreadsForTarget(namespace: string, group: string, kind: string, name: string): WorkloadSpread[] {
+    return this.workloadSpreads.byIndex(WS_TARGET_INDEX, targetKey(namespace, group, kind, name)).sort(byName);
+  }
+
+  // ---- pods ----
+
+  getPod(namespace: string, name: string): Pod | undefined {
+    return this.pods.get(namespace, name);
+  }
+
+  /** Pods with an ownerReference to this UID, in name order. */
+  podsOwnedBy(uid: string): Pod[] {
+    return this.pods.byIndex(POD_OWNER_INDEX, uid).sort(byName);
+  }
+
+  /** Pods bound to this node. */
+  podsOnNode(nodeName: string): Pod[] {
+    return this.pods.byIndex(POD_NODE_INDEX, nodeName);
+  }
+
+  /** Pods whose marker names this WorkloadSpread. */
+  podsMarkedFor(namespace: string, wsName: string): Pod[] {
+    return this.pods.byIndex(POD_MARKER_INDEX, `${namespace}/${wsName}`);
+  }
+
+  /** The pods of a namespace, in name order. */
+  listPods(namespace: string): Pod[] {
+    return this.pods.list(namespace).sort(byName);
+  }
+
+  /** The full pod from the API server (for rules that need fields the cache drops); undefined when it is gone. */
+  async getFullPod(namespace: string, name: string): Promise<Pod | undefined> {
+    try {
+      return await this.client.get<Pod>(BUILTIN.pods, name, { namespace });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  // ---- nodes ----
+
+  getNode(name: string): Node | undefined {
+    return this.nodes.get(undefined, name);
+  }
+
+  listNodes(): Node[] {
+    return this.nodes.list();
+  }
+
+  /**
+   * What the pods bound to a node request (D3): every pod there that has not
+   * finished, terminating ones included, as the scheduler counts them.
+   */
+  requestedOnNode(nodeName: string): NodeRequested {
+    const out: NodeRequested = { cpuMilli: 0, memory: 0, pods: 0 };
+    for (const pod of this.podsOnNode(nodeName)) {
+      const phase = podPhase(pod);
+      if (phase === 'Succeeded' || phase === 'Failed') continue;
+      const r = podResourceRequests(pod);
+      out.cpuMilli += r.cpuMilli;
+      out.memory += r.memory;
+      out.pods++;
+    }
+    return out;
+  }
+
+  // ---- ReplicaSets ----
+
+  /** ReplicaSets whose controller is this UID, in name order. */
+  replicaSetsOwnedBy(uid: string): KubeObject[] {
+    return this.replicaSets.byIndex(RS_OWNER_INDEX, uid).sort(byName);
+  }
+}
+
+function byName(a: { metadata?: { name?: string } }, b: { metadata?: { name?: string } }): number {
+  const x = a.metadata?.name ?? '';
+  const y = b.metadata?.name ?? '';
+  return x < y ? -1 : x > y ? 1 : 0;
+}

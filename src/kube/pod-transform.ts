@@ -1,0 +1,229 @@
+/**
+ * What the manager keeps of a pod in its cache (target ≤ 1 KiB of heap per
+ * pod; `pod-transform.test.ts` measures it). A cluster has many more pods
+ * than WorkloadSpreads, so the pod cache dominates the manager's memory.
+ *
+ * Kept, because some rule reads it:
+ * - metadata: name, namespace, uid, resourceVersion, labels (version, target
+ *   filter), ownerReferences (owner chains, workload pods), creation and
+ *   deletion timestamps (activeness, ranking, rescheduling), and only the
+ *   annotations we read: the marker and the deletion cost;
+ * - spec.nodeName; the pod's effective cpu/memory requests (D3: what a node
+ *   has left), kept as ONE summary container `{name: '', resources:
+ *   {requests}}` so `podResourceRequests` reads the same totals from the
+ *   trimmed pod as from the full one;
+ * - status: phase, the Ready condition (status, lastTransitionTime: ranking)
+ *   and the PodScheduled condition (status, reason: rescheduling), and the
+ *   highest container restart count as ONE summary container status.
+ * Everything else is dropped: a rule that needs the full pod (adoption
+ * scoring compares the pod with the subset patch applied) GETs it from the
+ * API server (`ManagerCaches.getFullPod`).
+ *
+ * Memory: values that repeat across pods (namespaces, owner references,
+ * label maps, node names, phases, condition objects, timestamps) are
+ * interned: pods of one ReplicaSet share one frozen labels object and one
+ * frozen ownerReferences array. Shared objects are frozen, so a caller that
+ * mutates a cached pod fails loudly instead of corrupting its neighbours
+ * (cached objects must never be mutated anyway; see `Store`).
+ * Start at `trimPod`.
+ */
+import { MATCHED_WORKLOADSPREAD_ANNOTATION, POD_DELETION_COST_ANNOTATION } from '../api/keys.ts';
+import { isPlainObject } from '../k8s/json.ts';
+import { podResourceRequests } from '../k8s/pod.ts';
+import type { Container, ContainerStatus, KubeObject, ObjectMeta, OwnerReference, Pod, PodCondition, PodStatus } from '../k8s/types.ts';
+
+const KEPT_ANNOTATIONS = [MATCHED_WORKLOADSPREAD_ANNOTATION, POD_DELETION_COST_ANNOTATION] as const;
+
+/**
+ * A bounded pool of shared values: `string(s)` returns one canonical copy of
+ * equal strings; `shared(key, make)` one canonical frozen object per key.
+ * When the pool is full it starts over (values already handed out stay
+ * valid; only future sharing restarts), so memory stays bounded even when
+ * the interned fields turn out to be unique.
+ */
+export class Interner {
+  readonly #values = new Map<string, unknown>();
+  readonly #max: number;
+
+  constructor(maxEntries = 50_000) {
+    this.#max = maxEntries;
+  }
+
+  string(s: string): string {
+    return this.shared(`s\u0000${s}`, () => s);
+  }
+
+  shared<T>(key: string, make: () => T): T {
+    const known = this.#values.get(key);
+    if (known !== undefined) return known as T;
+    if (this.#values.size >= this.#max) this.#values.clear();
+    const value = make();
+    if (typeof value === 'object' && value !== null) deepFreeze(value);
+    this.#values.set(key, value);
+    return value;
+  }
+
+  get size(): number {
+    return this.#values.size;
+  }
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const v of Object.values(value)) deepFreeze(v);
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+function stringMap(v: unknown): Record<string, string> | undefined {
+  if (!isPlainObject(v)) return undefined;
+  const out: Record<string, string> = {};
+  let any = false;
+  for (const [k, val] of Object.entries(v)) {
+    if (typeof val === 'string') {
+      out[k] = val;
+      any = true;
+    }
+  }
+  return any ? out : undefined;
+}
+
+function trimOwnerReferences(v: unknown, pool: Interner): OwnerReference[] | undefined {
+  if (!Array.isArray(v) || v.length === 0) return undefined;
+  const refs: OwnerReference[] = [];
+  for (const r of v as unknown[]) {
+    if (!isPlainObject(r)) continue;
+    const ref: OwnerReference = { apiVersion: str(r['apiVersion']) ?? '', kind: str(r['kind']) ?? '', name: str(r['name']) ?? '', uid: str(r['uid']) ?? '' };
+    if (r['controller'] === true) ref.controller = true;
+    refs.push(ref);
+  }
+  if (refs.length === 0) return undefined;
+  return pool.shared(`o\u0000${JSON.stringify(refs)}`, () => refs);
+}
+
+function trimMetadata(meta: unknown, pool: Interner): ObjectMeta {
+  const m = isPlainObject(meta) ? meta : {};
+  const out: ObjectMeta = {};
+  const name = str(m['name']);
+  if (name !== undefined) out.name = name;
+  const namespace = str(m['namespace']);
+  if (namespace !== undefined) out.namespace = pool.string(namespace);
+  const uid = str(m['uid']);
+  if (uid !== undefined) out.uid = uid;
+  const rv = str(m['resourceVersion']);
+  if (rv !== undefined) out.resourceVersion = rv;
+  const created = str(m['creationTimestamp']);
+  if (created !== undefined) out.creationTimestamp = pool.string(created);
+  const deleted = str(m['deletionTimestamp']);
+  if (deleted !== undefined) out.deletionTimestamp = pool.string(deleted);
+  const labels = stringMap(m['labels']);
+  if (labels !== undefined) out.labels = pool.shared(`l\u0000${JSON.stringify(labels)}`, () => labels);
+  const annotations = isPlainObject(m['annotations']) ? m['annotations'] : undefined;
+  if (annotations !== undefined) {
+    const kept: Record<string, string> = {};
+    let any = false;
+    for (const key of KEPT_ANNOTATIONS) {
+      const value = annotations[key];
+      if (typeof value === 'string') {
+        kept[key] = value;
+        any = true;
+      }
+    }
+    if (any) out.annotations = pool.shared(`a\u0000${JSON.stringify(kept)}`, () => kept);
+  }
+  const owners = trimOwnerReferences(m['ownerReferences'], pool);
+  if (owners !== undefined) out.ownerReferences = owners;
+  return out;
+}
+
+/** The summary container carrying the pod's effective cpu/memory requests (none when it requests nothing). */
+function requestSummary(pod: Pod, pool: Interner): Container[] {
+  const requests = podResourceRequests(pod);
+  if (requests.cpuMilli <= 0 && requests.memory <= 0) return pool.shared('c\u0000none', () => [] as Container[]);
+  const key = `c\u0000${requests.cpuMilli}\u0000${requests.memory}`;
+  return pool.shared(key, () => {
+    const r: Record<string, string> = {};
+    if (requests.cpuMilli > 0) r['cpu'] = `${requests.cpuMilli}m`;
+    if (requests.memory > 0) r['memory'] = String(requests.memory);
+    return [{ name: '', resources: { requests: r } }];
+  });
+}
+
+function trimCondition(c: Record<string, unknown>, pool: Interner): PodCondition | undefined {
+  const type = c['type'];
+  if (type === 'Ready') {
+    const cond: PodCondition = { type: 'Ready', status: str(c['status']) ?? '' };
+    const t = str(c['lastTransitionTime']);
+    if (t !== undefined) cond.lastTransitionTime = t;
+    return pool.shared(`r\u0000${cond.status}\u0000${t ?? ''}`, () => cond);
+  }
+  if (type === 'PodScheduled') {
+    const cond: PodCondition = { type: 'PodScheduled', status: str(c['status']) ?? '' };
+    const reason = str(c['reason']);
+    if (reason !== undefined) cond.reason = reason;
+    return pool.shared(`p\u0000${cond.status}\u0000${reason ?? ''}`, () => cond);
+  }
+  return undefined;
+}
+
+function trimStatus(status: unknown, pool: Interner): PodStatus | undefined {
+  if (!isPlainObject(status)) return undefined;
+  const out: PodStatus = {};
+  const phase = str(status['phase']);
+  if (phase !== undefined) out.phase = pool.string(phase);
+  const conditions: PodCondition[] = [];
+  if (Array.isArray(status['conditions'])) {
+    for (const c of status['conditions'] as unknown[]) {
+      if (!isPlainObject(c)) continue;
+      const kept = trimCondition(c, pool);
+      if (kept !== undefined) conditions.push(kept);
+    }
+  }
+  if (conditions.length > 0) out.conditions = pool.shared(`k\u0000${JSON.stringify(conditions)}`, () => conditions);
+  let restarts = 0;
+  if (Array.isArray(status['containerStatuses'])) {
+    for (const s of status['containerStatuses'] as unknown[]) {
+      if (isPlainObject(s) && typeof s['restartCount'] === 'number' && s['restartCount'] > restarts) restarts = s['restartCount'];
+    }
+  }
+  if (restarts > 0) {
+    out.containerStatuses = pool.shared(`x\u0000${restarts}`, (): ContainerStatus[] => [{ name: '', ready: false, restartCount: restarts }]);
+  }
+  return out;
+}
+
+/**
+ * The cached form of a pod. Tolerates any input: a malformed object becomes
+ * a pod with whatever fields could be read.
+ */
+export function trimPod(raw: KubeObject, pool: Interner): Pod {
+  const source = raw as Pod;
+  const spec = isPlainObject(source.spec) ? source.spec : undefined;
+  const pod: Pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: trimMetadata(source.metadata, pool),
+    spec: { containers: spec === undefined ? [] : requestSummary(source, pool) },
+  };
+  const nodeName = str(spec?.['nodeName']);
+  if (nodeName !== undefined && nodeName !== '') pod.spec.nodeName = pool.string(nodeName);
+  const status = trimStatus(source.status, pool);
+  if (status !== undefined) pod.status = status;
+  return pod;
+}
+
+/** A transform for `Store` that trims pods with one shared pool. */
+export function podTransform(pool: Interner = new Interner()): (obj: KubeObject) => Pod {
+  return (obj) => trimPod(obj, pool);
+}
+
+/** Drops `metadata.managedFields` (often the biggest part of an object, never read here). */
+export function withoutManagedFields<T extends KubeObject>(obj: KubeObject): T {
+  const meta = obj.metadata;
+  if (meta === undefined || !('managedFields' in meta)) return obj as T;
+  const { managedFields: _dropped, ...rest } = meta;
+  return { ...obj, metadata: rest } as T;
+}
