@@ -7,6 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
+import type { CachedWorkloadSpread } from './caches.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
 import type { ClientTestBed } from '../testing/client-test-bed.ts';
@@ -28,7 +29,7 @@ const status = (missing: number) => ({ observedGeneration: 1, subsetStatuses: [{
 describe('StatusWriter', () => {
   test('writes the status conditionally and remembers the stored object', async () => {
     const ns = await createNamespace(bed);
-    const created = await createObject<WorkloadSpread>(bed, workloadSpread(ns, 'w', [{ name: 'a', maxReplicas: 3 }]));
+    const created = await createObject<CachedWorkloadSpread>(bed, workloadSpread(ns, 'w', [{ name: 'a', maxReplicas: 3 }]));
     const state = new WorkloadSpreadState();
     const writes: string[] = [];
     const writer = new StatusWriter({ client: bed.client, state, metrics: { statusWrite: (source, result) => writes.push(`${source}:${result}`) } });
@@ -43,7 +44,7 @@ describe('StatusWriter', () => {
     assert.equal(!stale.ok && stale.reason, 'Conflict');
     const stored = bed.server.control.get('apps.kruise.io/v1alpha1', 'WorkloadSpread', ns, 'w');
     assert.ok(stored.ok);
-    assert.equal((stored.value as WorkloadSpread).status?.subsetStatuses?.[0]?.missingReplicas, 3, 'the stale write changed nothing');
+    assert.equal((stored.value as unknown as WorkloadSpread).status?.subsetStatuses?.[0]?.missingReplicas, 3, 'the stale write changed nothing');
     assert.equal(state.lastWritten(ns, 'w')?.metadata.resourceVersion, first.ws.metadata.resourceVersion, 'a failed write does not touch the local copy');
     assert.deepEqual(writes, ['webhook:ok', 'controller:Conflict']);
 
@@ -56,7 +57,7 @@ describe('StatusWriter', () => {
 
   test('NotFound drops the remembered copy; getFresh reports NotFound', async () => {
     const ns = await createNamespace(bed);
-    const created = await createObject<WorkloadSpread>(bed, workloadSpread(ns, 'gone', [{ name: 'a' }]));
+    const created = await createObject<CachedWorkloadSpread>(bed, workloadSpread(ns, 'gone', [{ name: 'a' }]));
     const state = new WorkloadSpreadState();
     const writer = new StatusWriter({ client: bed.client, state });
     state.remember(created);
