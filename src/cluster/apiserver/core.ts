@@ -6,7 +6,9 @@
  *
  * Extension points (all plain fields or methods, no subclassing):
  * - `registry.register(def)` / `registry.setSubresourceHandler(...)`;
- * - `admission.register(plugin)` (mutating and validating phases);
+ * - `admission.register(plugin)` (mutating and validating phases); the
+ *   built-in plug-ins, the admission webhooks and the eviction/binding
+ *   subresources are installed by admission-setup.ts;
  * - `customResourceStrategy` — wraps the strategy of each served CRD version
  *   (schema validation, pruning, defaulting);
  * - `routes.push(route)` — extra HTTP paths (e.g. `/openapi/v2`);
@@ -17,18 +19,20 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../clock/clock.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import { AdmissionChain } from './admission.ts';
+import { installAdmission } from './admission-setup.ts';
+import type { AdmissionWebhooks } from './admission-webhooks.ts';
 import { builtinResources } from './builtin-resources.ts';
 import { CrdController, type CustomResourceStrategyFactory } from './crd-controller.ts';
 import type { ListResult } from './list.ts';
 import { finalizeSubresource, namespaceLifecycleAdmission, NamespaceController } from './namespace-lifecycle.ts';
 import { NamespaceDefaults } from './namespace-defaults.ts';
 import { ObjectOperations } from './operations.ts';
-import { bindingSubresource, evictionSubresource } from './pod-subresources.ts';
 import type { RequestContext, ResourceDef, UserInfo } from './resource-def.ts';
 import { ResourceRegistry } from './resources.ts';
 import { ObjectStore } from './storage.ts';
 import { installCustomResourceSchemas } from './schema/custom-resource-schema.ts';
 import { ServiceAllocator } from './strategies/service.ts';
+import { installTablePrinting } from './table/table.ts';
 import { SYSTEM_PRIORITY_CLASSES } from './strategies/policy.ts';
 
 export const SYSTEM_USER: UserInfo = { username: 'system:apiserver', uid: 'apiserver', groups: ['system:masters', 'system:authenticated'] };
@@ -69,6 +73,8 @@ export class ApiServerCore {
   readonly serviceAllocator = new ServiceAllocator();
   readonly routes: Route[] = [];
   readonly formatters: ResponseFormatter[] = [];
+  /** Admission webhooks (and where service references lead): admission-webhooks.ts. */
+  readonly webhooks: AdmissionWebhooks;
   /** The strategy of a custom resource version: the base one unless an extension wraps it. */
   customResourceStrategy: CustomResourceStrategyFactory = (_crd, _version, base) => base;
   readonly #pending = new Set<Promise<void>>();
@@ -78,11 +84,11 @@ export class ApiServerCore {
     this.store = new ObjectStore(options.historyLimit === undefined ? {} : { historyLimit: options.historyLimit });
     this.ops = new ObjectOperations({ store: this.store, registry: this.registry, admission: this.admission, now: () => this.clock.now() });
     for (const def of builtinResources({ serviceAllocator: this.serviceAllocator })) this.registry.register(def);
-    this.registry.setSubresourceHandler('', 'v1', 'pods', 'binding', bindingSubresource(this.ops));
-    this.registry.setSubresourceHandler('', 'v1', 'pods', 'eviction', evictionSubresource(this.ops));
     this.registry.setSubresourceHandler('', 'v1', 'namespaces', 'finalize', finalizeSubresource(this.ops, this.registry));
     this.admission.register(namespaceLifecycleAdmission(this.ops));
+    this.webhooks = installAdmission(this);
     installCustomResourceSchemas(this);
+    installTablePrinting(this);
 
     const track = (label: string, fn: () => Promise<void>) => this.track(label, fn);
     const systemContext = () => this.systemContext();
