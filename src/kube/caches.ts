@@ -34,7 +34,7 @@ import { describeError, isNotFound } from '../client/errors.ts';
 import type { KubeClient } from '../client/http-client.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import { BUILTIN, apiVersionOf, type ResourceRef } from '../client/resources.ts';
-import { Informer, type InformerOptions, type Store } from '../client/store.ts';
+import { Informer, type IndexFunc, type InformerOptions, type Store } from '../client/store.ts';
 import type { WatcherOptions } from '../client/watcher.ts';
 import { Interner, podTransform, withoutManagedFields } from './pod-transform.ts';
 import { CLONESET_REF, WORKLOADSPREAD_REF } from './refs.ts';
@@ -106,6 +106,16 @@ export function targetKey(namespace: string, group: string, kind: string, name: 
   return `${namespace}/${group}/${kind}/${name}`;
 }
 
+/** The indexes of the pod cache (exported so the memory test measures the real store). */
+export const POD_INDEXES: Readonly<Record<string, IndexFunc<Pod>>> = Object.freeze({
+  [POD_OWNER_INDEX]: (p: Pod) => (p.metadata?.ownerReferences ?? []).map((r) => r.uid).filter((u) => u !== ''),
+  [POD_NODE_INDEX]: (p: Pod) => (p.spec?.nodeName ? [p.spec.nodeName] : []),
+  [POD_MARKER_INDEX]: (p: Pod) => {
+    const marker = readMarker(p);
+    return marker === undefined || marker.name === '' ? [] : [`${p.metadata?.namespace ?? ''}/${marker.name}`];
+  },
+});
+
 interface DynamicInformer {
   informer: Informer<KubeObject>;
   ref: ResourceRef;
@@ -145,14 +155,7 @@ export class ManagerCaches {
     this.workloadSpreads = ws.store;
     const pods = this.#informer<Pod>(
       BUILTIN.pods,
-      {
-        [POD_OWNER_INDEX]: (p) => (p.metadata?.ownerReferences ?? []).map((r) => r.uid).filter((u) => u !== ''),
-        [POD_NODE_INDEX]: (p) => (p.spec?.nodeName ? [p.spec.nodeName] : []),
-        [POD_MARKER_INDEX]: (p) => {
-          const marker = readMarker(p);
-          return marker === undefined || marker.name === '' ? [] : [`${p.metadata?.namespace ?? ''}/${marker.name}`];
-        },
-      },
+      POD_INDEXES,
       podTransform(pool),
     );
     this.pods = pods.store;

@@ -55,3 +55,29 @@ export function workloadSpread(namespace: string, name: string, subsets: Subset[
 export function podSpec(requests: Record<string, string> = {}): Record<string, unknown> {
   return { containers: [{ name: 'main', image: 'nginx', ...(Object.keys(requests).length > 0 ? { resources: { requests } } : {}) }] };
 }
+
+/** A namespaced CRD `<plural>.<group>` with status and scale subresources (scale selector at `.status.selector`). */
+export function customWorkloadCrd(group: string, kind: string, plural: string, versions: string[] = ['v1']): KubeObject {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${group}` },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names: { plural, singular: plural.replace(/s$/, ''), kind, listKind: `${kind}List` },
+      versions: versions.map((name, i) => ({
+        name,
+        served: true,
+        storage: i === 0,
+        subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' } },
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      })),
+    },
+  };
+}
+
+/** The whitelist config map's JSON for these workloads. */
+export function whitelistJson(workloads: { Group: string; Version?: string; Kind: string; replicasPath?: string; subResources?: { Group: string; Version: string; Kind: string }[] }[]): string {
+  return JSON.stringify({ workloads });
+}

@@ -20,8 +20,10 @@
  * API server (`ManagerCaches.getFullPod`).
  *
  * Memory: values that repeat across pods (namespaces, owner references,
- * label maps, node names, phases, condition objects, timestamps) are
- * interned: pods of one ReplicaSet share one frozen labels object and one
+ * label maps, node names, phases, the PodScheduled condition, deletion
+ * timestamps) are interned; values that are usually unique per pod (names,
+ * uids, the marker with its uid, transition times) are not, since a pool
+ * entry would cost more than it saves: pods of one ReplicaSet share one frozen labels object and one
  * frozen ownerReferences array. Shared objects are frozen, so a caller that
  * mutates a cached pod fails loudly instead of corrupting its neighbours
  * (cached objects must never be mutated anyway; see `Store`).
@@ -116,7 +118,7 @@ function trimMetadata(meta: unknown, pool: Interner): ObjectMeta {
   const rv = str(m['resourceVersion']);
   if (rv !== undefined) out.resourceVersion = rv;
   const created = str(m['creationTimestamp']);
-  if (created !== undefined) out.creationTimestamp = pool.string(created);
+  if (created !== undefined) out.creationTimestamp = created;
   const deleted = str(m['deletionTimestamp']);
   if (deleted !== undefined) out.deletionTimestamp = pool.string(deleted);
   const labels = stringMap(m['labels']);
@@ -128,11 +130,12 @@ function trimMetadata(meta: unknown, pool: Interner): ObjectMeta {
     for (const key of KEPT_ANNOTATIONS) {
       const value = annotations[key];
       if (typeof value === 'string') {
-        kept[key] = value;
+        kept[key] = key === POD_DELETION_COST_ANNOTATION ? pool.string(value) : value;
         any = true;
       }
     }
-    if (any) out.annotations = pool.shared(`a\u0000${JSON.stringify(kept)}`, () => kept);
+    // Not interned: the marker usually carries a per-pod uid, so sharing would only cost a pool entry.
+    if (any) out.annotations = kept;
   }
   const owners = trimOwnerReferences(m['ownerReferences'], pool);
   if (owners !== undefined) out.ownerReferences = owners;
@@ -155,10 +158,11 @@ function requestSummary(pod: Pod, pool: Interner): Container[] {
 function trimCondition(c: Record<string, unknown>, pool: Interner): PodCondition | undefined {
   const type = c['type'];
   if (type === 'Ready') {
-    const cond: PodCondition = { type: 'Ready', status: str(c['status']) ?? '' };
+    const status = str(c['status']) ?? '';
     const t = str(c['lastTransitionTime']);
-    if (t !== undefined) cond.lastTransitionTime = t;
-    return pool.shared(`r\u0000${cond.status}\u0000${t ?? ''}`, () => cond);
+    // Transition times are mostly unique per pod: only the time-less form is worth sharing.
+    if (t === undefined) return pool.shared(`r\u0000${status}`, (): PodCondition => ({ type: 'Ready', status }));
+    return { type: pool.string('Ready'), status: pool.string(status), lastTransitionTime: t };
   }
   if (type === 'PodScheduled') {
     const cond: PodCondition = { type: 'PodScheduled', status: str(c['status']) ?? '' };
@@ -182,7 +186,7 @@ function trimStatus(status: unknown, pool: Interner): PodStatus | undefined {
       if (kept !== undefined) conditions.push(kept);
     }
   }
-  if (conditions.length > 0) out.conditions = pool.shared(`k\u0000${JSON.stringify(conditions)}`, () => conditions);
+  if (conditions.length > 0) out.conditions = conditions;
   let restarts = 0;
   if (Array.isArray(status['containerStatuses'])) {
     for (const s of status['containerStatuses'] as unknown[]) {
@@ -200,7 +204,7 @@ function trimStatus(status: unknown, pool: Interner): PodStatus | undefined {
  * a pod with whatever fields could be read.
  */
 export function trimPod(raw: KubeObject, pool: Interner): Pod {
-  const source = raw as Pod;
+  const source = (isPlainObject(raw) ? raw : {}) as Pod;
   const spec = isPlainObject(source.spec) ? source.spec : undefined;
   const pod: Pod = {
     apiVersion: 'v1',
@@ -223,7 +227,7 @@ export function podTransform(pool: Interner = new Interner()): (obj: KubeObject)
 /** Drops `metadata.managedFields` (often the biggest part of an object, never read here). */
 export function withoutManagedFields<T extends KubeObject>(obj: KubeObject): T {
   const meta = obj.metadata;
-  if (meta === undefined || !('managedFields' in meta)) return obj as T;
+  if (!isPlainObject(meta) || !('managedFields' in meta)) return obj as T;
   const { managedFields: _dropped, ...rest } = meta;
   return { ...obj, metadata: rest } as T;
 }
