@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { VirtualClock } from '../clock/virtual-clock.ts';
+import { BUILTIN } from '../client/resources.ts';
+import type { KubeObject } from '../k8s/types.ts';
+import { startClientTestBed, testBedCertificate, type ClientTestBed } from '../testing/client-test-bed.ts';
+import { containsFields, MUTATING_CONFIGURATION_NAME, registerWebhooks, VALIDATING_CONFIGURATION_NAME, WEBHOOK_NAMES, webhookConfigurations } from './registration.ts';
+
+type Webhook = Record<string, unknown> & { name: string; clientConfig: Record<string, unknown>; rules: Record<string, unknown>[] };
+const webhooks = (obj: KubeObject): Webhook[] => obj['webhooks'] as Webhook[];
+
+describe('webhookConfigurations (pure)', () => {
+  const url = webhookConfigurations({ managerNamespace: 'workloadspread-system', endpoint: { url: 'https://127.0.0.1:9443/' }, caBundle: 'PEM' });
+
+  test('the mutating configuration: pods CREATE on /mutate-pod', () => {
+    const [mpod] = webhooks(url.mutating);
+    assert.equal(url.mutating.metadata?.name, MUTATING_CONFIGURATION_NAME);
+    assert.equal(mpod?.name, WEBHOOK_NAMES.mutatePod);
+    assert.deepEqual(mpod?.rules, [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }]);
+    assert.equal(mpod?.clientConfig['url'], 'https://127.0.0.1:9443/mutate-pod');
+  });
+
+  test('the validating configuration: pods DELETE, pods/eviction CREATE, workloadspreads CREATE/UPDATE', () => {
+    const hooks = webhooks(url.validating);
+    assert.equal(url.validating.metadata?.name, VALIDATING_CONFIGURATION_NAME);
+    assert.deepEqual(
+      hooks.map((h) => [h.name, h.rules[0]?.['operations'], h.rules[0]?.['resources'], h.clientConfig['url']]),
+      [
+        [WEBHOOK_NAMES.validatePod, ['DELETE'], ['pods'], 'https://127.0.0.1:9443/validate-pod'],
+        [WEBHOOK_NAMES.validatePodEviction, ['CREATE'], ['pods/eviction'], 'https://127.0.0.1:9443/validate-pod'],
+        [WEBHOOK_NAMES.validateWorkloadSpread, ['CREATE', 'UPDATE'], ['workloadspreads'], 'https://127.0.0.1:9443/validate-apps-kruise-io-workloadspread'],
+      ],
+    );
+    assert.deepEqual(hooks[2]?.rules[0]?.['apiGroups'], ['apps.kruise.io']);
+  });
+
+  test('every webhook: Fail, NoneOnDryRun, v1 reviews, 10 s, the CA bundle base64-encoded', () => {
+    for (const h of [...webhooks(url.mutating), ...webhooks(url.validating)]) {
+      assert.equal(h['failurePolicy'], 'Fail', h.name);
+      assert.equal(h['sideEffects'], 'NoneOnDryRun', h.name);
+      assert.deepEqual(h['admissionReviewVersions'], ['v1'], h.name);
+      assert.equal(h['timeoutSeconds'], 10, h.name);
+      assert.equal(h.clientConfig['caBundle'], Buffer.from('PEM').toString('base64'), h.name);
+    }
+  });
+
+  test("pod webhooks leave out the manager's namespace and kube-system; the WorkloadSpread webhook sees every namespace", () => {
+    const selector = { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['workloadspread-system', 'kube-system'] }] };
+    const [vpod, vevict, vws] = webhooks(url.validating);
+    assert.deepEqual(webhooks(url.mutating)[0]?.['namespaceSelector'], selector);
+    assert.deepEqual(vpod?.['namespaceSelector'], selector);
+    assert.deepEqual(vevict?.['namespaceSelector'], selector);
+    assert.deepEqual(vws?.['namespaceSelector'], {});
+  });
+
+  test('a service reference instead of a URL; no caBundle when none is given', () => {
+    const svc = webhookConfigurations({ managerNamespace: 'kube-system', endpoint: { service: { name: 'workloadspread-webhook', namespace: 'kube-system' } } });
+    const [mpod] = webhooks(svc.mutating);
+    assert.deepEqual(mpod?.clientConfig, { service: { namespace: 'kube-system', name: 'workloadspread-webhook', path: '/mutate-pod', port: 443 } });
+    assert.deepEqual(mpod?.['namespaceSelector'], { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system'] }] });
+  });
+
+  test('containsFields ignores fields the server added, not changed ones', () => {
+    assert.equal(containsFields({ a: 1, b: { c: 2, d: 3 } }, { b: { c: 2 } }), true);
+    assert.equal(containsFields({ a: 1 }, { a: 2 }), false);
+    assert.equal(containsFields([{ a: 1, x: 0 }], [{ a: 1 }]), true);
+    assert.equal(containsFields([{ a: 1 }, { a: 2 }], [{ a: 1 }]), false);
+  });
+});
+
+describe('registerWebhooks against the API server', () => {
+  const clock = new VirtualClock();
+  let bed: ClientTestBed;
+  before(async () => {
+    bed = await startClientTestBed(clock, testBedCertificate());
+  });
+  after(async () => bed.close());
+
+  test('creates, then is idempotent, then updates a changed endpoint and keeps a caBundle it does not own', async () => {
+    const first = webhookConfigurations({ managerNamespace: 'ws-system', endpoint: { url: 'https://127.0.0.1:9443' } });
+    assert.deepEqual(await registerWebhooks(bed.client, first), { mutating: 'created', validating: 'created' });
+    const writes = (): number => bed.server.control.requestCount({ verb: 'update' }) + bed.server.control.requestCount({ verb: 'create' });
+    const before = writes();
+    assert.deepEqual(await registerWebhooks(bed.client, first), { mutating: 'unchanged', validating: 'unchanged' });
+    assert.equal(writes(), before, 'no write when nothing changed');
+
+    // The certificate manager set a caBundle meanwhile.
+    const stored = await bed.client.get(BUILTIN.mutatingwebhookconfigurations, MUTATING_CONFIGURATION_NAME);
+    const hooks = webhooks(stored).map((h) => ({ ...h, clientConfig: { ...h.clientConfig, caBundle: 'Q0E=' } }));
+    await bed.client.update(BUILTIN.mutatingwebhookconfigurations, { ...stored, webhooks: hooks });
+
+    const moved = webhookConfigurations({ managerNamespace: 'ws-system', endpoint: { url: 'https://127.0.0.1:9555' } });
+    assert.deepEqual(await registerWebhooks(bed.client, moved), { mutating: 'updated', validating: 'updated' });
+    const after = await bed.client.get(BUILTIN.mutatingwebhookconfigurations, MUTATING_CONFIGURATION_NAME);
+    const [mpod] = webhooks(after);
+    assert.equal(mpod?.clientConfig['url'], 'https://127.0.0.1:9555/mutate-pod');
+    assert.equal(mpod?.clientConfig['caBundle'], 'Q0E=');
+  });
+});

@@ -1,0 +1,175 @@
+/**
+ * The manager's webhook configurations (`--register-webhooks`):
+ * `webhookConfigurations()` builds the MutatingWebhookConfiguration (pods
+ * CREATE) and the ValidatingWebhookConfiguration (pods DELETE, pods/eviction
+ * CREATE, WorkloadSpread CREATE/UPDATE) as plain objects — a pure function,
+ * so the Helm chart renders exactly what the manager registers — and
+ * `registerWebhooks()` creates or updates them.
+ *
+ * Choices: `failurePolicy: Fail` everywhere (placement and quota must not be
+ * skipped silently), `sideEffects: NoneOnDryRun` (dry runs reach the webhooks
+ * and leave no reservation), `admissionReviewVersions: [v1]`, a 10 s timeout,
+ * and for the pod webhooks a namespaceSelector that leaves out the manager's
+ * own namespace and kube-system, so the manager can never block its own pods
+ * or the control plane's. Every field the API server would default is set,
+ * so comparing what is stored with what is wanted needs no guessing.
+ */
+import { describeError, isAlreadyExists, isConflict, isNotFound } from '../client/errors.ts';
+import type { KubeClient } from '../client/http-client.ts';
+import { silentLogger, type Logger } from '../client/logger.ts';
+import { BUILTIN, type ResourceRef } from '../client/resources.ts';
+import { GROUP, PLURAL, VERSION } from '../api/workloadspread.ts';
+import { isPlainObject } from '../k8s/json.ts';
+import type { KubeObject } from '../k8s/types.ts';
+import { MUTATE_POD_PATH, VALIDATE_POD_PATH, VALIDATE_WORKLOADSPREAD_PATH } from './server.ts';
+
+export const MUTATING_CONFIGURATION_NAME = 'workloadspread-mutating-webhook-configuration';
+export const VALIDATING_CONFIGURATION_NAME = 'workloadspread-validating-webhook-configuration';
+
+export const WEBHOOK_NAMES = Object.freeze({
+  mutatePod: 'mpod.workloadspread.io',
+  validatePod: 'vpod.workloadspread.io',
+  validatePodEviction: 'vpodeviction.workloadspread.io',
+  validateWorkloadSpread: 'vworkloadspread.workloadspread.io',
+});
+
+/** `--webhook-url` (a manager outside the cluster) or the Service in front of the manager. */
+export type WebhookEndpoint = { url: string } | { service: { name: string; namespace: string; port?: number } };
+
+export interface WebhookConfigurationOptions {
+  /** The manager's namespace: its pods are never sent to the pod webhooks. */
+  managerNamespace: string;
+  endpoint: WebhookEndpoint;
+  /** PEM of the CA that signed the serving certificate; omitted, the configurations carry none (a cert controller fills it). */
+  caBundle?: string;
+  timeoutSeconds?: number;
+  labels?: Record<string, string>;
+}
+
+export interface WebhookConfigurations {
+  mutating: KubeObject;
+  validating: KubeObject;
+}
+
+function clientConfig(options: WebhookConfigurationOptions, path: string): Record<string, unknown> {
+  const config: Record<string, unknown> =
+    'url' in options.endpoint
+      ? { url: `${options.endpoint.url.replace(/\/+$/, '')}${path}` }
+      : { service: { namespace: options.endpoint.service.namespace, name: options.endpoint.service.name, path, port: options.endpoint.service.port ?? 443 } };
+  if (options.caBundle !== undefined && options.caBundle !== '') config['caBundle'] = Buffer.from(options.caBundle, 'utf8').toString('base64');
+  return config;
+}
+
+function excludedNamespaces(options: WebhookConfigurationOptions): Record<string, unknown> {
+  const values = [...new Set([options.managerNamespace, 'kube-system'])].filter((n) => n !== '');
+  return { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values }] };
+}
+
+function rule(operations: string[], apiGroups: string[], apiVersions: string[], resources: string[]): Record<string, unknown> {
+  return { operations, apiGroups, apiVersions, resources, scope: 'Namespaced' };
+}
+
+function webhook(options: WebhookConfigurationOptions, name: string, path: string, rules: Record<string, unknown>[], podWebhook: boolean): Record<string, unknown> {
+  return {
+    name,
+    clientConfig: clientConfig(options, path),
+    rules,
+    failurePolicy: 'Fail',
+    matchPolicy: 'Equivalent',
+    namespaceSelector: podWebhook ? excludedNamespaces(options) : {},
+    objectSelector: {},
+    sideEffects: 'NoneOnDryRun',
+    timeoutSeconds: options.timeoutSeconds ?? 10,
+    admissionReviewVersions: ['v1'],
+  };
+}
+
+/** The two configurations, as the manager registers them and the Helm chart ships them. */
+export function webhookConfigurations(options: WebhookConfigurationOptions): WebhookConfigurations {
+  const metadata = (name: string): Record<string, unknown> => ({ name, labels: { 'app.kubernetes.io/name': 'workloadspread', ...(options.labels ?? {}) } });
+  const mutatePod = { ...webhook(options, WEBHOOK_NAMES.mutatePod, MUTATE_POD_PATH, [rule(['CREATE'], [''], ['v1'], ['pods'])], true), reinvocationPolicy: 'Never' };
+  return {
+    mutating: {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: metadata(MUTATING_CONFIGURATION_NAME),
+      webhooks: [mutatePod],
+    },
+    validating: {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: metadata(VALIDATING_CONFIGURATION_NAME),
+      webhooks: [
+        webhook(options, WEBHOOK_NAMES.validatePod, VALIDATE_POD_PATH, [rule(['DELETE'], [''], ['v1'], ['pods'])], true),
+        webhook(options, WEBHOOK_NAMES.validatePodEviction, VALIDATE_POD_PATH, [rule(['CREATE'], [''], ['v1'], ['pods/eviction'])], true),
+        webhook(options, WEBHOOK_NAMES.validateWorkloadSpread, VALIDATE_WORKLOADSPREAD_PATH, [rule(['CREATE', 'UPDATE'], [GROUP], [VERSION], [PLURAL])], false),
+      ],
+    },
+  };
+}
+
+/** Whether every field of `want` is present with an equal value in `have` (fields the server added are ignored). */
+export function containsFields(have: unknown, want: unknown): boolean {
+  if (Array.isArray(want)) {
+    return Array.isArray(have) && have.length === want.length && want.every((w, i) => containsFields(have[i], w));
+  }
+  if (isPlainObject(want)) {
+    if (!isPlainObject(have)) return false;
+    return Object.entries(want).every(([k, v]) => containsFields(have[k], v));
+  }
+  return have === want;
+}
+
+/**
+ * The webhooks to store: ours, keeping the stored `caBundle` when ours has
+ * none (the certificate manager owns it).
+ */
+function mergeWebhooks(stored: unknown, wanted: unknown): unknown[] {
+  const have = Array.isArray(stored) ? stored : [];
+  const want = Array.isArray(wanted) ? wanted : [];
+  return want.map((w) => {
+    if (!isPlainObject(w)) return w;
+    const prev = have.find((h) => isPlainObject(h) && h['name'] === w['name']);
+    const prevConfig = isPlainObject(prev) && isPlainObject(prev['clientConfig']) ? prev['clientConfig'] : {};
+    const config = isPlainObject(w['clientConfig']) ? w['clientConfig'] : {};
+    if (config['caBundle'] === undefined && typeof prevConfig['caBundle'] === 'string') {
+      return { ...w, clientConfig: { ...config, caBundle: prevConfig['caBundle'] } };
+    }
+    return w;
+  });
+}
+
+async function apply(client: KubeClient, ref: ResourceRef, wanted: KubeObject, log: Logger): Promise<'created' | 'updated' | 'unchanged'> {
+  const name = wanted.metadata?.name ?? '';
+  for (let attempt = 1; ; attempt++) {
+    let stored: KubeObject | undefined;
+    try {
+      stored = await client.get(ref, name);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    try {
+      if (stored === undefined) {
+        await client.create(ref, wanted);
+        log.info({ configuration: name }, 'webhook configuration created');
+        return 'created';
+      }
+      const webhooks = mergeWebhooks(stored['webhooks'], wanted['webhooks']);
+      const labels = { ...(stored.metadata?.labels ?? {}), ...(wanted.metadata?.labels ?? {}) };
+      if (containsFields(stored['webhooks'], webhooks) && containsFields(stored.metadata?.labels ?? {}, labels)) return 'unchanged';
+      await client.update(ref, { ...stored, metadata: { ...stored.metadata, labels }, webhooks });
+      log.info({ configuration: name }, 'webhook configuration updated');
+      return 'updated';
+    } catch (err) {
+      if ((isConflict(err) || isAlreadyExists(err)) && attempt < 5) continue;
+      throw new Error(`cannot register ${wanted.kind ?? ''} ${name}: ${describeError(err)}`, { cause: err });
+    }
+  }
+}
+
+/** Creates or updates both configurations; idempotent (no write when they already match). */
+export async function registerWebhooks(client: KubeClient, configurations: WebhookConfigurations, log: Logger = silentLogger): Promise<{ mutating: string; validating: string }> {
+  const mutating = await apply(client, BUILTIN.mutatingwebhookconfigurations, configurations.mutating, log);
+  const validating = await apply(client, BUILTIN.validatingwebhookconfigurations, configurations.validating, log);
+  return { mutating, validating };
+}

@@ -1,0 +1,213 @@
+/**
+ * The HTTPS admission server (TLS ≥ 1.2): AdmissionReview v1 on the
+ * reference's paths, a `/healthz`, metrics hooks and certificate reload.
+ *
+ * Routes: `POST /mutate-pod` (pod CREATE), `POST /validate-pod` (pod DELETE
+ * and pods/eviction CREATE), `POST /validate-apps-kruise-io-workloadspread`
+ * (WorkloadSpread CREATE/UPDATE), `GET /healthz`.
+ *
+ * Invariants:
+ * - a readable review is always answered 200 with an AdmissionReview that
+ *   echoes its uid; a handler that throws becomes a 500 *inside* the review
+ *   (never a crash, never a dropped connection);
+ * - an unreadable one is answered with the HTTP code of the problem (400, or
+ *   413 above 3 MiB) and a JSON body saying what was wrong; the server keeps
+ *   serving;
+ * - every request runs inside `clock.activity.run`, so a virtual clock waits
+ *   for it;
+ * - the serving certificate follows its `CertificateSource` (cert-dir files
+ *   or the Secret), swapped in without a restart.
+ * Start at `startWebhookServer`.
+ */
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Clock } from '../clock/clock.ts';
+import { silentLogger, type Logger } from '../client/logger.ts';
+import {
+  errored,
+  MAX_ADMISSION_BODY_BYTES,
+  parseAdmissionReview,
+  responseResult,
+  reviewResponse,
+  type AdmissionRequest,
+  type AdmissionResponse,
+} from './admission-review.ts';
+import type { CertificateSource, KeyPair } from './certs.ts';
+import type { WebhookMetrics } from './metrics.ts';
+
+export const MUTATE_POD_PATH = '/mutate-pod';
+export const VALIDATE_POD_PATH = '/validate-pod';
+export const VALIDATE_WORKLOADSPREAD_PATH = '/validate-apps-kruise-io-workloadspread';
+export const HEALTHZ_PATH = '/healthz';
+
+export type AdmissionHandler = (request: AdmissionRequest) => Promise<AdmissionResponse>;
+
+export interface WebhookServerOptions {
+  clock: Clock;
+  certificates: CertificateSource;
+  /** Handlers by path (usually the three paths above). */
+  handlers: Readonly<Record<string, AdmissionHandler>>;
+  /** Default 0.0.0.0; tests use 127.0.0.1. */
+  host?: string;
+  /** Default 9443; 0 picks a free port. */
+  port?: number;
+  metrics?: WebhookMetrics;
+  log?: Logger;
+}
+
+export interface WebhookServer {
+  readonly port: number;
+  /** `https://<host>:<port>` (127.0.0.1 when listening on every address). */
+  readonly url: string;
+  /** Requests being served now. */
+  inFlight(): number;
+  /** Stops accepting, lets requests in flight finish (up to `graceMs` on the clock), then closes every connection. */
+  close(graceMs?: number): Promise<void>;
+}
+
+function tlsOptions(pair: KeyPair): { key: string; cert: string; minVersion: 'TLSv1.2' } {
+  return { key: pair.keyPem, cert: pair.certPem, minVersion: 'TLSv1.2' };
+}
+
+function sendJson(res: ServerResponse, code: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Reads the body, keeping at most one byte past the limit (enough to know it was exceeded). */
+function readBody(req: IncomingMessage): Promise<{ body: Buffer; tooLarge: boolean }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      if (tooLarge) return;
+      size += chunk.length;
+      if (size > MAX_ADMISSION_BODY_BYTES) {
+        tooLarge = true;
+        chunks.length = 0;
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve({ body: Buffer.concat(chunks), tooLarge }));
+    req.on('error', reject);
+  });
+}
+
+export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
+  const { clock, certificates, handlers } = options;
+  const log = options.log ?? silentLogger;
+  const metrics = options.metrics ?? {};
+  const initial = certificates.current();
+  if (initial === undefined) throw new Error('the webhook server has no serving certificate yet');
+  let inFlight = 0;
+  const drained: (() => void)[] = [];
+  const sockets = new Set<Socket>();
+
+  const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (path === HEALTHZ_PATH) {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('ok');
+      return;
+    }
+    const handler = Object.hasOwn(handlers, path) ? handlers[path] : undefined;
+    if (handler === undefined) {
+      sendJson(res, 404, { message: `no admission webhook is served at ${path}` });
+      return;
+    }
+    if (req.method !== 'POST') {
+      res.setHeader('allow', 'POST');
+      sendJson(res, 405, { message: `admission reviews are POSTed; got ${req.method ?? ''}` });
+      return;
+    }
+    const { body, tooLarge } = await readBody(req);
+    const refuse = (code: 400 | 413, message: string, uid = ''): void => {
+      metrics.badRequest?.(path, code);
+      log.warn({ webhook: path, code, err: message }, 'unreadable admission review');
+      sendJson(res, code, reviewResponse(errored(uid, code, new Error(message))));
+    };
+    if (tooLarge) return refuse(413, `request entity is too large; limit is ${MAX_ADMISSION_BODY_BYTES} bytes`);
+    const contentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+    if (contentType !== 'application/json') return refuse(400, `contentType=${contentType}, expected application/json`);
+    const parsed = parseAdmissionReview(body);
+    if (!parsed.ok) return refuse(parsed.code, parsed.message, parsed.uid);
+    const request = parsed.request;
+    const started = clock.now();
+    let response: AdmissionResponse;
+    try {
+      response = await handler(request);
+      if (response.uid !== request.uid) response = { ...response, uid: request.uid };
+    } catch (err) {
+      log.error({ webhook: path, uid: request.uid, err: err instanceof Error ? err.message : String(err) }, 'admission handler failed');
+      response = errored(request.uid, 500, err);
+    }
+    const result = responseResult(response);
+    metrics.admission?.(path, request.operation, result, Math.max(0, clock.now() - started) / 1000);
+    sendJson(res, 200, reviewResponse(response));
+  };
+
+  const server: Server = createServer(tlsOptions(initial), (req, res) => {
+    inFlight++;
+    void clock.activity
+      .run(`admission ${req.url ?? ''}`, () => serve(req, res))
+      .catch((err: unknown) => {
+        log.error({ err: err instanceof Error ? err.message : String(err) }, 'admission request failed');
+        if (!res.headersSent) sendJson(res, 500, { message: 'internal error' });
+        else res.destroy();
+      })
+      .finally(() => {
+        inFlight--;
+        if (inFlight === 0) for (const d of drained.splice(0)) d();
+      });
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.on('tlsClientError', (err) => log.debug({ err: err.message }, 'TLS handshake failed'));
+  const unsubscribe = certificates.onChange((pair) => {
+    try {
+      server.setSecureContext(tlsOptions(pair));
+      log.info({}, 'webhook serving certificate reloaded');
+    } catch (err) {
+      log.error({ err: err instanceof Error ? err.message : String(err) }, 'the new serving certificate cannot be used; keeping the previous one');
+    }
+  });
+
+  const host = options.host ?? '0.0.0.0';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 9443, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+
+  return {
+    port,
+    url: `https://${urlHost}:${port}`,
+    inFlight: () => inFlight,
+    async close(graceMs = 10_000) {
+      unsubscribe();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      if (inFlight > 0) {
+        const abort = new AbortController();
+        await Promise.race([
+          new Promise<void>((resolve) => drained.push(resolve)),
+          clock.sleep(graceMs, abort.signal, { name: 'webhook server drain' }).catch(() => {}),
+        ]);
+        abort.abort();
+      }
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+  };
+}
