@@ -1,0 +1,286 @@
+/**
+ * Group commit of WorkloadSpread status reservations (DECISIONS D13; spec
+ * §2.3 C, §2.4, §3.4): admissions for one WorkloadSpread queue up; one
+ * "committer" per WorkloadSpread takes every admission waiting, decides them
+ * in arrival order on the evolving status, and writes ONE status update
+ * carrying all their reservations. A burst of pod creations therefore costs a
+ * handful of API round trips instead of one (or more, with conflicts) per pod.
+ *
+ * Invariants:
+ * - an admission whose decision changed the status is answered only after the
+ *   write carrying it succeeded (never "admitted, reservation lost");
+ * - an admission whose decision needs no write (unlimited subset, idempotent
+ *   retry, nothing to record) is answered at once when it was decided on the
+ *   stored state, or with the batch's write when it saw reservations of that
+ *   batch;
+ * - each round runs under the per-WorkloadSpread lock shared with the
+ *   controller's status writes (`WorkloadSpreadState.withLock`), starting from
+ *   the freshest copy in-process (local copy vs informer, by resourceVersion),
+ *   or after a conflict from a direct GET;
+ * - on 409 every admission of the round is decided again on the fresh copy;
+ *   each admission survives at most `STATUS_UPDATE_ATTEMPTS` (4) conflicting
+ *   writes, with client-go DefaultBackoff-like sleeps (10, 50, 250 ms, 10 %
+ *   jitter) on the clock and outside the lock, then fails with a clear message;
+ * - a WorkloadSpread that vanished (NotFound on the re-read) is decided as
+ *   `undefined`: the caller admits without a subset, as the reference does.
+ *
+ * On a virtual clock the committer is its own tracked activity, and a waiting
+ * admission parks on a clock sleep, so back-off sleeps let virtual time pass.
+ * Start at `GroupCommit.submit`.
+ */
+import type { Clock } from '../clock/clock.ts';
+import { silentLogger, type Logger } from '../client/logger.ts';
+import { STATUS_UPDATE_ATTEMPTS } from '../api/keys.ts';
+import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
+import type { FreshReadResult, StatusWriteResult } from '../kube/status-writer.ts';
+
+/** The WorkloadSpread a batch is about. */
+export interface WorkloadSpreadKey {
+  uid: string;
+  namespace: string;
+  name: string;
+}
+
+/** What one admission decided: its answer and, when it reserved or released quota, the whole new status. */
+export interface Decision<T> {
+  value: T;
+  status?: WorkloadSpreadStatus;
+}
+
+/** Decides one admission on a copy of the WorkloadSpread (undefined: it no longer exists). */
+export type Decide<T> = (ws: WorkloadSpread | undefined) => Decision<T> | Promise<Decision<T>>;
+
+export type CommitOutcome<T> =
+  | { ok: true; value: T; ws: WorkloadSpread | undefined }
+  | { ok: false; error: string; conflict: boolean };
+
+/** What the committer needs from src/kube (a `WorkloadSpreadState` and a `StatusWriter` fit). */
+export interface GroupCommitStore {
+  withLock<R>(uid: string, fn: () => Promise<R>): Promise<R>;
+  /** The freshest in-process copy: the informer's or the one this process last wrote. */
+  freshest(namespace: string, name: string): WorkloadSpread | undefined;
+  /** Straight from the API server. */
+  getFresh(namespace: string, name: string): Promise<FreshReadResult>;
+  /** PUT status with the copy's resourceVersion. */
+  writeStatus(ws: WorkloadSpread, status: WorkloadSpreadStatus): Promise<StatusWriteResult>;
+}
+
+export interface GroupCommitMetrics {
+  /** A status write carried this many admissions' decisions. */
+  batchSize?(size: number): void;
+  /** A status write of the webhook hit 409. */
+  conflict?(): void;
+}
+
+export interface GroupCommitOptions {
+  clock: Clock;
+  store: GroupCommitStore;
+  metrics?: GroupCommitMetrics;
+  log?: Logger;
+  /** Conflicting writes an admission survives (default 4, the reference's). */
+  attempts?: number;
+  /** For back-off jitter (tests pass a fixed one). */
+  random?: () => number;
+  /** Longest a queued admission waits for its answer before failing (default 60 s, a safety net). */
+  waitTimeoutMs?: number;
+}
+
+/** client-go's retry.DefaultBackoff: 10 ms, factor 5, jitter 0.1. */
+const BACKOFF_INITIAL_MS = 10;
+const BACKOFF_FACTOR = 5;
+const BACKOFF_JITTER = 0.1;
+
+interface Waiter {
+  decide: Decide<unknown>;
+  resolve: (outcome: CommitOutcome<unknown>) => void;
+  conflicts: number;
+}
+
+interface Queue {
+  key: WorkloadSpreadKey;
+  waiting: Waiter[];
+  running: boolean;
+  /** The last write conflicted: read from the API server, not the caches. */
+  refresh: boolean;
+  /** Consecutive conflicting rounds (for the back-off). */
+  streak: number;
+}
+
+export class GroupCommit {
+  readonly #clock: Clock;
+  readonly #store: GroupCommitStore;
+  readonly #metrics: GroupCommitMetrics;
+  readonly #log: Logger;
+  readonly #attempts: number;
+  readonly #random: () => number;
+  readonly #waitTimeoutMs: number;
+  readonly #queues = new Map<string, Queue>();
+
+  constructor(options: GroupCommitOptions) {
+    this.#clock = options.clock;
+    this.#store = options.store;
+    this.#metrics = options.metrics ?? {};
+    this.#log = options.log ?? silentLogger;
+    this.#attempts = Math.max(1, options.attempts ?? STATUS_UPDATE_ATTEMPTS);
+    this.#random = options.random ?? Math.random;
+    this.#waitTimeoutMs = options.waitTimeoutMs ?? 60_000;
+  }
+
+  /** Admissions queued or being decided, per WorkloadSpread UID (diagnostics). */
+  pending(uid: string): number {
+    return this.#queues.get(uid)?.waiting.length ?? 0;
+  }
+
+  /**
+   * Queues one admission for the WorkloadSpread `key` and resolves with its
+   * decided value once any status change it made is stored.
+   */
+  submit<T>(key: WorkloadSpreadKey, decide: Decide<T>): Promise<CommitOutcome<T>> {
+    let queue = this.#queues.get(key.uid);
+    if (queue === undefined) {
+      queue = { key, waiting: [], running: false, refresh: false, streak: 0 };
+      this.#queues.set(key.uid, queue);
+    }
+    const outcome = new Promise<CommitOutcome<T>>((resolve) => {
+      (queue as Queue).waiting.push({ decide: decide as Decide<unknown>, resolve: resolve as (o: CommitOutcome<unknown>) => void, conflicts: 0 });
+    });
+    if (!queue.running) {
+      queue.running = true;
+      const q = queue;
+      void this.#clock.activity.run(`group-commit ${key.namespace}/${key.name}`, () => this.#drain(q));
+    }
+    return this.#park(outcome);
+  }
+
+  /**
+   * Waits for the outcome on a clock sleep, so that a waiting admission does
+   * not count as busy on a virtual clock (the committer does, while it works).
+   */
+  async #park<T>(outcome: Promise<CommitOutcome<T>>): Promise<CommitOutcome<T>> {
+    const abort = new AbortController();
+    const timeout = this.#clock
+      .sleep(this.#waitTimeoutMs, abort.signal, { name: 'group-commit wait' })
+      .then((): CommitOutcome<T> => ({ ok: false, conflict: false, error: `no answer from the WorkloadSpread status writer within ${this.#waitTimeoutMs} ms` }))
+      .catch((): CommitOutcome<T> => ({ ok: false, conflict: false, error: 'aborted' }));
+    try {
+      return await Promise.race([outcome, timeout]);
+    } finally {
+      abort.abort();
+    }
+  }
+
+  async #drain(queue: Queue): Promise<void> {
+    try {
+      while (queue.waiting.length > 0) {
+        const batch = queue.waiting.splice(0);
+        const retry = await this.#round(queue, batch);
+        if (retry.length > 0) {
+          queue.streak++;
+          await this.#clock.sleep(this.#backoffMs(queue.streak), undefined, { name: 'group-commit backoff' });
+          queue.waiting.unshift(...retry);
+        } else {
+          queue.streak = 0;
+        }
+      }
+    } catch (err) {
+      // #round never throws by design; this keeps a bug from stranding the waiters.
+      const message = `group commit failed: ${err instanceof Error ? err.message : String(err)}`;
+      this.#log.error({ workloadspread: `${queue.key.namespace}/${queue.key.name}`, err: message }, 'group commit failed');
+      for (const w of queue.waiting.splice(0)) w.resolve({ ok: false, conflict: false, error: message });
+    } finally {
+      queue.running = false;
+      if (queue.waiting.length === 0) this.#queues.delete(queue.key.uid);
+      else {
+        // Someone queued between the last check and now: keep going.
+        queue.running = true;
+        void this.#clock.activity.run(`group-commit ${queue.key.namespace}/${queue.key.name}`, () => this.#drain(queue));
+      }
+    }
+  }
+
+  /** DefaultBackoff: 10 ms × 5^(n−1), at most three steps, plus up to 10 % jitter. */
+  #backoffMs(streak: number): number {
+    const base = BACKOFF_INITIAL_MS * BACKOFF_FACTOR ** Math.min(Math.max(streak - 1, 0), STATUS_UPDATE_ATTEMPTS - 2);
+    const r = Math.min(1, Math.max(0, this.#random()));
+    return Math.round(base * (1 + BACKOFF_JITTER * r));
+  }
+
+  /** One read-decide-write under the lock; returns the admissions to try again after a conflict. */
+  async #round(queue: Queue, batch: Waiter[]): Promise<Waiter[]> {
+    const { key } = queue;
+    return this.#store.withLock(key.uid, async () => {
+      let ws: WorkloadSpread | undefined;
+      if (queue.refresh) {
+        const fresh = await this.#store.getFresh(key.namespace, key.name);
+        if (fresh.ok) ws = fresh.ws;
+        else if (fresh.reason !== 'NotFound') {
+          for (const w of batch) w.resolve({ ok: false, conflict: false, error: `cannot read WorkloadSpread ${key.namespace}/${key.name}: ${fresh.message}` });
+          return [];
+        }
+        queue.refresh = false;
+      } else {
+        ws = this.#store.freshest(key.namespace, key.name);
+      }
+      // A copy of another object with the same name (deleted and recreated) is not this WorkloadSpread.
+      if (ws !== undefined && ws.metadata?.uid !== undefined && ws.metadata.uid !== key.uid) ws = undefined;
+
+      let current = ws;
+      let changed = false;
+      const carried: { waiter: Waiter; value: unknown }[] = [];
+      for (const waiter of batch) {
+        let decision: Decision<unknown>;
+        try {
+          decision = await waiter.decide(current);
+        } catch (err) {
+          waiter.resolve({ ok: false, conflict: false, error: err instanceof Error ? err.message : String(err) });
+          continue;
+        }
+        if (decision.status !== undefined && current !== undefined) {
+          current = { ...current, status: decision.status };
+          changed = true;
+          carried.push({ waiter, value: decision.value });
+        } else if (changed) {
+          carried.push({ waiter, value: decision.value });
+        } else {
+          waiter.resolve({ ok: true, value: decision.value, ws: current });
+        }
+      }
+      if (!changed || current === undefined || ws === undefined) return [];
+
+      this.#metrics.batchSize?.(carried.length);
+      const written = await this.#store.writeStatus(ws, current.status ?? {});
+      if (written.ok) {
+        for (const c of carried) c.waiter.resolve({ ok: true, value: c.value, ws: written.ws });
+        return [];
+      }
+      if (written.reason === 'Conflict') {
+        this.#metrics.conflict?.();
+        queue.refresh = true;
+        const retry: Waiter[] = [];
+        for (const { waiter } of carried) {
+          waiter.conflicts++;
+          if (waiter.conflicts >= this.#attempts) {
+            waiter.resolve({
+              ok: false,
+              conflict: true,
+              error: `the status of WorkloadSpread ${key.namespace}/${key.name} could not be updated: ${waiter.conflicts} conflicting writes in a row (${written.message})`,
+            });
+          } else {
+            retry.push(waiter);
+          }
+        }
+        this.#log.debug({ workloadspread: `${key.namespace}/${key.name}`, batch: carried.length, retrying: retry.length }, 'status write conflict, re-deciding');
+        return retry;
+      }
+      if (written.reason === 'NotFound') {
+        // Gone between the read and the write: decide again on "no WorkloadSpread".
+        queue.refresh = true;
+        return carried.map((c) => c.waiter);
+      }
+      for (const c of carried) {
+        c.waiter.resolve({ ok: false, conflict: false, error: `cannot update the status of WorkloadSpread ${key.namespace}/${key.name}: ${written.message}` });
+      }
+      return [];
+    });
+  }
+}
