@@ -172,20 +172,26 @@ export class WorkloadResolver {
   }
 
   /**
-   * The controller's replica count (spec §5.2). For a custom kind whose count
-   * is unknown without it, the scale subresource is read; its
-   * `status.selector` then finds pods not owned by the workload.
+   * The controller's replica count (spec §5.2), and for custom kinds the pod
+   * selector of their scale subresource (`status.selector`), which finds pods
+   * the workload does not own itself (Argo Rollouts: ReplicaSets own them).
+   * The scale subresource is read only for custom kinds, and only when the
+   * count is otherwise unknown or the workload owns no pod directly.
    */
   async controllerReplicas(ws: WorkloadSpread, workload: KubeObject | undefined): Promise<ControllerReplicas> {
     const whitelist = this.#caches.whitelist();
     const plain = controllerWorkloadReplicas(ws, workload, whitelist);
-    if (!plain.ok || plain.replicas !== -1 || workload === undefined) return plain;
+    if (!plain.ok || workload === undefined) return plain;
+    const gv = apiVersionGroup(ws.spec.targetRef.apiVersion);
+    if (!gv.ok || KNOWN_KINDS.has(`${gv.group}/${ws.spec.targetRef.kind}`)) return plain;
+    const ownsPods = this.#caches.podsOwnedBy(workload.metadata?.uid ?? '').length > 0;
+    if (plain.replicas !== -1 && ownsPods) return plain;
     const scale = await this.#scaleOf(ws);
     if (scale === undefined) return plain;
-    const counted = controllerWorkloadReplicas(ws, workload, whitelist, { ...(typeof scale.spec?.replicas === 'number' ? { replicas: scale.spec.replicas } : {}) });
+    const counted = plain.replicas !== -1 ? plain : controllerWorkloadReplicas(ws, workload, whitelist, { ...(typeof scale.spec?.replicas === 'number' ? { replicas: scale.spec.replicas } : {}) });
     if (!counted.ok) return counted;
     const selectorText = scale.status?.selector;
-    if (typeof selectorText === 'string' && selectorText !== '') {
+    if (!ownsPods && typeof selectorText === 'string' && selectorText !== '') {
       const parsed = parseSelector(selectorText);
       if (parsed.ok) return { ok: true, replicas: counted.replicas, fallbackSelector: parsed.selector };
     }
