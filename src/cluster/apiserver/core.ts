@@ -26,6 +26,7 @@ import { CrdController, type CustomResourceStrategyFactory } from './crd-control
 import type { ListResult } from './list.ts';
 import { finalizeSubresource, namespaceLifecycleAdmission, NamespaceController } from './namespace-lifecycle.ts';
 import { NamespaceDefaults } from './namespace-defaults.ts';
+import { installOpenApi } from './openapi/openapi.ts';
 import { ObjectOperations } from './operations.ts';
 import type { RequestContext, ResourceDef, UserInfo } from './resource-def.ts';
 import { ResourceRegistry } from './resources.ts';
@@ -89,6 +90,7 @@ export class ApiServerCore {
     this.webhooks = installAdmission(this);
     installCustomResourceSchemas(this);
     installTablePrinting(this);
+    installOpenApi(this);
 
     const track = (label: string, fn: () => Promise<void>) => this.track(label, fn);
     const systemContext = () => this.systemContext();

@@ -46,7 +46,7 @@ before(async () => {
           ...base,
           validate: (obj) => (typeof (obj['spec'] as { size?: unknown } | undefined)?.size === 'number' ? [] : [{ type: 'FieldValueRequired', field: 'spec.size', badValue: '', detail: '' }]),
         });
-        core.routes.push({ prefix: '/openapi/', handle: (_req, res) => (sendText(res, 200, 'openapi here'), true) });
+        core.routes.push({ prefix: '/extension/', handle: (_req, res) => (sendText(res, 200, 'extension here'), true) });
         core.formatters.push({
           format: ({ accept, object }) => (accept.includes('as=Test') && object !== undefined ? { contentType: 'text/plain', body: `name=${object.metadata?.name ?? ''}` } : undefined),
           formatWatchObject: ({ accept, type, object }) => (accept.includes('as=Test') ? { row: `${type} ${object.metadata?.name ?? ''}` } : undefined),
@@ -122,8 +122,8 @@ describe('other hooks', () => {
   });
 
   test('routes serve extra paths; formatters re-encode answers', async () => {
-    assert.equal((await rawRequest(c.server, 'GET', '/openapi/v2')).text, 'openapi here');
-    assert.equal((await rawRequest(c.server, 'GET', '/openapi/v2', { token: null })).status, 401, 'routes are authenticated unless marked anonymous');
+    assert.equal((await rawRequest(c.server, 'GET', '/extension/x')).text, 'extension here');
+    assert.equal((await rawRequest(c.server, 'GET', '/extension/x', { token: null })).status, 401, 'routes are authenticated unless marked anonymous');
     const res = await rawRequest(c.server, 'GET', '/api/v1/namespaces/default', { headers: { Accept: 'application/json;as=Test' } });
     assert.equal(res.text, 'name=default');
     const w = rawWatch(c.server, '/api/v1/namespaces?watch=true&fieldSelector=metadata.name%3Ddefault', { Accept: 'application/json;as=Test' });

@@ -352,3 +352,38 @@ export const serviceAccountPrinter: Printer = {
   columns: [NAME_COLUMN, col('Secrets', 'integer', 'Number of secrets the account lists.'), AGE_COLUMN],
   cells: (sa, now) => [name(sa), list(sa['secrets']).length, age(sa, now)],
 };
+
+/** `formatEndpoints`: up to three `ip:port` entries, then "+ N more...". */
+function formatEndpoints(subsets: Record<string, unknown>[]): string {
+  if (subsets.length === 0) return '<none>';
+  const shown: string[] = [];
+  const max = 3;
+  let count = 0;
+  let more = false;
+  const add = (entry: string) => {
+    if (shown.length === max) more = true;
+    else shown.push(entry);
+  };
+  for (const ss of subsets) {
+    const addresses = list(ss['addresses']);
+    const ports = list(ss['ports']);
+    if (ports.length === 0) {
+      count += addresses.length;
+      for (const a of addresses) add(str(a['ip']));
+      continue;
+    }
+    for (const p of ports) {
+      count += addresses.length;
+      for (const a of addresses) {
+        const ip = str(a['ip']);
+        add(`${ip.includes(':') ? `[${ip}]` : ip}:${int(p['port'])}`);
+      }
+    }
+  }
+  return more ? `${shown.join(',')} + ${count - max} more...` : shown.join(',');
+}
+
+export const endpointsPrinter: Printer = {
+  columns: [NAME_COLUMN, col('Endpoints', 'string', 'Addresses and ports of the endpoints.'), AGE_COLUMN],
+  cells: (ep, now) => [name(ep), formatEndpoints(list(ep['subsets'])), age(ep, now)],
+};

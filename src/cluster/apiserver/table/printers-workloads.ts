@@ -10,7 +10,7 @@ import { humanDuration } from '../../../k8s/human-duration.ts';
 import { parseTime } from '../../../k8s/time.ts';
 import type { KubeObject } from '../../../k8s/types.ts';
 import { AGE_COLUMN, age, col, containerCells, DEFAULT_PRINTER, formatSelector, int, list, name, NAME_COLUMN, rec, str, templateSpec, type Printer } from './columns.ts';
-import { configMapPrinter, eventPrinter, eventsV1Printer, namespacePrinter, nodePrinter, podPrinter, secretPrinter, serviceAccountPrinter, servicePrinter } from './printers-core.ts';
+import { configMapPrinter, endpointsPrinter, eventPrinter, eventsV1Printer, namespacePrinter, nodePrinter, podPrinter, secretPrinter, serviceAccountPrinter, servicePrinter } from './printers-core.ts';
 
 const CONTAINERS = col('Containers', 'string', 'Names of the containers of the pod template.', 1);
 const IMAGES = col('Images', 'string', 'Images of the containers of the pod template.', 1);
@@ -158,6 +158,7 @@ const PRINTERS: Record<string, Printer> = {
   '/Event': eventPrinter,
   'events.k8s.io/Event': eventsV1Printer,
   '/Service': servicePrinter,
+  '/Endpoints': endpointsPrinter,
   '/ConfigMap': configMapPrinter,
   '/Secret': secretPrinter,
   '/ServiceAccount': serviceAccountPrinter,

@@ -85,6 +85,11 @@ describe('other printers', () => {
     const s: KubeObject = { metadata: { name: 's', creationTimestamp: CREATED }, spec: { type: 'LoadBalancer', clusterIPs: ['10.96.0.9'], ports: [{ port: 80, nodePort: 30080, protocol: 'TCP' }], selector: { b: '2', a: '1' } } };
     assert.deepEqual(servicePrinter.cells(s, NOW), ['s', 'LoadBalancer', '10.96.0.9', '<pending>', '80:30080/TCP', '60m', 'a=1,b=2']);
   });
+  test('endpoints: ip:port entries, three at most', () => {
+    const ep: KubeObject = { metadata: { name: 'e', creationTimestamp: CREATED }, subsets: [{ addresses: [{ ip: '10.0.0.1' }, { ip: '10.0.0.2' }], ports: [{ port: 80 }, { port: 443 }] }] };
+    assert.deepEqual(printerFor('', 'Endpoints').cells(ep, NOW), ['e', '10.0.0.1:80,10.0.0.2:80,10.0.0.1:443 + 1 more...', '60m']);
+    assert.equal(printerFor('', 'Endpoints').cells({ metadata: { name: 'x' } }, NOW)[1], '<none>');
+  });
   test('kinds without a printer: NAME and CREATED AT', () => {
     const p = printerFor('apiextensions.k8s.io', 'CustomResourceDefinition');
     assert.deepEqual(p.columns.map((c) => c.name), ['Name', 'Created At']);
