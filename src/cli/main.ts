@@ -9,6 +9,7 @@ import { CommandError, UsageError, processIo, type CliIo } from './io.ts';
 import { runValidate, type ValidateOptions } from './validate.ts';
 import { runManifests } from './manifests.ts';
 import { runPlan } from './plan.ts';
+import { runCluster, DEFAULT_KUBECONFIG, DEFAULT_PORT, type ClusterCommandOptions } from './cluster.ts';
 
 const VERSION = '0.1.0';
 
@@ -48,6 +49,17 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void): Comman
     .addOption(new Option('-o, --output <format>', 'output format').choices(['table', 'json']).default('table'))
     .action(async (opts: { filename: string; replicas: string; output: 'table' | 'json' }) => {
       setExit(await runPlan({ file: opts.filename, replicas: opts.replicas, output: opts.output }, io));
+    });
+
+  program
+    .command('cluster')
+    .description('Run the embedded Kubernetes (API server, scheduler, kubelets, workload controllers) on this machine for kubectl; Ctrl-C stops it.')
+    .option('--nodes <layout>', 'fake nodes: zones=N,perZone=N,cpu=Q,memory=Q,pods=N', 'zones=3,perZone=2,cpu=8,memory=32Gi')
+    .option('--port <port>', 'API server port on 127.0.0.1 (0 picks a free one)', String(DEFAULT_PORT))
+    .option('--kubeconfig <file>', 'where to write the kubeconfig (never ~/.kube/config; removed on exit)', DEFAULT_KUBECONFIG)
+    .action(async (opts: { nodes: string; port: string; kubeconfig: string }) => {
+      const options: ClusterCommandOptions = { nodes: opts.nodes, port: opts.port, kubeconfig: opts.kubeconfig };
+      setExit(await runCluster(options, io));
     });
 
   return program;

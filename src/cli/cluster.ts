@@ -1,0 +1,175 @@
+/**
+ * `workloadspread cluster`: the embedded Kubernetes, standalone, on the real
+ * clock, for interactive use with kubectl.
+ *
+ *   workloadspread cluster [--nodes zones=3,perZone=2,cpu=8,memory=32Gi,pods=110]
+ *                          [--port 6443] [--kubeconfig ./workloadspread.kubeconfig]
+ *
+ * Nodes are `node-<zone>-<i>` in zones `zone-a`, `zone-b`, … (label
+ * `topology.kubernetes.io/zone`, region `region-1`). The kubeconfig goes to
+ * `./workloadspread.kubeconfig` by default — never to `~/.kube/config`,
+ * which the command refuses to write — and is removed again on exit, since
+ * the server and its certificate authority die with the process. Ctrl-C
+ * (SIGINT) or SIGTERM stops everything and exits 0.
+ * The seam for more in-process components (the WorkloadSpread manager):
+ * `ClusterCommandHooks.components`, started after the nodes.
+ */
+import { rmSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { resolve } from 'node:path';
+import { realClock } from '../clock/clock.ts';
+import { parseQuantityNanos } from '../k8s/quantity.ts';
+import { startCluster, type EmbeddedCluster } from '../cluster/cluster.ts';
+import type { ControllerFactory } from '../cluster/controllers/registry.ts';
+import type { NodeSpec } from '../cluster/nodes.ts';
+import { KUBELET_VERSION } from '../cluster/nodes.ts';
+import { CommandError, UsageError, type CliIo } from './io.ts';
+
+export const DEFAULT_KUBECONFIG = 'workloadspread.kubeconfig';
+export const DEFAULT_PORT = 6443;
+
+export interface NodeLayout {
+  zones: number;
+  perZone: number;
+  cpu: string;
+  memory: string;
+  pods: string;
+}
+
+export const DEFAULT_LAYOUT: NodeLayout = { zones: 3, perZone: 2, cpu: '8', memory: '32Gi', pods: '110' };
+
+export type LayoutResult = { ok: true; layout: NodeLayout } | { ok: false; error: string };
+
+/** Parses `zones=3,perZone=2,cpu=8,memory=32Gi,pods=110` (any subset, any order). */
+export function parseNodeLayout(text: string): LayoutResult {
+  const layout: NodeLayout = { ...DEFAULT_LAYOUT };
+  for (const part of text.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) return { ok: false, error: `--nodes: expected key=value, got ${JSON.stringify(part)}` };
+    const key = part.slice(0, eq).trim();
+    const value = part.slice(eq + 1).trim();
+    switch (key) {
+      case 'zones':
+      case 'perZone': {
+        const n = /^[0-9]+$/.test(value) ? Number(value) : NaN;
+        const max = key === 'zones' ? 26 : 1000;
+        if (!(n >= 1 && n <= max)) return { ok: false, error: `--nodes: ${key} must be an integer from 1 to ${max}, got ${JSON.stringify(value)}` };
+        layout[key] = n;
+        break;
+      }
+      case 'cpu':
+      case 'memory':
+      case 'pods': {
+        const nanos = parseQuantityNanos(value);
+        if (nanos === undefined || nanos <= 0n) return { ok: false, error: `--nodes: ${key} must be a positive quantity, got ${JSON.stringify(value)}` };
+        layout[key] = value;
+        break;
+      }
+      default:
+        return { ok: false, error: `--nodes: unknown key ${JSON.stringify(key)} (expected zones, perZone, cpu, memory, pods)` };
+    }
+  }
+  return { ok: true, layout };
+}
+
+/** The node specs of a layout: node-a-1, node-a-2, node-b-1, … */
+export function layoutNodes(layout: NodeLayout): NodeSpec[] {
+  const nodes: NodeSpec[] = [];
+  for (let z = 0; z < layout.zones; z++) {
+    const letter = String.fromCharCode(97 + z);
+    for (let i = 1; i <= layout.perZone; i++) {
+      nodes.push({
+        name: `node-${letter}-${i}`,
+        labels: { 'topology.kubernetes.io/zone': `zone-${letter}`, 'topology.kubernetes.io/region': 'region-1' },
+        capacity: { cpu: layout.cpu, memory: layout.memory, pods: layout.pods },
+      });
+    }
+  }
+  return nodes;
+}
+
+export interface ClusterCommandOptions {
+  nodes?: string;
+  port?: string;
+  kubeconfig?: string;
+}
+
+export interface ClusterCommandHooks {
+  /** More components to run inside the cluster (the manager, in a later issue). */
+  components?: ControllerFactory[];
+  /** Resolves when the command should stop (default: SIGINT or SIGTERM). */
+  waitForStop?: () => Promise<string>;
+  /** Called once the cluster is up (tests). */
+  onReady?: (cluster: EmbeddedCluster) => void;
+}
+
+function waitForSignal(): Promise<string> {
+  return new Promise((resolveSignal) => {
+    const on = (signal: string) => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolveSignal(signal);
+    };
+    process.once('SIGINT', on);
+    process.once('SIGTERM', on);
+  });
+}
+
+function parsePort(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_PORT;
+  const n = /^[0-9]+$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 0 && n <= 65535)) throw new UsageError(`--port must be a number from 0 to 65535 (0 picks a free port), got ${JSON.stringify(text)}`);
+  return n;
+}
+
+function kubeconfigPath(text: string | undefined, io: CliIo): string {
+  const path = resolve(text ?? DEFAULT_KUBECONFIG);
+  const home = io.env['HOME'] ?? homedir();
+  if (path === resolve(home, '.kube', 'config')) throw new UsageError('--kubeconfig: refusing to overwrite ~/.kube/config; pass another file');
+  return path;
+}
+
+export async function runCluster(options: ClusterCommandOptions, io: CliIo, hooks: ClusterCommandHooks = {}): Promise<number> {
+  const parsed = parseNodeLayout(options.nodes ?? '');
+  if (!parsed.ok) throw new UsageError(parsed.error);
+  const port = parsePort(options.port);
+  const kubeconfig = kubeconfigPath(options.kubeconfig, io);
+  const layout = parsed.layout;
+
+  let cluster: EmbeddedCluster;
+  try {
+    cluster = await startCluster({ clock: realClock(), nodes: layoutNodes(layout), port, ...(hooks.components !== undefined ? { components: hooks.components } : {}) });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new CommandError(`port ${port} is in use; pick another with --port (0 picks a free one)`);
+    throw err;
+  }
+  try {
+    await cluster.writeKubeconfig(kubeconfig);
+  } catch (err) {
+    await cluster.stop();
+    throw new CommandError(`cannot write the kubeconfig ${kubeconfig}: ${(err as Error).message}`);
+  }
+  const zones = Array.from({ length: layout.zones }, (_, z) => `zone-${String.fromCharCode(97 + z)}`);
+  io.out(
+    [
+      `Kubernetes ${KUBELET_VERSION} (embedded) is running at ${cluster.apiServer.url}`,
+      `nodes: ${layout.zones * layout.perZone} in ${layout.zones} zone(s) (${zones.join(', ')}), ${layout.cpu} cpu / ${layout.memory} memory / ${layout.pods} pods each`,
+      `kubeconfig: ${kubeconfig}`,
+      '',
+      'To use it:',
+      `  export KUBECONFIG=${kubeconfig}`,
+      '  kubectl get nodes',
+      '',
+      'Press Ctrl-C to stop.',
+      '',
+    ].join('\n'),
+  );
+  hooks.onReady?.(cluster);
+  const signal = await (hooks.waitForStop ?? waitForSignal)();
+  io.out(`\n${signal === '' ? 'Stopping' : `${signal}: stopping`} the cluster...\n`);
+  await cluster.stop();
+  rmSync(kubeconfig, { force: true });
+  io.out('Stopped.\n');
+  return 0;
+}
