@@ -66,7 +66,7 @@ export interface GroupCommitStore {
 }
 
 export interface GroupCommitMetrics {
-  /** A status write carried this many admissions' decisions. */
+  /** A status write carried this many admissions' status changes (reservations or deletion records). */
   batchSize?(size: number): void;
   /** A status write of the webhook hit 409. */
   conflict?(): void;
@@ -226,6 +226,7 @@ export class GroupCommit {
 
       let current = ws;
       let changed = false;
+      let reservations = 0;
       const carried: { waiter: Waiter; value: unknown }[] = [];
       for (const waiter of batch) {
         let decision: Decision<unknown>;
@@ -238,6 +239,7 @@ export class GroupCommit {
         if (decision.status !== undefined && current !== undefined) {
           current = { ...current, status: decision.status };
           changed = true;
+          reservations++;
           carried.push({ waiter, value: decision.value });
         } else if (changed) {
           carried.push({ waiter, value: decision.value });
@@ -247,7 +249,7 @@ export class GroupCommit {
       }
       if (!changed || current === undefined || ws === undefined) return [];
 
-      this.#metrics.batchSize?.(carried.length);
+      this.#metrics.batchSize?.(reservations);
       const written = await this.#store.writeStatus(ws, current.status ?? {});
       if (written.ok) {
         for (const c of carried) c.waiter.resolve({ ok: true, value: c.value, ws: written.ws });

@@ -1,0 +1,112 @@
+/**
+ * The admission webhook wired to `src/kube/`: `AdmissionSources` from the
+ * manager's caches and workload resolver, the group commit's store from the
+ * per-WorkloadSpread state and the status writer, and events through the
+ * engine event sink. Start at `webhookFromKube`, which returns the handlers
+ * by path for `startWebhookServer`.
+ */
+import type { Clock } from '../clock/clock.ts';
+import { silentLogger, type Logger } from '../client/logger.ts';
+import type { WorkloadSpread } from '../api/workloadspread.ts';
+import type { ManagerCaches } from '../kube/caches.ts';
+import type { EngineEventSink } from '../kube/events.ts';
+import type { StatusWriter } from '../kube/status-writer.ts';
+import type { WorkloadResolver } from '../kube/workload-resolver.ts';
+import type { WorkloadSpreadState } from '../kube/ws-state.ts';
+import { GroupCommit, type GroupCommitStore } from './group-commit.ts';
+import type { WebhookMetrics } from './metrics.ts';
+import { admitPodCreate } from './pod-create.ts';
+import { admitPodDeletion } from './pod-delete.ts';
+import { MUTATE_POD_PATH, VALIDATE_POD_PATH, VALIDATE_WORKLOADSPREAD_PATH, type AdmissionHandler } from './server.ts';
+import type { AdmissionEvents, AdmissionSources } from './sources.ts';
+import { admitWorkloadSpread } from './ws-validate.ts';
+
+/** `AdmissionSources` over the manager's caches (reads) and resolver (owner chains, targets). */
+export function kubeAdmissionSources(caches: ManagerCaches, resolver: WorkloadResolver): AdmissionSources {
+  return {
+    whitelist: () => (caches.whitelistSource.hasSynced() ? caches.whitelist() : { error: 'the whitelist config map has not been read yet' }),
+    workloadSpreads: (namespace) => caches.listWorkloadSpreads(namespace),
+    workloadSpread: (namespace, name) => {
+      const ws = caches.getWorkloadSpread(namespace, name);
+      return ws === undefined ? { notFound: true } : { found: ws };
+    },
+    ownerLookup: (namespace, owner) => resolver.ownerLookup(namespace, owner),
+    pod: (namespace, name) => {
+      const pod = caches.getPod(namespace, name);
+      return pod === undefined ? { notFound: true } : { found: pod };
+    },
+    targetWorkload: (namespace, ref) => resolver.getObject(namespace, ref.apiVersion, ref.kind, ref.name, { exactVersion: true }),
+    nodes: () => caches.listNodes(),
+    requestedOnNode: (node) => caches.requestedOnNode(node),
+  };
+}
+
+/** The group commit's store: the shared lock and local copy, the informer's copy, and conditional status writes. */
+export function kubeGroupCommitStore(caches: ManagerCaches, state: WorkloadSpreadState, writer: StatusWriter): GroupCommitStore {
+  return {
+    withLock: (uid, fn) => state.withLock(uid, fn),
+    freshest: (namespace, name) => state.freshest(caches.getWorkloadSpread(namespace, name), namespace, name),
+    getFresh: (namespace, name) => writer.getFresh(namespace, name),
+    writeStatus: (ws, status) => writer.writeStatus(ws, status, 'webhook'),
+  };
+}
+
+/** Events of admission (D11's NoSubsetAvailable) through the engine event sink, regarding the WorkloadSpread. */
+export function kubeAdmissionEvents(sink: EngineEventSink): AdmissionEvents {
+  return { record: (ws: WorkloadSpread, event) => sink.record(event, [{ ...ws, kind: ws.kind ?? 'WorkloadSpread' }]) };
+}
+
+export interface KubeWebhookOptions {
+  clock: Clock;
+  caches: ManagerCaches;
+  resolver: WorkloadResolver;
+  state: WorkloadSpreadState;
+  writer: StatusWriter;
+  events: EngineEventSink;
+  metrics?: WebhookMetrics;
+  log?: Logger;
+  /** The manager's unschedulable recovery window (D10). */
+  unschedulableRecoverySeconds?: number;
+  /** Group-commit tuning (tests). */
+  random?: () => number;
+}
+
+export interface KubeWebhook {
+  handlers: Record<string, AdmissionHandler>;
+  commit: GroupCommit;
+  sources: AdmissionSources;
+}
+
+/** The three admission handlers, sharing one group commit, over the manager's kube layer. */
+export function webhookFromKube(options: KubeWebhookOptions): KubeWebhook {
+  const log = options.log ?? silentLogger;
+  const sources = kubeAdmissionSources(options.caches, options.resolver);
+  const commit = new GroupCommit({
+    clock: options.clock,
+    store: kubeGroupCommitStore(options.caches, options.state, options.writer),
+    log,
+    ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
+    ...(options.random !== undefined ? { random: options.random } : {}),
+  });
+  const deps = {
+    clock: options.clock,
+    sources,
+    commit,
+    events: kubeAdmissionEvents(options.events),
+    log,
+    ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
+  };
+  const validation = {
+    sources,
+    ...(options.unschedulableRecoverySeconds !== undefined ? { unschedulableRecoverySeconds: options.unschedulableRecoverySeconds } : {}),
+  };
+  return {
+    commit,
+    sources,
+    handlers: {
+      [MUTATE_POD_PATH]: (req) => admitPodCreate(req, deps),
+      [VALIDATE_POD_PATH]: (req) => admitPodDeletion(req, deps),
+      [VALIDATE_WORKLOADSPREAD_PATH]: (req) => admitWorkloadSpread(req, validation),
+    },
+  };
+}

@@ -1,0 +1,184 @@
+/**
+ * Test support for the admission handlers: AdmissionReview fixtures, an
+ * in-memory `AdmissionSources` (a fake cluster's caches as plain lists) and an
+ * in-memory `GroupCommitStore` with optimistic concurrency, so handler rules
+ * are tested without an API server. The end-to-end tests use the real ones.
+ * Not used by production code.
+ */
+import { readFileSync } from 'node:fs';
+import { applyPatch } from 'rfc6902';
+import type { Clock } from '../clock/clock.ts';
+import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
+import type { WhitelistReadError } from '../api/validation.ts';
+import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
+import type { EngineEvent } from '../core/events.ts';
+import type { NodeRequested } from '../core/simulation-schedule.ts';
+import { apiVersionGroup } from '../k8s/pod.ts';
+import type { KubeObject, Node, Pod } from '../k8s/types.ts';
+import { decodePatch, parseAdmissionReview, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
+import { GroupCommit, type GroupCommitStore } from './group-commit.ts';
+import type { PodAdmissionDeps } from './pod-create.ts';
+import type { AdmissionSources, Lookup } from './sources.ts';
+
+/** A fixture review as raw JSON, to edit before use. */
+export function fixtureReview(name: string): { apiVersion: string; kind: string; request: Record<string, unknown> } {
+  return JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8')) as { apiVersion: string; kind: string; request: Record<string, unknown> };
+}
+
+/** Parses a (possibly edited) review; throws when the test built a bad one. */
+export function requestOf(review: unknown): AdmissionRequest {
+  const parsed = parseAdmissionReview(JSON.stringify(review));
+  if (!parsed.ok) throw new Error(`bad test review: ${parsed.message}`);
+  return parsed.request;
+}
+
+/** The object a patched response produces from the request's raw object. */
+export function applyResponse(raw: unknown, response: AdmissionResponse): unknown {
+  const target = structuredClone(raw);
+  const results = applyPatch(target, decodePatch(response) as Parameters<typeof applyPatch>[1]);
+  const failed = results.find((r) => r !== null);
+  if (failed) throw new Error(`the response patch does not apply: ${String(failed)}`);
+  return target;
+}
+
+/** An in-memory cluster for the handlers. */
+export class FakeCluster implements AdmissionSources {
+  spreads: WorkloadSpread[] = [];
+  objects: KubeObject[] = [];
+  pods: Pod[] = [];
+  nodeList: Node[] = [];
+  requested = new Map<string, NodeRequested>();
+  whitelistValue: Whitelist | WhitelistReadError = EMPTY_WHITELIST;
+  targetError: string | undefined;
+  wsError: string | undefined;
+
+  whitelist(): Whitelist | WhitelistReadError {
+    return this.whitelistValue;
+  }
+  workloadSpreads(namespace: string): readonly WorkloadSpread[] {
+    return this.spreads.filter((w) => w.metadata.namespace === namespace);
+  }
+  workloadSpread(namespace: string, name: string): Lookup<WorkloadSpread> {
+    if (this.wsError !== undefined) return { error: this.wsError };
+    const ws = this.spreads.find((w) => w.metadata.namespace === namespace && w.metadata.name === name);
+    return ws === undefined ? { notFound: true } : { found: ws };
+  }
+  #object(namespace: string, apiVersion: string, kind: string, name: string): KubeObject | undefined {
+    const gv = apiVersionGroup(apiVersion);
+    return this.objects.find((o) => {
+      const og = apiVersionGroup(o.apiVersion ?? '');
+      return o.kind === kind && o.metadata?.name === name && (o.metadata?.namespace ?? '') === namespace && og.ok && gv.ok && og.group === gv.group;
+    });
+  }
+  async ownerLookup(namespace: string): Promise<(ref: { apiVersion: string; kind: string; name: string }) => { found: KubeObject } | { notFound: true }> {
+    return (ref) => {
+      const found = this.#object(namespace, ref.apiVersion, ref.kind, ref.name);
+      return found === undefined ? { notFound: true } : { found };
+    };
+  }
+  pod(namespace: string, name: string): Lookup<Pod> {
+    const pod = this.pods.find((p) => p.metadata.namespace === namespace && p.metadata.name === name);
+    return pod === undefined ? { notFound: true } : { found: pod };
+  }
+  async targetWorkload(namespace: string, ref: { apiVersion: string; kind: string; name: string }): Promise<Lookup<KubeObject>> {
+    if (this.targetError !== undefined) return { error: this.targetError };
+    const found = this.#object(namespace, ref.apiVersion, ref.kind, ref.name);
+    return found === undefined ? { notFound: true } : { found };
+  }
+  nodes(): readonly Node[] {
+    return this.nodeList;
+  }
+  requestedOnNode(nodeName: string): NodeRequested {
+    return this.requested.get(nodeName) ?? { cpuMilli: 0, memory: 0, pods: 0 };
+  }
+}
+
+/** WorkloadSpreads stored in memory with resourceVersions: a stale write conflicts. */
+export class MemoryStatusStore implements GroupCommitStore {
+  readonly #byKey = new Map<string, WorkloadSpread>();
+  #rv = 100;
+  writes = 0;
+  /** Conflicts to answer before writes succeed again. */
+  conflictsToInject = 0;
+  /** A non-conflict failure for the next write. */
+  failNext: string | undefined;
+
+  constructor(initial: WorkloadSpread[] = []) {
+    for (const ws of initial) this.put(ws);
+  }
+
+  /** Stores (or replaces) a WorkloadSpread with a fresh resourceVersion; returns the stored copy. */
+  put(ws: WorkloadSpread): WorkloadSpread {
+    const stored = structuredClone({ ...ws, metadata: { ...ws.metadata, resourceVersion: String(++this.#rv) } });
+    this.#byKey.set(`${ws.metadata.namespace ?? ''}/${ws.metadata.name ?? ''}`, stored);
+    return stored;
+  }
+
+  get(namespace: string, name: string): WorkloadSpread | undefined {
+    return this.#byKey.get(`${namespace}/${name}`);
+  }
+
+  async withLock<R>(_uid: string, fn: () => Promise<R>): Promise<R> {
+    return fn();
+  }
+  freshest(namespace: string, name: string): WorkloadSpread | undefined {
+    return this.get(namespace, name);
+  }
+  async getFresh(namespace: string, name: string): ReturnType<GroupCommitStore['getFresh']> {
+    const ws = this.get(namespace, name);
+    return ws === undefined ? { ok: false, reason: 'NotFound', message: 'not found', error: undefined } : { ok: true, ws };
+  }
+  async writeStatus(ws: WorkloadSpread, status: WorkloadSpreadStatus): ReturnType<GroupCommitStore['writeStatus']> {
+    this.writes++;
+    if (this.failNext !== undefined) {
+      const message = this.failNext;
+      this.failNext = undefined;
+      return { ok: false, reason: 'Error', message, error: new Error(message) };
+    }
+    if (this.conflictsToInject > 0) {
+      this.conflictsToInject--;
+      return { ok: false, reason: 'Conflict', message: 'the object has been modified', error: undefined };
+    }
+    const current = this.get(ws.metadata.namespace ?? '', ws.metadata.name ?? '');
+    if (current === undefined) return { ok: false, reason: 'NotFound', message: 'not found', error: undefined };
+    if (current.metadata.resourceVersion !== ws.metadata.resourceVersion) return { ok: false, reason: 'Conflict', message: 'stale resourceVersion', error: undefined };
+    return { ok: true, ws: this.put({ ...current, status }) };
+  }
+}
+
+export interface HandlerBed {
+  cluster: FakeCluster;
+  store: MemoryStatusStore;
+  events: { ws: string; event: EngineEvent }[];
+  noSubset: string[];
+  deps: PodAdmissionDeps;
+}
+
+/** Deps for the pod handlers over a fake cluster and an in-memory status store. */
+export function handlerBed(clock: Clock, cluster = new FakeCluster(), store = new MemoryStatusStore()): HandlerBed {
+  const events: { ws: string; event: EngineEvent }[] = [];
+  const noSubset: string[] = [];
+  let uidSeq = 0;
+  const deps: PodAdmissionDeps = {
+    clock,
+    sources: cluster,
+    commit: new GroupCommit({ clock, store, random: () => 0 }),
+    events: { record: (ws, event) => events.push({ ws: ws.metadata.name ?? '', event }) },
+    metrics: { noSubsetAvailable: (ns, name) => noSubset.push(`${ns}/${name}`) },
+    newUid: () => `uid-${++uidSeq}`,
+  };
+  return { cluster, store, events, noSubset, deps };
+}
+
+/** A Deployment → ReplicaSet owner chain for the fixture pods (`web` / `web-5d4f8b7c9` in `shop`). */
+export function deploymentChain(namespace = 'shop'): KubeObject[] {
+  return [
+    { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace, uid: 'deploy-uid-1' }, spec: { replicas: 10, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'main', image: 'nginx:1.27' }] } } } },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: { name: 'web-5d4f8b7c9', namespace, uid: 'rs-uid-1', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'deploy-uid-1', controller: true }] },
+      spec: { replicas: 10 },
+    },
+  ];
+}
