@@ -1,0 +1,811 @@
+/**
+ * The Job controller of the embedded cluster (k8s.io/kubernetes
+ * pkg/controller/job, batch/v1), talking to the API server only through HTTP
+ * and watches: informers on Jobs and Pods → handlers map changes to Job keys
+ * (pod events batched by 1 s, spec changes at once, as upstream) → work
+ * queue → `#syncJob(key)`; a second queue strips the tracking finalizer from
+ * pods that lost their Job.
+ *
+ * Pods are `<job>-<random>` (Indexed: `<job>-<index>-<random>`, with the
+ * `batch.kubernetes.io/job-completion-index` annotation and label, hostname
+ * and JOB_COMPLETION_INDEX), carry the template's labels (the API server adds
+ * job-name / controller-uid) and the `batch.kubernetes.io/job-tracking`
+ * finalizer. Finished pods are counted exactly once, as upstream: a finished
+ * pod's uid is first written to `status.uncountedTerminatedPods`, then its
+ * finalizer is removed, then it moves to `succeeded` / `failed`.
+ *
+ * One sync (upstream's syncJob with JobPodReplacementPolicy and JobManagedBy
+ * on, Kubernetes ≥ 1.31): claim pods; count active, ready, terminating and
+ * newly finished pods; a Job past `backoffLimit` (or its restarts, with
+ * OnFailure) or `activeDeadlineSeconds` gets `FailureTarget` and its active
+ * pods are deleted, one that reached its completions gets
+ * `SuccessCriteriaMet`; once no pod is terminating and nothing is uncounted
+ * the terminal `Failed` / `Complete` condition (and `completionTime`) follow.
+ * Otherwise `#manageJob` creates up to min(parallelism, remaining
+ * completions) pods in slow-start batches (after the failure back-off: 10 s
+ * doubling) or deletes surplus ones, with expectations so a slow watch never
+ * causes double work. `suspend` deletes active pods; `ttlSecondsAfterFinished`
+ * (upstream's separate TTL controller) deletes a finished Job, foreground.
+ * Not emulated: podFailurePolicy rules, backoffLimitPerIndex/maxFailedIndexes
+ * and successPolicy are ignored (their fields are kept, nothing acts on them).
+ * Start reading at `#syncJob`.
+ */
+import type { Clock } from '../../clock/clock.ts';
+import { describeError, isNotFound } from '../../client/errors.ts';
+import type { EventRecorder } from '../../client/event-recorder.ts';
+import type { KubeClient } from '../../client/http-client.ts';
+import { silentLogger, type Logger } from '../../client/logger.ts';
+import { BUILTIN } from '../../client/resources.ts';
+import { Informer, objectKey } from '../../client/store.ts';
+import { WorkQueue, type WorkResult } from '../../client/workqueue.ts';
+import { deepClone, deepEqual } from '../../k8s/json.ts';
+import { labelSelectorAsSelector, type Selector } from '../../k8s/label-selector.ts';
+import { controllerRef, ownerReferenceFor } from '../../k8s/owner.ts';
+import { isPodActive, isPodReady, podPhase } from '../../k8s/pod.ts';
+import { asArray, asRecord } from '../../k8s/raw-json.ts';
+import { formatTime, parseTime } from '../../k8s/time.ts';
+import type { KubeObject, LabelSelector, OwnerReference, Pod } from '../../k8s/types.ts';
+import { componentClient, componentRecorder } from './component-client.ts';
+import { claimDecision } from './controller-ref-manager.ts';
+import { ControllerExpectations } from './expectations.ts';
+import type { ControllerFactory } from './registry.ts';
+import {
+  activePodsForRemoval,
+  backoffRemainingMs,
+  completionIndexOf,
+  ensureCondition,
+  findCondition,
+  finishTime,
+  firstPendingIndexes,
+  formatIndexes,
+  hasTrackingFinalizer,
+  isJobFinished,
+  isPodFailed,
+  isTerminating,
+  isTerminatingUnfinished,
+  JOB_COMPLETION_INDEX,
+  JOB_COMPLETION_INDEX_ENV,
+  JOB_TRACKING_FINALIZER,
+  jobView,
+  MAX_POD_CREATE_DELETE_PER_SYNC,
+  MAX_UNCOUNTED_PODS,
+  newCondition,
+  nextBackoffRecord,
+  parseIndexes,
+  pastBackoffLimitOnFailure,
+  readStatus,
+  UNKNOWN_INDEX,
+  wireStatus,
+  type BackoffRecord,
+  type JobCondition,
+  type JobStatus,
+  type JobView,
+} from './job-state.ts';
+import { slowStartBatch } from './slow-start.ts';
+
+export const JOB_CONTROLLER = 'job-controller';
+
+/** The Job controller as a component of the embedded cluster (registry.ts). */
+export const jobController: ControllerFactory = {
+  name: JOB_CONTROLLER,
+  create: (ctx) => new JobController({ client: ctx.client, clock: ctx.clock, logger: ctx.logger }),
+};
+/** Pod events reach a Job after this delay, so bursts become one sync (syncJobBatchPeriod). */
+export const SYNC_JOB_BATCH_PERIOD_MS = 1000;
+
+export interface JobControllerOptions {
+  client: KubeClient;
+  clock: Clock;
+  logger?: Logger;
+  /** Concurrent syncs (default 5, `--concurrent-job-syncs`). */
+  workers?: number;
+  /** Write Completed / BackoffLimitExceeded / SuccessfulCreate ... events (default true). */
+  recordEvents?: boolean;
+}
+
+const CONTROLLER_UID_INDEX = 'controllerUid';
+const controllerUidOf = (obj: KubeObject): string[] => [controllerRef(obj)?.uid ?? ''];
+const selectorOf = (obj: KubeObject): LabelSelector | undefined => asRecord(obj['spec'])?.['selector'] as LabelSelector | undefined;
+const uidOf = (obj: KubeObject): string => obj.metadata?.uid ?? '';
+
+/** Everything one sync computes about a Job (upstream's syncJobCtx). */
+interface SyncContext {
+  key: string;
+  job: KubeObject;
+  view: JobView;
+  status: JobStatus;
+  pods: Pod[];
+  activePods: Pod[];
+  ready: number;
+  terminating: number;
+  succeeded: number;
+  failed: number;
+  uncountedSucceeded: Set<string>;
+  uncountedFailed: Set<string>;
+  expectedRemovals: Set<string>;
+  prevSucceededIndexes: Set<number>;
+  succeededIndexes: Set<number>;
+  finished: JobCondition | undefined;
+  backoff: BackoffRecord;
+}
+
+/** uidTrackingExpectations: pods whose finalizer removal the controller has asked for and not yet seen. */
+class FinalizerExpectations {
+  readonly #byJob = new Map<string, Set<string>>();
+  get(key: string): Set<string> {
+    return new Set(this.#byJob.get(key) ?? []);
+  }
+  expect(key: string, uids: readonly string[]): void {
+    const set = this.#byJob.get(key) ?? new Set<string>();
+    for (const u of uids) set.add(u);
+    this.#byJob.set(key, set);
+  }
+  observed(key: string, uid: string): void {
+    this.#byJob.get(key)?.delete(uid);
+  }
+  delete(key: string): void {
+    this.#byJob.delete(key);
+  }
+}
+
+export class JobController {
+  readonly expectations: ControllerExpectations;
+  readonly #finalizers = new FinalizerExpectations();
+  readonly #backoff = new Map<string, BackoffRecord>();
+  readonly #client: KubeClient;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #workers: number;
+  readonly #recorder: EventRecorder | undefined;
+  readonly #jobs: Informer;
+  readonly #pods: Informer<Pod>;
+  readonly #queue: WorkQueue<string>;
+  readonly #orphans: WorkQueue<string>;
+  #running: Promise<unknown> | undefined;
+  #started = false;
+  #stopped = false;
+
+  constructor(options: JobControllerOptions) {
+    this.#clock = options.clock;
+    this.#client = componentClient(options.client, options.clock, JOB_CONTROLLER);
+    this.#log = options.logger ?? silentLogger;
+    this.#workers = options.workers ?? 5;
+    this.#recorder = options.recordEvents === false ? undefined : componentRecorder(this.#client, JOB_CONTROLLER, options.logger);
+    this.expectations = new ControllerExpectations(() => this.#clock.now());
+    // DefaultJobApiBackOff / MaxJobApiBackOff: failed syncs retry after 1 s, doubling up to a minute.
+    const rateLimit = { baseMs: 1000, maxMs: 60_000 };
+    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: JOB_CONTROLLER, log: this.#log, rateLimit });
+    this.#orphans = new WorkQueue<string>({ clock: this.#clock, name: `${JOB_CONTROLLER} orphan pods`, log: this.#log, rateLimit });
+    const common = { client: this.#client, log: this.#log, indexes: { [CONTROLLER_UID_INDEX]: controllerUidOf } };
+    this.#jobs = new Informer({ ...common, ref: BUILTIN.jobs, name: `${JOB_CONTROLLER} jobs` });
+    this.#pods = new Informer<Pod>({ ...common, ref: BUILTIN.pods, name: `${JOB_CONTROLLER} pods` });
+    this.#wireHandlers();
+  }
+
+  /** Starts the informers; resolves once both caches are filled and the workers run. */
+  async start(): Promise<void> {
+    if (this.#started || this.#stopped) return;
+    this.#started = true;
+    this.#jobs.start();
+    this.#pods.start();
+    await Promise.all([this.#jobs.waitForSync(), this.#pods.waitForSync()]);
+    if (!this.#stopped) this.#running = Promise.all([this.#queue.run(this.#workers, (key) => this.#syncJob(key)), this.#orphans.run(1, (key) => this.#syncOrphanPod(key))]);
+  }
+
+  /** Ends every watch, timer and worker; resolves when all are gone. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await Promise.all([this.#queue.shutdown({ drain: false }), this.#orphans.shutdown({ drain: false })]);
+    await Promise.all([this.#jobs.stop(), this.#pods.stop()]);
+    await this.#running;
+  }
+
+  hasSynced(): boolean {
+    return this.#jobs.store.hasSynced() && this.#pods.store.hasSynced();
+  }
+
+  // ---- event handlers ----
+
+  #wireHandlers(): void {
+    const jobs = this.#jobs.store;
+    jobs.onAdd((job) => this.#queue.add(objectKey(job)));
+    jobs.onUpdate((old, cur) => this.#jobUpdated(old, cur));
+    jobs.onDelete((job) => {
+      this.#queue.add(objectKey(job));
+      this.#cleanupPodFinalizers(job);
+    });
+    const pods = this.#pods.store;
+    pods.onAdd((pod) => this.#podAdded(pod));
+    pods.onUpdate((old, cur) => this.#podUpdated(old, cur));
+    pods.onDelete((pod) => this.#podDeleted(pod, true));
+  }
+
+  #jobUpdated(old: KubeObject, cur: KubeObject): void {
+    const key = objectKey(cur);
+    if (old.metadata?.uid !== cur.metadata?.uid) {
+      this.expectations.delete(key);
+      this.#finalizers.delete(key);
+    }
+    if ((old.metadata?.generation ?? 0) === (cur.metadata?.generation ?? 0)) this.#queue.addAfter(key, SYNC_JOB_BATCH_PERIOD_MS);
+    else this.#queue.add(key);
+    if (isJobFinished(cur)) this.#cleanupPodFinalizers(cur);
+    const start = parseTime(readStatus(cur).startTime ?? null);
+    const ads = jobView(cur).activeDeadlineSeconds;
+    if (start !== undefined && ads !== undefined && ads !== jobView(old).activeDeadlineSeconds) {
+      this.#queue.addAfter(key, start + ads * 1000 - this.#clock.now());
+    }
+  }
+
+  #resolve(namespace: string, ref: OwnerReference | undefined): KubeObject | undefined {
+    if (ref?.kind !== 'Job') return undefined;
+    const job = this.#jobs.store.get(namespace, ref.name);
+    return job !== undefined && uidOf(job) === ref.uid ? job : undefined;
+  }
+
+  #jobsMatching(pod: Pod): KubeObject[] {
+    return this.#jobs.store.list(pod.metadata?.namespace ?? '').filter((job) => {
+      const sel = labelSelectorAsSelector(selectorOf(job));
+      return sel.ok && !sel.selector.empty && sel.selector.matches(pod.metadata?.labels);
+    });
+  }
+
+  #batched(job: KubeObject): void {
+    this.#queue.addAfter(objectKey(job), SYNC_JOB_BATCH_PERIOD_MS);
+  }
+
+  #podAdded(pod: Pod): void {
+    if (isTerminating(pod)) {
+      this.#podDeleted(pod, false);
+      return;
+    }
+    const ref = controllerRef(pod);
+    if (ref !== undefined) {
+      const job = this.#resolve(pod.metadata?.namespace ?? '', ref);
+      if (job === undefined) return;
+      this.expectations.creationObserved(objectKey(job));
+      this.#batched(job);
+      return;
+    }
+    if (hasTrackingFinalizer(pod)) this.#orphans.add(objectKey(pod));
+    for (const job of this.#jobsMatching(pod)) this.#batched(job);
+  }
+
+  #podUpdated(old: Pod, cur: Pod): void {
+    if (isTerminating(cur)) {
+      this.#podDeleted(cur, false);
+      return;
+    }
+    const ns = cur.metadata?.namespace ?? '';
+    const finalizerRemoved = !hasTrackingFinalizer(cur);
+    const curRef = controllerRef(cur);
+    const oldRef = controllerRef(old);
+    const refChanged = !deepEqual(curRef ?? null, oldRef ?? null);
+    if (refChanged && oldRef !== undefined) {
+      const job = this.#resolve(ns, oldRef);
+      if (job !== undefined) {
+        if (finalizerRemoved) this.#finalizers.observed(objectKey(job), uidOf(cur));
+        this.#batched(job);
+      }
+    }
+    if (curRef !== undefined) {
+      const job = this.#resolve(ns, curRef);
+      if (job === undefined) return;
+      if (finalizerRemoved) this.#finalizers.observed(objectKey(job), uidOf(cur));
+      this.#batched(job);
+      return;
+    }
+    if (hasTrackingFinalizer(cur)) this.#orphans.add(objectKey(cur));
+    if (refChanged || !deepEqual(old.metadata?.labels ?? {}, cur.metadata?.labels ?? {})) for (const job of this.#jobsMatching(cur)) this.#batched(job);
+  }
+
+  /** deletePod: `final` is the watch's delete; otherwise the pod just got its deletionTimestamp. */
+  #podDeleted(pod: Pod, final: boolean): void {
+    const ref = controllerRef(pod);
+    const hasFinalizer = hasTrackingFinalizer(pod);
+    if (ref === undefined) {
+      if (hasFinalizer) this.#orphans.add(objectKey(pod));
+      return;
+    }
+    const job = this.#resolve(pod.metadata?.namespace ?? '', ref);
+    if (job === undefined || isJobFinished(job)) {
+      if (hasFinalizer) this.#orphans.add(objectKey(pod));
+      return;
+    }
+    const key = objectKey(job);
+    this.expectations.deletionObserved(key, objectKey(pod));
+    if (final || !hasFinalizer) this.#finalizers.observed(key, uidOf(pod));
+    this.#batched(job);
+  }
+
+  /** The Job is gone or finished: its pods' finalizers must not keep them around. */
+  #cleanupPodFinalizers(job: KubeObject): void {
+    for (const pod of this.#pods.store.byIndex(CONTROLLER_UID_INDEX, uidOf(job))) if (hasTrackingFinalizer(pod)) this.#orphans.add(objectKey(pod));
+  }
+
+  // ---- orphan pods ----
+
+  async #syncOrphanPod(key: string): Promise<void> {
+    const pod = this.#pods.store.getByKey(key);
+    if (pod === undefined || !hasTrackingFinalizer(pod)) return;
+    const ref = controllerRef(pod);
+    if (ref !== undefined) {
+      if (ref.kind !== 'Job' || ref.apiVersion !== 'batch/v1') return;
+      const job = this.#resolve(pod.metadata?.namespace ?? '', ref);
+      if (job !== undefined && !isJobFinished(job)) return;
+    }
+    await this.#removeFinalizer(pod).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+  }
+
+  #removeFinalizer(pod: Pod): Promise<unknown> {
+    const body = { metadata: { [`$deleteFromPrimitiveList/finalizers`]: [JOB_TRACKING_FINALIZER] } };
+    return this.#client.patch(BUILTIN.pods, pod.metadata?.name ?? '', { type: 'strategic', body }, { namespace: pod.metadata?.namespace ?? '' });
+  }
+
+  // ---- sync ----
+
+  async #syncJob(key: string): Promise<WorkResult | void> {
+    const shared = this.#jobs.store.getByKey(key);
+    if (shared === undefined) {
+      this.expectations.delete(key);
+      this.#finalizers.delete(key);
+      this.#backoff.delete(key);
+      return;
+    }
+    const view = jobView(shared);
+    if (view.managedElsewhere) return;
+    if (isJobFinished(shared)) {
+      this.#backoff.delete(key);
+      return this.#expireFinished(shared, view);
+    }
+    if (view.unknownMode) {
+      this.#recorder?.record(shared, { type: 'Warning', reason: 'UnknownCompletionMode', note: 'Skipped Job sync because completion mode is unknown', action: 'Sync' });
+      return;
+    }
+    const job = deepClone(shared);
+    const status = readStatus(job);
+    const now = this.#clock.now();
+    const satisfied = this.expectations.satisfied(key);
+    const pods = await this.#podsForJob(job);
+    const activePods = pods.filter(isPodActive);
+    const ctx: SyncContext = {
+      key,
+      job,
+      view,
+      status,
+      pods,
+      activePods,
+      ready: activePods.filter((p) => isPodReady(p)).length,
+      terminating: pods.filter(isTerminatingUnfinished).length,
+      succeeded: 0,
+      failed: 0,
+      uncountedSucceeded: new Set(status.uncounted.succeeded),
+      uncountedFailed: new Set(status.uncounted.failed),
+      expectedRemovals: this.#finalizers.get(key),
+      prevSucceededIndexes: new Set(),
+      succeededIndexes: new Set(),
+      finished: undefined,
+      backoff: { failuresAfterLastSuccess: 0, lastFailureTime: undefined },
+    };
+    let active = activePods.length;
+    const newSucceeded = this.#newFinished(ctx, ctx.uncountedSucceeded, (p) => podPhase(p) === 'Succeeded');
+    const newFailed = this.#newFinished(ctx, ctx.uncountedFailed, (p) => isPodFailed(p, view));
+    ctx.succeeded = status.succeeded + newSucceeded.length + ctx.uncountedSucceeded.size;
+    ctx.failed = status.failed + newFailed.length + ctx.uncountedFailed.size;
+    if (status.startTime === undefined && !view.suspended) status.startTime = formatTime(now);
+    ctx.backoff = nextBackoffRecord(this.#backoff.get(key) ?? { failuresAfterLastSuccess: 0, lastFailureTime: undefined }, newSucceeded, newFailed);
+
+    ctx.finished = findCondition(status.conditions, 'SuccessCriteriaMet')?.status === 'True' ? findCondition(status.conditions, 'SuccessCriteriaMet') : undefined;
+    if (ctx.finished === undefined) {
+      const target = findCondition(status.conditions, 'FailureTarget');
+      if (target?.status === 'True') ctx.finished = newCondition('Failed', 'True', target.reason ?? '', target.message ?? '', now);
+    }
+    if (ctx.finished === undefined) {
+      const start = parseTime(status.startTime ?? null);
+      if (ctx.failed > view.backoffLimit || pastBackoffLimitOnFailure(view, pods)) {
+        ctx.finished = newCondition('FailureTarget', 'True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit', now);
+      } else if (view.activeDeadlineSeconds !== undefined && !view.suspended && start !== undefined) {
+        const left = start + view.activeDeadlineSeconds * 1000 - now;
+        if (left <= 0) ctx.finished = newCondition('FailureTarget', 'True', 'DeadlineExceeded', 'Job was active longer than specified deadline', now);
+        else this.#queue.addAfter(key, left);
+      }
+    }
+    if (view.indexed) {
+      const completions = view.completions ?? 0;
+      ctx.prevSucceededIndexes = new Set(parseIndexes(status.completedIndexes, completions));
+      ctx.succeededIndexes = new Set(ctx.prevSucceededIndexes);
+      for (const p of pods) {
+        const ix = completionIndexOf(p);
+        if (podPhase(p) === 'Succeeded' && hasTrackingFinalizer(p) && ix !== UNKNOWN_INDEX && ix < completions) ctx.succeededIndexes.add(ix);
+      }
+      ctx.succeeded = ctx.succeededIndexes.size;
+    }
+
+    let manageError: unknown;
+    let suspendChanged = false;
+    if (ctx.finished !== undefined) {
+      const r = await this.#deleteActivePods(job, activePods);
+      if (r.deleted !== active || !satisfied) ctx.finished = undefined;
+      active -= r.deleted;
+      ctx.terminating += r.deleted;
+      ctx.ready -= r.deletedReady;
+      manageError = r.error;
+    } else {
+      let managed = false;
+      if (satisfied && !isTerminating(job)) {
+        const r = await this.#manageJob(ctx);
+        active = r.active;
+        manageError = r.error;
+        managed = true;
+      }
+      const complete = view.completions === undefined ? ctx.succeeded > 0 && active === 0 : ctx.succeeded >= view.completions && active === 0;
+      if (complete) ctx.finished = newCondition('SuccessCriteriaMet', 'True', 'CompletionsReached', 'Reached expected number of succeeded pods', now);
+      else if (managed) {
+        if (view.suspended) {
+          suspendChanged = ensureCondition(status.conditions, 'Suspended', 'True', 'JobSuspended', 'Job suspended', now);
+          if (suspendChanged) this.#event(job, 'Normal', 'Suspended', 'Job suspended');
+        } else {
+          suspendChanged = ensureCondition(status.conditions, 'Suspended', 'False', 'JobResumed', 'Job resumed', now);
+          if (suspendChanged) {
+            this.#event(job, 'Normal', 'Resumed', 'Job resumed');
+            // activeDeadlineSeconds counts time spent active: a resumed Job starts its clock again.
+            status.startTime = formatTime(now);
+          }
+        }
+      }
+    }
+    const needsUpdate = suspendChanged || active !== status.active || ctx.ready !== status.ready || ctx.terminating !== status.terminating;
+    status.active = active;
+    status.ready = ctx.ready;
+    status.terminating = ctx.terminating;
+    await this.#trackStatusAndRemoveFinalizers(ctx, needsUpdate);
+    if (manageError !== undefined) throw manageError;
+  }
+
+  /** getValidPodsWithFilter: finished pods still carrying the finalizer and not yet in the uncounted list. */
+  #newFinished(ctx: SyncContext, uncounted: ReadonlySet<string>, filter: (p: Pod) => boolean): Pod[] {
+    return ctx.pods.filter((p) => {
+      const uid = uidOf(p);
+      if (!hasTrackingFinalizer(p) || uncounted.has(uid) || ctx.expectedRemovals.has(uid)) return false;
+      if (ctx.view.indexed) {
+        const ix = completionIndexOf(p);
+        if (ix === UNKNOWN_INDEX || ix >= (ctx.view.completions ?? 0)) return false;
+      }
+      return filter(p);
+    });
+  }
+
+  /** getPodsForJob: every pod of the namespace the Job owns or may adopt (adoption adds the tracking finalizer). */
+  async #podsForJob(job: KubeObject): Promise<Pod[]> {
+    const sel = labelSelectorAsSelector(selectorOf(job));
+    if (!sel.ok) throw new Error(`couldn't convert Job selector: ${sel.error}`);
+    const selector: Selector = sel.selector;
+    const ns = job.metadata?.namespace ?? '';
+    const store = this.#pods.store;
+    const candidates = [...store.byIndex(CONTROLLER_UID_INDEX, uidOf(job)), ...store.byIndex(CONTROLLER_UID_INDEX, '')].filter((p) => (p.metadata?.namespace ?? '') === ns);
+    const claimed: Pod[] = [];
+    let recheck: Promise<void> | undefined;
+    for (const pod of candidates) {
+      const action = claimDecision(pod, job, selector.matches(pod.metadata?.labels));
+      const name = pod.metadata?.name ?? '';
+      try {
+        if (action === 'claimed') claimed.push(pod);
+        else if (action === 'release') {
+          const body = { metadata: { ownerReferences: [{ $patch: 'delete', uid: uidOf(job) }], uid: uidOf(pod) } };
+          await this.#client.patch(BUILTIN.pods, name, { type: 'strategic', body }, { namespace: ns });
+        } else if (action === 'adopt') {
+          recheck ??= this.#recheck(job);
+          await recheck;
+          const body = { metadata: { ownerReferences: [ownerReferenceFor({ ...job, apiVersion: 'batch/v1', kind: 'Job' })], uid: uidOf(pod), finalizers: [JOB_TRACKING_FINALIZER] } };
+          await this.#client.patch(BUILTIN.pods, name, { type: 'strategic', body }, { namespace: ns });
+          // Counted as carrying the finalizer from now on, as upstream does for adopted pods.
+          claimed.push({ ...pod, metadata: { ...pod.metadata, finalizers: [...(pod.metadata.finalizers ?? []), JOB_TRACKING_FINALIZER] } });
+        }
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    return claimed;
+  }
+
+  async #recheck(job: KubeObject): Promise<void> {
+    const ns = job.metadata?.namespace ?? '';
+    const fresh = await this.#client.get(BUILTIN.jobs, job.metadata?.name ?? '', { namespace: ns });
+    if (uidOf(fresh) !== uidOf(job)) throw new Error(`original Job ${ns}/${job.metadata?.name ?? ''} is gone: got uid ${uidOf(fresh)}, wanted ${uidOf(job)}`);
+    if (isTerminating(fresh)) throw new Error(`Job ${ns}/${job.metadata?.name ?? ''} has just been deleted`);
+  }
+
+  /** manageJob: create or delete pods toward the number the Job wants running. */
+  async #manageJob(ctx: SyncContext): Promise<{ active: number; error?: unknown }> {
+    const { view, job, key } = ctx;
+    let active = ctx.activePods.length;
+    if (view.suspended) {
+      const victims = activePodsForRemoval(view, ctx.activePods, active);
+      const r = await this.#deleteJobPods(ctx, victims);
+      return { active: active - r.removed, error: r.error };
+    }
+    let wantActive: number;
+    if (view.completions === undefined) wantActive = ctx.succeeded > 0 ? active : view.parallelism;
+    else wantActive = Math.max(0, Math.min(view.completions - ctx.succeeded, view.parallelism));
+    const victims = activePodsForRemoval(view, ctx.activePods, Math.max(0, active - wantActive)).slice(0, MAX_POD_CREATE_DELETE_PER_SYNC);
+    if (victims.length > 0) {
+      const r = await this.#deleteJobPods(ctx, victims);
+      return { active: active - r.removed, error: r.error };
+    }
+    const terminatingCount = view.onlyReplaceFailed ? ctx.terminating : 0;
+    let diff = wantActive - terminatingCount - active;
+    if (diff <= 0) return { active };
+    const wait = backoffRemainingMs(ctx.backoff, this.#clock.now());
+    if (wait > 0) {
+      this.#queue.addAfter(key, Math.max(wait, SYNC_JOB_BATCH_PERIOD_MS));
+      return { active };
+    }
+    diff = Math.min(diff, MAX_POD_CREATE_DELETE_PER_SYNC);
+    let indexes: number[] = [];
+    if (view.indexed) {
+      const taken = new Set(ctx.succeededIndexes);
+      for (const p of ctx.activePods) taken.add(completionIndexOf(p));
+      if (view.onlyReplaceFailed) for (const p of ctx.pods.filter(isTerminatingUnfinished)) taken.add(completionIndexOf(p));
+      indexes = firstPendingIndexes(taken, diff, view.completions ?? 0);
+      diff = indexes.length;
+      if (diff === 0) return { active };
+    }
+    this.expectations.expectCreations(key, diff);
+    active += diff;
+    let next = 0;
+    const result = await slowStartBatch(diff, 1, async () => {
+      const index = view.indexed ? indexes[next++] : undefined;
+      try {
+        await this.#createPod(job, index);
+      } catch (err) {
+        this.expectations.creationObserved(key);
+        active--;
+        throw err;
+      }
+    });
+    const attempted = result.batches.reduce((a, b) => a + b, 0);
+    for (let i = attempted; i < diff; i++) {
+      // Never attempted after a failed batch: the watch will not bring them.
+      this.expectations.creationObserved(key);
+      active--;
+    }
+    return result.error === undefined ? { active } : { active, error: result.error };
+  }
+
+  /** A pod from the Job's template (with the tracking finalizer; Indexed: with its index). */
+  async #createPod(job: KubeObject, index: number | undefined): Promise<void> {
+    const jobName = job.metadata?.name ?? '';
+    const ns = job.metadata?.namespace ?? '';
+    const template = deepClone(asRecord(asRecord(job['spec'])?.['template']) ?? {});
+    const tmeta = asRecord(template['metadata']) ?? {};
+    const spec = asRecord(template['spec']) ?? {};
+    const labels = { ...(asRecord(tmeta['labels']) ?? {}) } as Record<string, string>;
+    const annotations = { ...(asRecord(tmeta['annotations']) ?? {}) } as Record<string, string>;
+    const finalizers = (asArray(tmeta['finalizers']) ?? []).filter((f): f is string => typeof f === 'string');
+    if (!finalizers.includes(JOB_TRACKING_FINALIZER)) finalizers.push(JOB_TRACKING_FINALIZER);
+    let generateName = `${jobName}-`;
+    if (index !== undefined) {
+      annotations[JOB_COMPLETION_INDEX] = String(index);
+      labels[JOB_COMPLETION_INDEX] = String(index);
+      spec['hostname'] = `${jobName}-${index}`;
+      const suffix = `-${index}-`;
+      generateName = jobName.length + suffix.length > 58 ? `${jobName.slice(0, 58 - suffix.length)}${suffix}` : `${jobName}${suffix}`;
+      for (const field of ['containers', 'initContainers']) {
+        for (const c of asArray(spec[field]) ?? []) {
+          const container = asRecord(c);
+          if (container === undefined) continue;
+          const env = (asArray(container['env']) ?? []).slice();
+          if (!env.some((e) => asRecord(e)?.['name'] === JOB_COMPLETION_INDEX_ENV)) {
+            env.push({ name: JOB_COMPLETION_INDEX_ENV, valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${JOB_COMPLETION_INDEX}']` } } });
+          }
+          container['env'] = env;
+        }
+      }
+    }
+    const metadata: Record<string, unknown> = { generateName, namespace: ns, labels, finalizers, ownerReferences: [ownerReferenceFor({ ...job, apiVersion: 'batch/v1', kind: 'Job' })] };
+    if (Object.keys(annotations).length > 0) metadata['annotations'] = annotations;
+    try {
+      const created = await this.#client.create<Pod>(BUILTIN.pods, { apiVersion: 'v1', kind: 'Pod', metadata, spec }, { namespace: ns });
+      this.#event(job, 'Normal', 'SuccessfulCreate', `Created pod: ${created.metadata?.name ?? ''}`);
+    } catch (err) {
+      this.#event(job, 'Warning', 'FailedCreate', `Error creating: ${describeError(err)}`);
+      throw err;
+    }
+  }
+
+  /** deleteJobPods: finalizer off first (the pod is counted as failed by this sync), then DELETE. */
+  async #deleteJobPods(ctx: SyncContext, pods: Pod[]): Promise<{ removed: number; error?: unknown }> {
+    this.expectations.expectDeletions(ctx.key, pods.map((p) => objectKey(p)));
+    let removed = 0;
+    let removedReady = 0;
+    let error: unknown;
+    await Promise.all(
+      pods.map(async (pod) => {
+        try {
+          if (hasTrackingFinalizer(pod)) await this.#removeFinalizer(pod);
+          await this.#client.delete(BUILTIN.pods, pod.metadata?.name ?? '', { namespace: pod.metadata?.namespace ?? '' });
+          removed++;
+          if (isPodReady(pod)) removedReady++;
+          this.#event(ctx.job, 'Normal', 'SuccessfulDelete', `Deleted pod: ${pod.metadata?.name ?? ''}`);
+        } catch (err) {
+          this.expectations.deletionObserved(ctx.key, objectKey(pod));
+          if (isNotFound(err)) removed++;
+          else error ??= err;
+        }
+      }),
+    );
+    ctx.terminating += removed;
+    ctx.ready -= removedReady;
+    return error === undefined ? { removed } : { removed, error };
+  }
+
+  /** deleteActivePods (the Job is finishing): DELETE only; the finalizers go in the tracking step. */
+  async #deleteActivePods(job: KubeObject, pods: Pod[]): Promise<{ deleted: number; deletedReady: number; error?: unknown }> {
+    let deleted = 0;
+    let deletedReady = 0;
+    let error: unknown;
+    await Promise.all(
+      pods.map(async (pod) => {
+        try {
+          await this.#client.delete(BUILTIN.pods, pod.metadata?.name ?? '', { namespace: job.metadata?.namespace ?? '' });
+          deleted++;
+        } catch (err) {
+          if (isNotFound(err)) deleted++;
+          else error ??= err;
+        }
+        if (isPodReady(pod)) deletedReady++;
+      }),
+    );
+    return error === undefined ? { deleted, deletedReady } : { deleted, deletedReady, error };
+  }
+
+  /**
+   * trackJobStatusAndRemoveFinalizers: finished pods → uncounted list (flush) →
+   * finalizers removed → counters; then the interim and terminal conditions.
+   */
+  async #trackStatusAndRemoveFinalizers(ctx: SyncContext, needsFlushIn: boolean): Promise<void> {
+    const { view, status } = ctx;
+    let needsFlush = needsFlushIn;
+    const pods = view.indexed ? [...ctx.pods].sort((a, b) => completionIndexOf(a) - completionIndexOf(b)) : ctx.pods;
+    const withFinalizer = new Set(pods.filter((p) => hasTrackingFinalizer(p) && !ctx.expectedRemovals.has(uidOf(p))).map(uidOf));
+    if (cleanUncounted(status, withFinalizer)) needsFlush = true;
+    const toRemove: Pod[] = [];
+    const newSucceededIndexes: number[] = [];
+    let reachedMax = false;
+    for (const pod of pods) {
+      const uid = uidOf(pod);
+      if (!hasTrackingFinalizer(pod) || ctx.expectedRemovals.has(uid)) continue;
+      const failed = isPodFailed(pod, view);
+      const canRemove = isTerminating(ctx.job) || ctx.finished !== undefined || podPhase(pod) === 'Succeeded' || failed;
+      if (!canRemove) continue;
+      toRemove.push(pod);
+      const ix = completionIndexOf(pod);
+      const validIndex = ix !== UNKNOWN_INDEX && ix < (view.completions ?? 0);
+      if (podPhase(pod) === 'Succeeded' && !ctx.uncountedFailed.has(uid)) {
+        if (view.indexed) {
+          if (validIndex && !ctx.prevSucceededIndexes.has(ix)) {
+            newSucceededIndexes.push(ix);
+            needsFlush = true;
+          }
+        } else if (!ctx.uncountedSucceeded.has(uid)) {
+          status.uncounted.succeeded.push(uid);
+          needsFlush = true;
+        }
+      } else if (failed || (ctx.finished !== undefined && ctx.finished.type !== 'SuccessCriteriaMet')) {
+        if (!ctx.uncountedFailed.has(uid) && (!view.indexed || validIndex)) {
+          status.uncounted.failed.push(uid);
+          needsFlush = true;
+        }
+      }
+      if (newSucceededIndexes.length + status.uncounted.succeeded.length + status.uncounted.failed.length >= MAX_UNCOUNTED_PODS) {
+        reachedMax = true;
+        break;
+      }
+    }
+    if (view.indexed) {
+      for (const ix of newSucceededIndexes) ctx.succeededIndexes.add(ix);
+      const text = formatIndexes(ctx.succeededIndexes);
+      if (text !== status.completedIndexes) needsFlush = true;
+      status.succeeded = ctx.succeededIndexes.size;
+      status.completedIndexes = text;
+    }
+    const now = this.#clock.now();
+    if (ctx.finished?.type === 'FailureTarget') {
+      status.conditions.push(ctx.finished);
+      needsFlush = true;
+      ctx.finished = newCondition('Failed', 'True', ctx.finished.reason ?? '', ctx.finished.message ?? '', now);
+    }
+    if (ctx.finished?.type === 'SuccessCriteriaMet') {
+      if (findCondition(status.conditions, 'SuccessCriteriaMet') === undefined) {
+        status.conditions.push(ctx.finished);
+        needsFlush = true;
+      }
+      ctx.finished = newCondition('Complete', 'True', ctx.finished.reason ?? '', ctx.finished.message ?? '', now);
+    }
+    // flushUncountedAndRemoveFinalizers
+    if (needsFlush) {
+      await this.#writeStatus(ctx);
+      this.#backoff.set(ctx.key, ctx.backoff);
+      needsFlush = false;
+    }
+    let removalError: unknown;
+    if (toRemove.length > 0) {
+      this.#finalizers.expect(ctx.key, toRemove.map(uidOf));
+      await Promise.all(
+        toRemove.map(async (pod) => {
+          try {
+            await this.#removeFinalizer(pod);
+            withFinalizer.delete(uidOf(pod));
+          } catch (err) {
+            this.#finalizers.observed(ctx.key, uidOf(pod));
+            if (isNotFound(err)) withFinalizer.delete(uidOf(pod));
+            else removalError ??= err;
+          }
+        }),
+      );
+    }
+    if (cleanUncounted(status, withFinalizer)) needsFlush = true;
+    if (removalError !== undefined) {
+      if (needsFlush) await this.#writeStatus(ctx);
+      throw removalError;
+    }
+    // enactJobFinished
+    let finished = false;
+    if (!reachedMax && ctx.finished !== undefined && status.uncounted.succeeded.length + status.uncounted.failed.length === 0 && ctx.terminating === 0) {
+      ensureCondition(status.conditions, ctx.finished.type, ctx.finished.status, ctx.finished.reason ?? '', ctx.finished.message ?? '', now);
+      if (ctx.finished.type === 'Complete') status.completionTime = ctx.finished.lastTransitionTime ?? formatTime(now);
+      finished = true;
+      needsFlush = true;
+    }
+    if (needsFlush) {
+      await this.#writeStatus(ctx);
+      if (finished && ctx.finished !== undefined) {
+        if (ctx.finished.type === 'Complete') {
+          if (view.completions !== undefined && status.succeeded > view.completions) this.#event(ctx.job, 'Warning', 'TooManySucceededPods', 'Too many succeeded pods running after completion count reached');
+          this.#event(ctx.job, 'Normal', 'Completed', 'Job completed');
+        } else this.#event(ctx.job, 'Warning', ctx.finished.reason ?? 'Failed', ctx.finished.message ?? '');
+      }
+    }
+  }
+
+  /** PUT /status; the answer (new resourceVersion) becomes the Job of the rest of the sync. */
+  async #writeStatus(ctx: SyncContext): Promise<void> {
+    const updated = await this.#client.updateStatus<KubeObject>(BUILTIN.jobs, { ...ctx.job, status: wireStatus(ctx.status) });
+    ctx.job = { ...ctx.job, metadata: { ...ctx.job.metadata, resourceVersion: updated.metadata?.resourceVersion ?? ctx.job.metadata?.resourceVersion ?? '' } };
+  }
+
+  /** ttlSecondsAfterFinished (the TTL-after-finished controller): delete the finished Job, foreground. */
+  async #expireFinished(job: KubeObject, view: JobView): Promise<WorkResult | void> {
+    const ttl = view.ttlSecondsAfterFinished;
+    if (ttl === undefined || isTerminating(job)) return;
+    const finishedAt = finishTime(job);
+    if (finishedAt === undefined) return;
+    const left = finishedAt + ttl * 1000 - this.#clock.now();
+    if (left > 0) return { requeueAfterMs: left };
+    try {
+      await this.#client.delete(BUILTIN.jobs, job.metadata?.name ?? '', { namespace: job.metadata?.namespace ?? '', propagationPolicy: 'Foreground', preconditions: { uid: uidOf(job), resourceVersion: job.metadata?.resourceVersion ?? '' } });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  #event(job: KubeObject, type: 'Normal' | 'Warning', reason: string, note: string): void {
+    this.#recorder?.record(job, { type, reason, note, action: 'Sync' });
+  }
+}
+
+/** cleanUncountedPodsWithoutFinalizers: uids whose finalizer is gone move from the list to the counters. */
+function cleanUncounted(status: JobStatus, withFinalizer: ReadonlySet<string>): boolean {
+  let changed = false;
+  for (const which of ['succeeded', 'failed'] as const) {
+    const keep = status.uncounted[which].filter((uid) => withFinalizer.has(uid));
+    const gone = status.uncounted[which].length - keep.length;
+    if (gone > 0) {
+      status[which] += gone;
+      status.uncounted[which] = keep;
+      changed = true;
+    }
+  }
+  return changed;
+}
