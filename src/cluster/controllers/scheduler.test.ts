@@ -99,6 +99,30 @@ describe('unschedulable pods', () => {
     assert.equal((await getPod(c, 'waiter'))?.spec.nodeName, 'n');
   });
 
+  test('without any event, an unschedulable pod is tried again after 5 minutes, and settle() does not wait for that', async () => {
+    const c = await cluster([{ name: 'n', capacity: { cpu: '1' } }]);
+    await createPods(c, [{ name: 'p', cpu: '2' }]);
+    assert.equal((await c.settle()).elapsedMs, 0);
+    const attempts = async () => (await events(c)).find((e) => e.reason === 'FailedScheduling')?.count;
+    assert.equal(await attempts(), 1);
+    await c.advance(4 * 60_000);
+    assert.equal(await attempts(), 1);
+    await c.advance(90_000);
+    assert.equal(await attempts(), 2);
+  });
+
+  test('a pod that finished no longer holds its room', async () => {
+    const c = await cluster([{ name: 'n', capacity: { cpu: '1' }, behaviour: { failPods: true } }]);
+    const t0 = c.clock.now();
+    await createPods(c, [{ name: 'first', cpu: '1' }, { name: 'second', cpu: '1' }]);
+    await c.settle();
+    assert.equal((await getPod(c, 'first'))?.status?.phase, 'Failed');
+    const second = await getPod(c, 'second');
+    assert.equal(second?.spec.nodeName, 'n');
+    // Bound when the first pod failed (after the kubelet's 2 s start delay), not at the 5-minute flush.
+    assert.equal((second?.status?.conditions ?? []).find((x) => x.type === 'PodScheduled')?.lastTransitionTime, formatTime(t0 + 2000));
+  });
+
   test('a retry waits for the back-off: 1 s after the first failure, 2 s after the second', async () => {
     const c = await cluster([]);
     const t0 = c.clock.now();
