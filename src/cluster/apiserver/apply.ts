@@ -205,6 +205,8 @@ export async function applyObject(ops: ObjectOperations, def: ResourceDef, names
   if (isPlainObject(body.metadata) && body.metadata.managedFields !== undefined) return fail(badRequest('metadata.managedFields must be nil'));
   const checked = ops.checkBody(def, body);
   if (!checked.ok) return checked;
+  const fields = ops.checkFields(def, checked.value, ctx, (unknown) => `failed to create typed patch object (${namespace}/${name}; ${apiVersionOf(def)}, Kind=${def.kind}): .${unknown[0] ?? ''}: field not declared in schema`);
+  if (!fields.ok) return fields;
   const applied = checked.value;
   const appliedName = asString(applied.metadata?.name) ?? '';
   if (appliedName !== name) return fail(badRequest(`the name of the object (${appliedName}) does not match the name on the URL (${name})`));

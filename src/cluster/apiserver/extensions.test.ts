@@ -111,7 +111,7 @@ describe('other hooks', () => {
     await ext.createCustomResourceDefinition({
       body: {
         metadata: { name: 'sized.example.com' },
-        spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'sized', kind: 'Sized' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object' } } }] },
+        spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'sized', kind: 'Sized' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } }] },
       },
     });
     const custom = c.kc.makeApiClient(k8s.CustomObjectsApi);

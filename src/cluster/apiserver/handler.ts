@@ -278,8 +278,9 @@ export class HttpHandler {
     }
   }
 
-  #applyWriteQuery(ctx: RequestContext, wq: { dryRun: boolean; fieldManager?: string }): void {
+  #applyWriteQuery(ctx: RequestContext, wq: { dryRun: boolean; fieldManager?: string; fieldValidation?: RequestContext['fieldValidation'] }): void {
     ctx.dryRun = wq.dryRun;
+    if (wq.fieldValidation !== undefined) ctx.fieldValidation = wq.fieldValidation;
     if (wq.fieldManager !== undefined) ctx.fieldManager = wq.fieldManager;
   }
 

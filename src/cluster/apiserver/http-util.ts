@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { stringify as toYaml } from 'yaml';
 import { notSupported } from '../../k8s/field-errors.ts';
-import { fail, httpCodeOf, invalid, ok, type Result, type Status } from './errors.ts';
+import { badRequest, fail, httpCodeOf, invalid, ok, type Result, type Status } from './errors.ts';
 import type { UserInfo } from './resource-def.ts';
 
 /** Quotes a warning the way `Warning: 299 - "..."` headers carry it. */
@@ -63,6 +63,8 @@ export interface WriteQuery {
   dryRun: boolean;
   fieldManager?: string;
   force?: boolean;
+  /** `fieldValidation`; upstream's default for requests is Warn. */
+  fieldValidation: 'Ignore' | 'Warn' | 'Strict';
 }
 
 /** `dryRun` (only `All`), `fieldManager`, `force`: CreateOptions/UpdateOptions/PatchOptions validation. */
@@ -71,7 +73,11 @@ export function writeQuery(query: URLSearchParams, optionsKind: string): Result<
   for (const v of dryRun) {
     if (v !== 'All') return fail(invalid(optionsKind, 'meta.k8s.io', '', [notSupported('dryRun', v, ['All'])]));
   }
-  const out: WriteQuery = { dryRun: dryRun.length > 0 };
+  const validation = query.get('fieldValidation') ?? '';
+  if (validation !== '' && !['Ignore', 'Warn', 'Strict'].includes(validation)) {
+    return fail(badRequest(`fieldValidation parameter unsupported: ${validation}, supported values: Ignore, Warn, Strict`));
+  }
+  const out: WriteQuery = { dryRun: dryRun.length > 0, fieldValidation: validation === '' ? 'Warn' : (validation as WriteQuery['fieldValidation']) };
   const manager = query.get('fieldManager');
   if (manager !== null && manager !== '') out.fieldManager = manager;
   const force = query.get('force');

@@ -108,12 +108,19 @@ export class ObjectOperations {
   readonly registry: ResourceRegistry;
   readonly admission: AdmissionChain;
   readonly #now: () => number;
+  /**
+   * The fields of a decoded body its schema does not declare (`spec.foo`,
+   * `spec.containers[0].bar`), for field validation; installed by the
+   * schema layer (openapi/field-validation.ts). None when absent.
+   */
+  unknownFields: ((def: ResourceDef, obj: KubeObject, drop: boolean) => string[]) | undefined;
 
   constructor(deps: OperationsDeps) {
     this.store = deps.store;
     this.registry = deps.registry;
     this.admission = deps.admission;
     this.#now = deps.now;
+    this.unknownFields = undefined;
   }
 
   now(): number {
@@ -187,12 +194,33 @@ export class ObjectOperations {
     return ok(obj);
   }
 
+  /**
+   * Server-side field validation of a decoded body (`?fieldValidation=`):
+   * Strict answers 400 with the strict-decoding text, Warn adds one warning
+   * per unknown field, Ignore says nothing; in every case the unknown fields
+   * are dropped from `obj` (decoding into the typed object drops them). The
+   * server's own writes (no directive) are not checked.
+   */
+  checkFields(def: ResourceDef, obj: KubeObject, ctx: RequestContext, describe: (unknown: string[]) => string = (u) => strictDecodingMessage(def, u)): Result<void> {
+    if (ctx.fieldValidation === undefined || this.unknownFields === undefined) return ok(undefined);
+    const unknown = this.unknownFields(def, obj, true);
+    if (unknown.length === 0 || ctx.fieldValidation === 'Ignore') return ok(undefined);
+    if (ctx.fieldValidation === 'Strict') return fail(badRequest(describe(unknown)));
+    for (const field of unknown) {
+      const warning = `unknown field ${JSON.stringify(field)}`;
+      if (!ctx.warnings.includes(warning)) ctx.warnings.push(warning);
+    }
+    return ok(undefined);
+  }
+
   // ---- create ----
 
   /** POST: creates an object in `namespace` ('' for cluster-scoped resources). */
   async create(def: ResourceDef, namespace: string, body: unknown, ctx: RequestContext, options: Record<string, unknown> = {}): Promise<Result<KubeObject>> {
     const checked = this.checkBody(def, body);
     if (!checked.ok) return checked;
+    const fields = this.checkFields(def, checked.value, ctx);
+    if (!fields.ok) return fields;
     let obj = checked.value;
     const ns = def.namespaced ? namespace : '';
     const meta = metaOf(obj);
@@ -242,6 +270,8 @@ export class ObjectOperations {
   async update(def: ResourceDef, namespace: string, name: string, body: unknown, ctx: RequestContext, subresource = '', options: Record<string, unknown> = {}): Promise<Result<WriteOutcome>> {
     const checked = this.checkBody(def, body);
     if (!checked.ok) return checked;
+    const fields = this.checkFields(def, checked.value, ctx);
+    if (!fields.ok) return fields;
     const input = checked.value;
     const bodyName = asString(input.metadata?.name) ?? '';
     if (bodyName !== '' && bodyName !== name) return fail(badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`));
@@ -384,4 +414,9 @@ export class ObjectOperations {
   ) {
     return { operation, resource: def, subresource, kind: kindOf(def), namespace, name, object, oldObject, options, dryRun: ctx.dryRun, user: ctx.user };
   }
+}
+
+/** The text of a strict decoding failure, as upstream's decoder reports it. */
+export function strictDecodingMessage(def: ResourceDef, unknown: readonly string[]): string {
+  return `${def.kind} in version ${JSON.stringify(def.version)} cannot be handled as a ${def.kind}: strict decoding error: ${unknown.map((u) => `unknown field ${JSON.stringify(u)}`).join(', ')}`;
 }

@@ -105,7 +105,10 @@ export async function patchObject(ops: ObjectOperations, def: ResourceDef, names
       if (current === undefined) return fail(badRequest('no object to patch'));
       const patched = applyPatchBody(def, current, req.patchType, req.body);
       if (!patched.ok) return patched;
-      return ops.checkBody(def, patched.value);
+      const checked = ops.checkBody(def, patched.value);
+      if (!checked.ok) return checked;
+      const fields = ops.checkFields(def, checked.value, ctx, (unknown) => `strict decoding error: ${unknown.map((u) => `unknown field ${JSON.stringify(u)}`).join(', ')}`);
+      return fields.ok ? checked : fields;
     },
     'never',
   );

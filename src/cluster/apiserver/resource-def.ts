@@ -48,6 +48,12 @@ export interface RequestContext {
   fieldManager?: string;
   /** Warnings to send back as `Warning: 299 - "..."` headers (admission, deprecations). */
   warnings: string[];
+  /**
+   * `?fieldValidation=`: what to do with fields the schema does not know
+   * (Strict → 400, Warn → a warning each, Ignore). Absent for the server's
+   * own writes, which are not checked.
+   */
+  fieldValidation?: 'Ignore' | 'Warn' | 'Strict';
 }
 
 export interface StrategyContext {

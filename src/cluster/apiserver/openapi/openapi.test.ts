@@ -105,6 +105,49 @@ describe('OpenAPI v2', () => {
   });
 });
 
+describe('field validation', () => {
+  const body = (extra: Record<string, unknown>) =>
+    JSON.stringify({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'fv', bogus: 1 }, spec: { replica: 2, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'x', imagePullPolcy: 'Always' }] } }, ...extra } });
+  const post = (query: string, text: string) => rawRequest(c.server, 'POST', `/apis/apps/v1/namespaces/default/deployments${query}`, { body: text, contentType: 'application/json' });
+
+  test('Strict: 400 with the strict decoding text naming every unknown field', async () => {
+    const res = await post('?fieldValidation=Strict', body({}));
+    assert.equal(res.status, 400);
+    assert.equal(
+      (res.json as { message: string }).message,
+      'Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: unknown field "metadata.bogus", unknown field "spec.replica", unknown field "spec.template.spec.containers[0].imagePullPolcy"',
+    );
+  });
+  test('Warn (the default): created, one warning per unknown field', async () => {
+    const res = await post('', body({}));
+    assert.equal(res.status, 201);
+    const created = res.json as { metadata: Record<string, unknown>; spec: Record<string, unknown> };
+    assert.equal(created.spec['replica'], undefined, 'unknown fields are dropped, as the typed decoder drops them');
+    assert.equal(created.metadata['bogus'], undefined);
+    assert.deepEqual(res.headers['warning'], '299 - "unknown field \\"metadata.bogus\\"", 299 - "unknown field \\"spec.replica\\"", 299 - "unknown field \\"spec.template.spec.containers[0].imagePullPolcy\\""');
+  });
+  test('Ignore: nothing said; an unsupported directive is a 400', async () => {
+    const res = await rawRequest(c.server, 'PUT', '/apis/apps/v1/namespaces/default/deployments/fv?fieldValidation=Ignore', { body: body({}).replace('"name":"fv"', '"name":"fv","resourceVersion":""'), contentType: 'application/json' });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.headers['warning'], undefined);
+    assert.equal((await post('?fieldValidation=Loud', body({}))).status, 400);
+  });
+  test('patches and server-side apply are checked too', async () => {
+    const patch = await rawRequest(c.server, 'PATCH', '/apis/apps/v1/namespaces/default/deployments/fv?fieldValidation=Strict', { body: '{"spec":{"paused":true,"pasued":true}}', contentType: 'application/merge-patch+json' });
+    assert.equal(patch.status, 400);
+    assert.equal((patch.json as { message: string }).message, 'strict decoding error: unknown field "spec.pasued"');
+    const apply = await rawRequest(c.server, 'PATCH', '/apis/apps/v1/namespaces/default/deployments/fv?fieldManager=t&fieldValidation=Strict', { body: 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: fv}\nspec: {replicaz: 1}\n', contentType: 'application/apply-patch+yaml' });
+    assert.equal(apply.status, 400);
+    assert.equal((apply.json as { message: string }).message, 'failed to create typed patch object (default/fv; apps/v1, Kind=Deployment): .spec.replicaz: field not declared in schema');
+  });
+  test('custom resources: what pruning would drop is unknown', async () => {
+    const ws = { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread', metadata: { name: 'fv' }, spec: { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'x' }, subsets: [{ name: 'a', patch: { free: 1 }, typo: 1 }] } };
+    const res = await rawRequest(c.server, 'POST', '/apis/apps.kruise.io/v1alpha1/namespaces/default/workloadspreads?fieldValidation=Strict', { body: JSON.stringify(ws), contentType: 'application/json' });
+    assert.equal(res.status, 400);
+    assert.equal((res.json as { message: string }).message, 'WorkloadSpread in version "v1alpha1" cannot be handled as a WorkloadSpread: strict decoding error: unknown field "spec.subsets[0].typo"');
+  });
+});
+
 describe('the built-in description', () => {
   test('matches what scripts/gen-openapi.ts generates', async () => {
     const checkedIn = readFileSync(new URL('./builtin-schemas.generated.ts', import.meta.url), 'utf8');

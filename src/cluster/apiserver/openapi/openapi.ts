@@ -26,6 +26,7 @@ import { sendBody, sendStatus } from '../http-util.ts';
 import { APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, supportedPatchTypes } from '../patch.ts';
 import type { ResourceDef } from '../resource-def.ts';
 import { SCALE_KIND } from '../scale.ts';
+import { installFieldValidation } from './field-validation.ts';
 import { SchemaCatalog, type OpenApiVersion, type SchemaObject } from './schemas.ts';
 
 const META = 'io.k8s.apimachinery.pkg.apis.meta.v1';
@@ -204,8 +205,9 @@ export class OpenApiDocuments {
   }
 }
 
-/** Serves `/openapi/v2` and `/openapi/v3...` from a server core. */
+/** Serves `/openapi/v2` and `/openapi/v3...` from a server core, and validates fields against the same schemas. */
 export function installOpenApi(core: ApiServerCore): OpenApiDocuments {
+  installFieldValidation(core);
   const docs = new OpenApiDocuments(core);
   core.routes.push({ prefix: '/openapi/', handle: (req, res, url) => docs.handle(req, res, url) });
   return docs;
