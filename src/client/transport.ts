@@ -9,14 +9,21 @@
  *   it waits on a clock sleep that doubles as the timeout: a server that
  *   delays an answer on the same virtual clock lets time pass, and the
  *   timeout fires at its virtual deadline;
- * - reading the answer counts as busy until it is parsed.
+ * - reading the answer counts as busy until it is parsed;
+ * - in between, on a virtual clock, the request carries a handoff mark
+ *   (clock.ts REQUEST_ACTIVITY_HEADER) that keeps the system busy while the
+ *   bytes travel to the server and while its answer travels back, so the
+ *   clock never sees an idle instant in the middle of an exchange.
  * Non-2xx answers become `ApiError`s, everything else `NetworkError`s.
  */
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { Clock } from '../clock/clock.ts';
+import { REQUEST_ACTIVITY_HEADER, type Clock } from '../clock/clock.ts';
 import type { Connection } from './config.ts';
 import { ApiError, NetworkError, statusFromBody, type RequestDescription } from './errors.ts';
+
+/** Request ids for the activity handoff; unique per process, which is all a clock needs. */
+let requestSeq = 0;
 
 export type QueryValue = string | number | boolean | undefined;
 export type Query = Record<string, QueryValue>;
@@ -138,6 +145,13 @@ export class HttpTransport {
   open(options: RequestOptions, deadline: AbortSignal, handlers: ResponseHandlers, extraHeaders: Record<string, string> = {}): void {
     const desc = `${options.method} ${options.path}`;
     const endSend = this.clock.activity.begin(`http send ${desc}`);
+    // Handed over to an in-process server on the same clock (clock.ts REQUEST_ACTIVITY_HEADER).
+    const activity = this.clock.activity;
+    const handoff = activity.id !== '' ? `request-${++requestSeq}` : undefined;
+    if (handoff !== undefined) activity.sent(handoff);
+    const endHandoff = () => {
+      if (handoff !== undefined) activity.closeStream(handoff);
+    };
     const url = new URL(`${this.connection.server}${options.path}${queryString(options.query)}`);
     let body: Buffer | undefined;
     let contentType = options.contentType;
@@ -152,6 +166,7 @@ export class HttpTransport {
     const signals = [deadline, ...(options.signal !== undefined ? [options.signal] : [])];
     if (signals.some((s) => s.aborted)) {
       endSend();
+      endHandoff();
       handlers.onError(new Error('aborted before sending'));
       return;
     }
@@ -165,6 +180,7 @@ export class HttpTransport {
       (auth) => {
         if (signals.some((s) => s.aborted)) {
           endSend();
+          endHandoff();
           handlers.onError(new Error('aborted before sending'));
           return;
         }
@@ -175,6 +191,7 @@ export class HttpTransport {
           ...(options.headers ?? {}),
           ...extraHeaders,
         };
+        if (handoff !== undefined) headers[REQUEST_ACTIVITY_HEADER] = `${activity.id}:${handoff}`;
         if (contentType !== undefined) headers['Content-Type'] = contentType;
         if (body !== undefined) headers['Content-Length'] = String(body.length);
         const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
@@ -184,10 +201,12 @@ export class HttpTransport {
           // afterwards must not touch a socket that went back to the agent's pool.
           res.once('end', cleanup);
           res.once('close', cleanup);
+          endHandoff();
           handlers.onResponse(res);
         });
         req.on('error', (err) => {
           endSend();
+          endHandoff();
           cleanup();
           if (!settled) {
             settled = true;
@@ -202,6 +221,7 @@ export class HttpTransport {
       },
       (err: unknown) => {
         endSend();
+        endHandoff();
         handlers.onError(err);
       },
     );

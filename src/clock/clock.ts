@@ -58,6 +58,16 @@ export interface Clock {
 /** HTTP header our watchers send so that an in-process API server can account for watch deliveries. */
 export const ACTIVITY_HEADER = 'x-workloadspread-activity';
 
+/**
+ * HTTP header (`<clock id>:<stream>`) on every request a client on a virtual
+ * clock sends: the client counts the request as one unsent event of that
+ * stream until an in-process server on the same clock has started its own
+ * tracked activity for it (`received`), or until the answer's head arrives
+ * (`closeStream`). Between the client's flush and the server's first look
+ * at the bytes the system is therefore never seen as idle.
+ */
+export const REQUEST_ACTIVITY_HEADER = 'x-workloadspread-request';
+
 const noopActivity: Activity = {
   begin: () => () => {},
   run: (_label, fn) => fn(),

@@ -95,6 +95,8 @@ describe('VirtualClock', () => {
     assert.equal(clock.busy, 0);
     clock.activity.received('s1'); // unknown or drained stream: no effect
     assert.equal(clock.busy, 0);
+    clock.activity.sent('s1'); // a late write on a stream whose reader is gone: not work
+    assert.equal(clock.busy, 0);
   });
 
   test('interval timers repeat until cancelled', async () => {

@@ -20,6 +20,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Activity, Clock, Timer, TimerOptions } from './clock.ts';
 
+const CLOSED_STREAMS_KEPT = 10_000;
+
 interface VirtualTimer {
   at: number;
   seq: number;
@@ -60,6 +62,8 @@ export class VirtualClock implements Clock {
   #labels = new Map<number, string>();
   #labelSeq = 0;
   #streams = new Map<string, number>();
+  /** Streams whose reader is gone: a late write on them (a server that has not seen the close yet) is not work. */
+  #closedStreams = new Set<string>();
   #idleWaiters: (() => void)[] = [];
   #tokens = new AsyncLocalStorage<Token>();
   #realWaitMs: number;
@@ -77,6 +81,7 @@ export class VirtualClock implements Clock {
       begin: (label) => this.#begin(label),
       run: (label, fn) => this.#run(label, fn),
       sent: (stream) => {
+        if (this.#closedStreams.has(stream)) return;
         this.#streams.set(stream, (this.#streams.get(stream) ?? 0) + 1);
         this.#busy++;
       },
@@ -89,6 +94,12 @@ export class VirtualClock implements Clock {
       closeStream: (stream) => {
         const n = this.#streams.get(stream) ?? 0;
         this.#streams.delete(stream);
+        this.#closedStreams.add(stream);
+        // Late writes come right after a close; remembering the most recent closes is enough.
+        if (this.#closedStreams.size > CLOSED_STREAMS_KEPT) {
+          const oldest = this.#closedStreams.values().next();
+          if (oldest.done !== true) this.#closedStreams.delete(oldest.value);
+        }
         for (let i = 0; i < n; i++) this.#decrement();
       },
     };

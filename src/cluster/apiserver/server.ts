@@ -12,10 +12,11 @@
  * before the bootstrap objects are created.
  */
 import { writeFile } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../../clock/clock.ts';
+import { REQUEST_ACTIVITY_HEADER, type Clock } from '../../clock/clock.ts';
 import { generateServingCertificate, type ServingCertificate } from './certs.ts';
 import { ApiServerControl } from './control.ts';
 import { ApiServerCore } from './core.ts';
@@ -73,7 +74,14 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   let handler: HttpHandler | undefined;
   const control = new ApiServerControl(core, () => handler?.cutWatches() ?? 0);
   handler = new HttpHandler(core, control, { users, hostPort: () => `${host}:${port}` });
-  const server: Server = createServer({ key: certificate.keyPem, cert: certificate.certPem, minVersion: 'TLSv1.2' }, (req, res) => handler?.handle(req, res));
+  const server: Server = createServer({ key: certificate.keyPem, cert: certificate.certPem, minVersion: 'TLSv1.2' }, (req, res) => {
+    const handoff = requestHandoff(req, options.clock);
+    // The answer's head is in flight again until the client reads it (and closes the mark).
+    if (handoff !== undefined) onFirstWriteHead(res, () => options.clock.activity.sent(handoff));
+    handler?.handle(req, res);
+    // The request's own tracked activity is running now: the client's in-flight mark can go.
+    if (handoff !== undefined) options.clock.activity.received(handoff);
+  });
   const sockets = new Set<Socket>();
   server.on('connection', (s: Socket) => {
     sockets.add(s);
@@ -114,5 +122,28 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       });
       return closed;
     },
+  };
+}
+
+/** The in-flight mark of a request from a client on this server's clock (clock.ts REQUEST_ACTIVITY_HEADER). */
+function requestHandoff(req: IncomingMessage, clock: Clock): string | undefined {
+  const mark = req.headers[REQUEST_ACTIVITY_HEADER];
+  const value = Array.isArray(mark) ? mark[0] : mark;
+  const colon = value?.lastIndexOf(':') ?? -1;
+  if (value === undefined || colon <= 0 || value.slice(0, colon) !== clock.activity.id) return undefined;
+  return value.slice(colon + 1);
+}
+
+/** Runs `fn` once, when the response head is about to be written (explicitly or by the first write). */
+function onFirstWriteHead(res: ServerResponse, fn: () => void): void {
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+  let done = false;
+  // Patched on this response object only; Node calls writeHead for implicit heads too.
+  (res as { writeHead: (...args: unknown[]) => ServerResponse }).writeHead = (...args: unknown[]) => {
+    if (!done) {
+      done = true;
+      fn();
+    }
+    return writeHead(...args);
   };
 }

@@ -114,7 +114,12 @@ export class WatchSession {
     this.#cancel?.();
     for (const t of this.#timers) t.cancel();
     this.#timers = [];
-    if (!this.#res.writableEnded && !this.#res.destroyed) this.#res.end();
+    if (!this.#res.writableEnded && !this.#res.destroyed) {
+      // The end of a tracked stream is news its reader has yet to act on (it will watch again):
+      // counted like an event, and settled when the reader closes the stream.
+      if (this.#opts.activityStream !== undefined) this.#clock.activity.sent(this.#opts.activityStream);
+      this.#res.end();
+    }
     this.#onClose(this);
   }
 
