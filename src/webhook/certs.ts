@@ -1,28 +1,25 @@
 /**
- * The webhook's serving certificate, from one of two sources:
+ * Where the webhook's serving certificate comes from, and how it stays valid:
  *
  * - `CertDirSource` (`--cert-dir`): `tls.crt` and `tls.key` from a directory
  *   (a mounted Secret, cert-manager), re-read on the clock and swapped in when
  *   they change; a half-written or mismatched pair is ignored until it is whole.
  * - `SecretCertificates` (no `--cert-dir`): a CA and a serving certificate
- *   generated here (RSA 2048 from node:crypto, assembled with node-forge), kept
- *   in a Secret of the manager's namespace so every replica serves the same
- *   pair: create-or-read, a conflict (another replica won) is resolved by
- *   reading again. The CA goes into `caBundle` of OUR webhook configurations.
- *   Rotation runs on the clock: the serving certificate is re-issued when less
- *   than `rotateBeforeMs` (30 days) of it is left or its names no longer fit;
- *   the CA likewise, and then the bundle carries the new and the old CA until
- *   the old one expires, so replicas still serving the old pair stay trusted.
+ *   generated here (cert-generation.ts), kept in a Secret of the manager's
+ *   namespace so every replica serves the same pair: create-or-read, and a
+ *   conflict (another replica wrote first) is resolved by reading again. The
+ *   CA bundle goes into `caBundle` of OUR webhook configurations, and both are
+ *   checked again periodically on the clock, which is also when rotation
+ *   happens (`renewCertificates`); other replicas pick a rotation up from the
+ *   Secret at their next check.
  *
  * Certificates are dated by `validityClock` (the host's clock by default):
  * TLS peers check validity against real time even when the manager runs on a
  * virtual clock. Start at `SecretCertificates.start`.
  */
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSecureContext } from 'node:tls';
-import forge from 'node-forge';
 import { realClock, type Clock, type Timer } from '../clock/clock.ts';
 import { describeError, isAlreadyExists, isConflict, isNotFound } from '../client/errors.ts';
 import type { KubeClient } from '../client/http-client.ts';
@@ -30,11 +27,10 @@ import { silentLogger, type Logger } from '../client/logger.ts';
 import { BUILTIN } from '../client/resources.ts';
 import { isPlainObject } from '../k8s/json.ts';
 import type { KubeObject } from '../k8s/types.ts';
+import { certificatesFromSecret, renewCertificates, secretData, type KeyPair, type RenewalPolicy, type ServingNames, type StoredCertificates } from './cert-generation.ts';
 
-export interface KeyPair {
-  certPem: string;
-  keyPem: string;
-}
+export type { KeyPair } from './cert-generation.ts';
+export { servingNames } from './cert-generation.ts';
 
 /** Where the server takes its certificate from, and hears about a new one. */
 export interface CertificateSource {
@@ -47,224 +43,7 @@ export function staticCertificates(pair: KeyPair): CertificateSource {
   return { current: () => pair, onChange: () => () => {} };
 }
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-export const DEFAULT_ROTATE_BEFORE_MS = 30 * DAY_MS;
-export const DEFAULT_CA_DAYS = 3650;
-export const DEFAULT_SERVING_DAYS = 365;
 export const DEFAULT_SECRET_NAME = 'workloadspread-webhook-certs';
-
-// ---- generation and inspection (no I/O) ----
-
-export type CertificateAuthority = KeyPair;
-
-export interface CertificateInfo {
-  notBeforeMs: number;
-  notAfterMs: number;
-  dnsNames: string[];
-  ipAddresses: string[];
-  isCa: boolean;
-}
-
-function rsaKeys(): { publicKeyPem: string; privateKeyPem: string } {
-  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return {
-    publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-    privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-  };
-}
-
-function serialNumber(): string {
-  const bytes = randomBytes(16);
-  bytes[0] = (bytes[0] ?? 0) & 0x7f; // positive
-  return bytes.toString('hex');
-}
-
-function dated(cert: forge.pki.Certificate, nowMs: number, days: number): void {
-  // An hour of slack for peers whose clocks run a little behind.
-  cert.validity.notBefore = new Date(nowMs - 60 * 60 * 1000);
-  cert.validity.notAfter = new Date(nowMs + days * DAY_MS);
-}
-
-/** A self-signed CA valid for `days` from `nowMs`. */
-export function generateCertificateAuthority(nowMs: number, days = DEFAULT_CA_DAYS, commonName = 'workloadspread-webhook-ca'): CertificateAuthority {
-  const keys = rsaKeys();
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(keys.publicKeyPem);
-  cert.serialNumber = serialNumber();
-  dated(cert, nowMs, days);
-  const subject = [{ name: 'commonName', value: commonName }];
-  cert.setSubject(subject);
-  cert.setIssuer(subject);
-  cert.setExtensions([
-    { name: 'basicConstraints', cA: true, critical: true },
-    { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-    { name: 'subjectKeyIdentifier' },
-  ]);
-  cert.sign(forge.pki.privateKeyFromPem(keys.privateKeyPem), forge.md.sha256.create());
-  return { certPem: forge.pki.certificateToPem(cert), keyPem: keys.privateKeyPem };
-}
-
-export interface ServingNames {
-  dnsNames: string[];
-  ipAddresses: string[];
-}
-
-/** A serving certificate for `names`, signed by `ca`, valid for `days` from `nowMs`. */
-export function issueServingCertificate(ca: CertificateAuthority, names: ServingNames, nowMs: number, days = DEFAULT_SERVING_DAYS): KeyPair {
-  const keys = rsaKeys();
-  const caCert = forge.pki.certificateFromPem(ca.certPem);
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(keys.publicKeyPem);
-  cert.serialNumber = serialNumber();
-  dated(cert, nowMs, days);
-  cert.setSubject([{ name: 'commonName', value: names.dnsNames[0] ?? names.ipAddresses[0] ?? 'workloadspread-webhook' }]);
-  cert.setIssuer(caCert.subject.attributes);
-  cert.setExtensions([
-    { name: 'basicConstraints', cA: false },
-    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-    { name: 'extKeyUsage', serverAuth: true },
-    { name: 'subjectAltName', altNames: [...names.dnsNames.map((value) => ({ type: 2, value })), ...names.ipAddresses.map((ip) => ({ type: 7, ip }))] },
-  ]);
-  cert.sign(forge.pki.privateKeyFromPem(ca.keyPem), forge.md.sha256.create());
-  return { certPem: forge.pki.certificateToPem(cert), keyPem: keys.privateKeyPem };
-}
-
-/** Dates and names of the first certificate of a PEM; undefined when it cannot be read. */
-export function certificateInfo(pem: string): CertificateInfo | undefined {
-  try {
-    const cert = forge.pki.certificateFromPem(pem);
-    const san = cert.getExtension('subjectAltName') as { altNames?: { type: number; value?: string; ip?: string }[] } | null;
-    const alt = san?.altNames ?? [];
-    const basic = cert.getExtension('basicConstraints') as { cA?: boolean } | null;
-    return {
-      notBeforeMs: cert.validity.notBefore.getTime(),
-      notAfterMs: cert.validity.notAfter.getTime(),
-      dnsNames: alt.filter((a) => a.type === 2 && typeof a.value === 'string').map((a) => a.value as string),
-      ipAddresses: alt.filter((a) => a.type === 7 && typeof a.ip === 'string').map((a) => a.ip as string),
-      isCa: basic?.cA === true,
-    };
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether `pair` is a usable TLS pair whose certificate `ca` signed. */
-export function signedBy(pair: KeyPair, ca: KeyPair): boolean {
-  try {
-    createSecureContext({ cert: pair.certPem, key: pair.keyPem });
-    return forge.pki.certificateFromPem(ca.certPem).verify(forge.pki.certificateFromPem(pair.certPem));
-  } catch {
-    return false;
-  }
-}
-
-/** The names the serving certificate must cover: the service's DNS names, and for a `--webhook-url` its host, 127.0.0.1 and localhost. */
-export function servingNames(options: { service?: { name: string; namespace: string }; webhookUrl?: string }): ServingNames {
-  const dnsNames: string[] = [];
-  const ipAddresses: string[] = [];
-  const add = (host: string): void => {
-    const bare = host.replace(/^\[|\]$/g, '');
-    if (/^[0-9.]+$/.test(bare) || bare.includes(':')) {
-      if (!ipAddresses.includes(bare)) ipAddresses.push(bare);
-    } else if (bare !== '' && !dnsNames.includes(bare)) dnsNames.push(bare);
-  };
-  if (options.service !== undefined) {
-    add(`${options.service.name}.${options.service.namespace}.svc`);
-    add(`${options.service.name}.${options.service.namespace}.svc.cluster.local`);
-  }
-  if (options.webhookUrl !== undefined && options.webhookUrl !== '') {
-    try {
-      add(new URL(options.webhookUrl).hostname);
-    } catch {
-      // An unparsable URL is the flag parser's to report; the loopback names still go in.
-    }
-    add('localhost');
-    add('127.0.0.1');
-  }
-  return { dnsNames, ipAddresses };
-}
-
-function covers(info: CertificateInfo, names: ServingNames): boolean {
-  return names.dnsNames.every((n) => info.dnsNames.includes(n)) && names.ipAddresses.every((ip) => info.ipAddresses.includes(ip));
-}
-
-function splitPems(bundle: string): string[] {
-  return bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
-}
-
-export interface StoredCertificates {
-  ca: CertificateAuthority;
-  /** What goes into caBundle: the current CA first, then a previous one still valid. */
-  bundle: string;
-  serving: KeyPair;
-}
-
-export interface RenewalPolicy {
-  nowMs: number;
-  names: ServingNames;
-  rotateBeforeMs?: number;
-  caDays?: number;
-  servingDays?: number;
-}
-
-/**
- * What the Secret should hold given what it holds now (undefined: nothing
- * usable): the same (`changed: false`), a re-issued serving certificate, or
- * a new CA and serving certificate.
- */
-export function renewCertificates(stored: StoredCertificates | undefined, policy: RenewalPolicy): { changed: boolean; reason: string; certs: StoredCertificates } {
-  const rotateBefore = policy.rotateBeforeMs ?? DEFAULT_ROTATE_BEFORE_MS;
-  const fresh = (reason: string, previousCa?: string): { changed: true; reason: string; certs: StoredCertificates } => {
-    const ca = generateCertificateAuthority(policy.nowMs, policy.caDays);
-    const serving = issueServingCertificate(ca, policy.names, policy.nowMs, policy.servingDays);
-    const keep = previousCa !== undefined && (certificateInfo(previousCa)?.notAfterMs ?? 0) > policy.nowMs ? [previousCa] : [];
-    return { changed: true, reason, certs: { ca, bundle: [ca.certPem.trim(), ...keep.map((p) => p.trim())].join('\n') + '\n', serving } };
-  };
-  if (stored === undefined) return fresh('no certificates stored yet');
-  const caInfo = certificateInfo(stored.ca.certPem);
-  if (caInfo === undefined || !caInfo.isCa) return fresh('the stored CA cannot be read');
-  if (caInfo.notAfterMs - policy.nowMs < rotateBefore) return fresh('the CA expires soon', stored.ca.certPem);
-  const info = certificateInfo(stored.serving.certPem);
-  const reissue = (reason: string): { changed: true; reason: string; certs: StoredCertificates } => ({
-    changed: true,
-    reason,
-    certs: { ...stored, serving: issueServingCertificate(stored.ca, policy.names, policy.nowMs, policy.servingDays) },
-  });
-  if (info === undefined || !signedBy(stored.serving, stored.ca)) return reissue('the serving certificate is unusable or not signed by the CA');
-  if (info.notAfterMs - policy.nowMs < rotateBefore) return reissue('the serving certificate expires soon');
-  if (!covers(info, policy.names)) return reissue('the serving certificate does not cover the webhook names');
-  // A bundle whose old CA has expired is trimmed to the live ones.
-  const all = splitPems(stored.bundle);
-  const live = all.filter((p) => (certificateInfo(p)?.notAfterMs ?? 0) > policy.nowMs);
-  if (live.length !== all.length || live.length === 0) {
-    const bundle = live.length > 0 ? live.join('\n') + '\n' : stored.ca.certPem;
-    return { changed: true, reason: 'an expired CA left the bundle', certs: { ...stored, bundle } };
-  }
-  return { changed: false, reason: '', certs: stored };
-}
-
-// ---- the Secret ----
-
-const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
-const unb64 = (v: unknown): string | undefined => (typeof v === 'string' ? Buffer.from(v, 'base64').toString('utf8') : undefined);
-
-/** The certificates a Secret holds; undefined when a key is missing. */
-export function certificatesFromSecret(secret: KubeObject | undefined): StoredCertificates | undefined {
-  const data = secret?.['data'];
-  if (!isPlainObject(data)) return undefined;
-  const bundle = unb64(data['ca.crt']);
-  const caKey = unb64(data['ca.key']);
-  const cert = unb64(data['tls.crt']);
-  const key = unb64(data['tls.key']);
-  if (bundle === undefined || caKey === undefined || cert === undefined || key === undefined) return undefined;
-  const caPem = splitPems(bundle)[0];
-  if (caPem === undefined) return undefined;
-  return { ca: { certPem: `${caPem}\n`, keyPem: caKey }, bundle, serving: { certPem: cert, keyPem: key } };
-}
-
-export function secretData(certs: StoredCertificates): Record<string, string> {
-  return { 'ca.crt': b64(certs.bundle), 'ca.key': b64(certs.ca.keyPem), 'tls.crt': b64(certs.serving.certPem), 'tls.key': b64(certs.serving.keyPem) };
-}
 
 class Listeners {
   #fns: ((pair: KeyPair) => void)[] = [];
@@ -415,7 +194,7 @@ export class SecretCertificates implements CertificateSource {
       ...(this.#opts.mutatingConfigurations ?? []).map((name) => ({ ref: BUILTIN.mutatingwebhookconfigurations, name })),
       ...(this.#opts.validatingConfigurations ?? []).map((name) => ({ ref: BUILTIN.validatingwebhookconfigurations, name })),
     ];
-    for (const target of targets) await patchCaBundle(this.#opts.client, target.ref, target.name, b64(bundle), this.#log);
+    for (const target of targets) await patchCaBundle(this.#opts.client, target.ref, target.name, Buffer.from(bundle, 'utf8').toString('base64'), this.#log);
   }
 }
 

@@ -8,7 +8,8 @@ import { after, before, describe, test } from 'node:test';
 import { realClock } from '../clock/clock.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import { allowed, MAX_ADMISSION_BODY_BYTES, patched, type AdmissionRequest } from './admission-review.ts';
-import { CertDirSource, generateCertificateAuthority, issueServingCertificate, staticCertificates, type KeyPair } from './certs.ts';
+import { generateCertificateAuthority, issueServingCertificate } from './cert-generation.ts';
+import { CertDirSource, staticCertificates, type KeyPair } from './certs.ts';
 import { HEALTHZ_PATH, MUTATE_POD_PATH, startWebhookServer, VALIDATE_POD_PATH, type WebhookServer } from './server.ts';
 
 const fixture = (name: string): string => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
