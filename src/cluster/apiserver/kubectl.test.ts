@@ -4,8 +4,8 @@
  * server-side apply, get -o json, scale, describe, get -w and delete — each
  * with nothing on stderr (no warnings, no discovery fallbacks).
  *
- * Client-side validation (`--validate=false`) is off because it needs the
- * server's OpenAPI documents, which the OpenAPI extension serves.
+ * kubectl runs with its defaults: validation and patch computation read the
+ * server's OpenAPI v3 documents.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -72,12 +72,12 @@ describe('kubectl', { skip }, () => {
 
   test('apply twice: create, then a strategic merge patch', async () => {
     writeFileSync(join(dir, 'deploy.yaml'), DEPLOYMENT(2));
-    const first = await kubectl('apply', '--validate=false', '-f', join(dir, 'deploy.yaml'));
+    const first = await kubectl('apply', '-f', join(dir, 'deploy.yaml'));
     assert.equal(first.stderr, '');
     assert.equal(first.stdout.trim(), 'deployment.apps/web created');
     c.server.control.resetCounters();
     writeFileSync(join(dir, 'deploy.yaml'), DEPLOYMENT(3));
-    const second = await kubectl('apply', '--validate=false', '-f', join(dir, 'deploy.yaml'));
+    const second = await kubectl('apply', '-f', join(dir, 'deploy.yaml'));
     assert.equal(second.stderr, '');
     assert.equal(second.stdout.trim(), 'deployment.apps/web configured');
     assert.equal(c.server.control.requestCount({ resource: 'deployments', verb: 'patch' }), 1);
@@ -101,7 +101,7 @@ describe('kubectl', { skip }, () => {
 
   test('server-side apply', async () => {
     writeFileSync(join(dir, 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: "1"\n');
-    const r = await kubectl('apply', '--server-side', '--validate=false', '-f', join(dir, 'cm.yaml'));
+    const r = await kubectl('apply', '--server-side', '-f', join(dir, 'cm.yaml'));
     assert.equal(r.stderr, '');
     assert.equal(r.stdout.trim(), 'configmap/ssa serverside-applied');
   });
