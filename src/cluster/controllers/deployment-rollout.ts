@@ -1,0 +1,493 @@
+/**
+ * The effectful half of the Deployment controller's sync (k8s.io/kubernetes
+ * pkg/controller/deployment sync.go, rolling.go, recreate.go, progress.go):
+ * given a Deployment and the ReplicaSets it owns (private copies, edited as
+ * upstream edits its deep copies), decide with deployment-util.ts /
+ * deployment-status.ts and write through the API:
+ * - `newReplicaSet`: find the set whose template matches (syncing its
+ *   revision and annotations) or create `<name>-<pod-template-hash>`,
+ *   handling a hash collision by bumping `status.collisionCount`;
+ * - `scale`: proportional scaling on a replicas change or while paused;
+ * - `rolloutRolling` / `rolloutRecreate`; `cleanup` of old sets beyond
+ *   `revisionHistoryLimit`; `syncRolloutStatus` / `syncStatusOnly`.
+ * Difference from upstream: after each write of the Deployment's status we
+ * keep the resourceVersion the server answered, so a later write in the same
+ * sync does not fail with a Conflict that upstream would retry.
+ * Start at `rolloutRolling`.
+ */
+import type { Clock } from '../../clock/clock.ts';
+import { describeError, isAlreadyExists, isNotFound, ApiError } from '../../client/errors.ts';
+import type { EventRecorder } from '../../client/event-recorder.ts';
+import type { KubeClient } from '../../client/http-client.ts';
+import type { Logger } from '../../client/logger.ts';
+import { BUILTIN } from '../../client/resources.ts';
+import { deepEqual } from '../../k8s/json.ts';
+import { controllerRef, ownerReferenceFor } from '../../k8s/owner.ts';
+import { asNumber, asRecord } from '../../k8s/raw-json.ts';
+import type { KubeObject, Pod } from '../../k8s/types.ts';
+import {
+  PROGRESSING,
+  REASON,
+  deploymentComplete,
+  getCondition,
+  newCondition,
+  rolloutStatus,
+  calculateStatus,
+  setCondition,
+  statusOf,
+  wireStatus,
+} from './deployment-status.ts';
+import {
+  REVISION_ANNOTATION,
+  activeReplicaSets,
+  annotationsOf,
+  byCreationTimestamp,
+  byRevision,
+  bySizeNewer,
+  bySizeOlder,
+  desiredReplicasAnnotation,
+  equalIgnoreHash,
+  findActiveOrLatest,
+  findNewReplicaSet,
+  findOldReplicaSets,
+  getProportion,
+  isPaused,
+  isRollingUpdate,
+  isSaturated,
+  maxRevision,
+  maxSurge,
+  maxUnavailable,
+  newRSNewReplicas,
+  progressDeadlineSeconds,
+  replicasAnnotationsNeedUpdate,
+  revisionHistoryLimit,
+  setDeploymentRevision,
+  setNewReplicaSetAnnotations,
+  setReplicasAnnotations,
+  specOf,
+  statusNumber,
+  sumSpecReplicas,
+  sumStatus,
+} from './deployment-util.ts';
+import { computePodTemplateHash, POD_TEMPLATE_HASH_LABEL } from './pod-template-hash.ts';
+import { specReplicas } from './replicaset-status.ts';
+
+export interface RolloutDeps {
+  client: KubeClient;
+  clock: Clock;
+  recorder: EventRecorder | undefined;
+  log: Logger;
+  /** The cached ReplicaSet, for the already-exists path of creation. */
+  cachedReplicaSet(namespace: string, name: string): KubeObject | undefined;
+  /** Look at `d` again after `ms` (a progress-deadline check; replaces any pending one). */
+  progressCheckAfter(d: KubeObject, ms: number): void;
+  /** No progress check is due for `d` any more (complete, timed out, or its status is about to change). */
+  cancelProgressCheck(d: KubeObject): void;
+  requeueRateLimited(d: KubeObject): void;
+}
+
+/** Pods by the uid of the ReplicaSet controlling them (every set of the Deployment has an entry). */
+export type PodMap = Map<string, Pod[]>;
+
+const ns = (obj: KubeObject): string => obj.metadata?.namespace ?? '';
+const nameOf = (obj: KubeObject): string => obj.metadata?.name ?? '';
+const deleting = (obj: KubeObject): boolean => obj.metadata?.deletionTimestamp !== undefined && obj.metadata.deletionTimestamp !== null;
+
+export class DeploymentRollout {
+  readonly #deps: RolloutDeps;
+
+  constructor(deps: RolloutDeps) {
+    this.#deps = deps;
+  }
+
+  get #now(): number {
+    return this.#deps.clock.now();
+  }
+
+  #event(d: KubeObject, type: 'Normal' | 'Warning', reason: string, note: string): void {
+    this.#deps.recorder?.record(d, { type, reason, note, action: reason === 'ScalingReplicaSet' ? 'Scale' : 'Sync' });
+  }
+
+  /** PUT the Deployment's status (annotations travel too, as upstream's UpdateStatus); keeps the new resourceVersion. */
+  async updateStatus(d: KubeObject): Promise<void> {
+    const body = { ...d, status: wireStatus(statusOf(d)) };
+    const updated = await this.#deps.client.updateStatus<KubeObject>(BUILTIN.deployments, body);
+    const meta = (d.metadata ??= {});
+    if (updated.metadata?.resourceVersion !== undefined) meta.resourceVersion = updated.metadata.resourceVersion;
+  }
+
+  #setStatus(d: KubeObject, status: unknown): void {
+    d['status'] = status;
+  }
+
+  // ---- new and old sets ----
+
+  /** getAllReplicaSetsAndSyncRevision: the new set (maybe created) and every old one. */
+  async allReplicaSets(d: KubeObject, rsList: KubeObject[], create: boolean): Promise<{ newRS: KubeObject | undefined; oldRSs: KubeObject[] }> {
+    const { all } = findOldReplicaSets(d, rsList);
+    const newRS = await this.#newReplicaSet(d, rsList, all, create);
+    return { newRS, oldRSs: all };
+  }
+
+  async #newReplicaSet(d: KubeObject, rsList: KubeObject[], oldRSs: KubeObject[], create: boolean): Promise<KubeObject | undefined> {
+    const existing = findNewReplicaSet(d, rsList);
+    const newRevision = maxRevision(oldRSs) + 1;
+    const deadline = progressDeadlineSeconds(d);
+    if (existing !== undefined) {
+      const copy = structuredClone(existing);
+      const annotationsUpdated = setNewReplicaSetAnnotations(d, copy, newRevision, true);
+      const minReady = asNumber(specOf(d)['minReadySeconds']) ?? 0;
+      if (annotationsUpdated || (asNumber(specOf(copy)['minReadySeconds']) ?? 0) !== minReady) {
+        const spec = (copy['spec'] = { ...specOf(copy) });
+        if (minReady === 0) delete spec['minReadySeconds'];
+        else spec['minReadySeconds'] = minReady;
+        return this.#deps.client.update<KubeObject>(BUILTIN.replicasets, copy);
+      }
+      let needsUpdate = setDeploymentRevision(d, annotationsOf(copy)[REVISION_ANNOTATION] ?? '');
+      const status = statusOf(d);
+      if (deadline !== undefined && getCondition(status, PROGRESSING) === undefined) {
+        setCondition(status, newCondition(PROGRESSING, 'True', REASON.foundNewReplicaSet, `Found new replica set "${nameOf(copy)}"`, this.#now));
+        this.#setStatus(d, status);
+        needsUpdate = true;
+      }
+      if (needsUpdate) await this.updateStatus(d);
+      return copy;
+    }
+    if (!create) return undefined;
+    return this.#createNewReplicaSet(d, oldRSs, newRevision, deadline);
+  }
+
+  #replicaSetFor(d: KubeObject): KubeObject {
+    const spec = specOf(d);
+    const template = structuredClone(asRecord(spec['template']) ?? {});
+    const collisionCount = asNumber(statusOf(d).collisionCount);
+    const hash = computePodTemplateHash(template, collisionCount);
+    const tmeta = (template['metadata'] = { ...(asRecord(template['metadata']) ?? {}) });
+    const labels = { ...((asRecord(tmeta['labels']) as Record<string, string> | undefined) ?? {}), [POD_TEMPLATE_HASH_LABEL]: hash };
+    tmeta['labels'] = labels;
+    const selector = structuredClone(asRecord(spec['selector']) ?? {});
+    selector['matchLabels'] = { ...(asRecord(selector['matchLabels']) ?? {}), [POD_TEMPLATE_HASH_LABEL]: hash };
+    const rsSpec: Record<string, unknown> = { replicas: 0, selector, template };
+    const minReady = asNumber(spec['minReadySeconds']) ?? 0;
+    if (minReady !== 0) rsSpec['minReadySeconds'] = minReady;
+    return {
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: { name: `${nameOf(d)}-${hash}`, namespace: ns(d), ownerReferences: [ownerReferenceFor(d)], labels: { ...labels } },
+      spec: rsSpec,
+    };
+  }
+
+  async #createNewReplicaSet(d: KubeObject, oldRSs: KubeObject[], newRevision: number, deadline: number | undefined): Promise<KubeObject> {
+    const newRS = this.#replicaSetFor(d);
+    const count = newRSNewReplicas(d, [...oldRSs, newRS], newRS);
+    if (!count.ok) throw new Error(count.error);
+    specOf(newRS)['replicas'] = count.value;
+    setNewReplicaSetAnnotations(d, newRS, newRevision, false);
+    let created: KubeObject;
+    let alreadyExists = false;
+    try {
+      created = await this.#deps.client.create<KubeObject>(BUILTIN.replicasets, newRS, { namespace: ns(d) });
+    } catch (err) {
+      if (isAlreadyExists(err)) {
+        const rs = this.#deps.cachedReplicaSet(ns(d), nameOf(newRS));
+        if (rs === undefined) throw err;
+        if (controllerRef(rs)?.uid === d.metadata?.uid && equalIgnoreHash(specOf(d)['template'], specOf(rs)['template'])) {
+          created = structuredClone(rs);
+          alreadyExists = true;
+        } else {
+          // A different template hashed to the same name: change the hash input and try again next sync.
+          const status = statusOf(d);
+          status.collisionCount = (asNumber(status.collisionCount) ?? 0) + 1;
+          this.#setStatus(d, status);
+          await this.updateStatus(d).then(
+            () => this.#deps.log.info({ deployment: `${ns(d)}/${nameOf(d)}`, collisionCount: status.collisionCount }, 'found a hash collision, bumping collisionCount'),
+            () => undefined,
+          );
+          throw err;
+        }
+      } else if (err instanceof ApiError && (err.status.details?.causes ?? []).some((c) => c.reason === 'NamespaceTerminating')) {
+        throw err;
+      } else {
+        const msg = `Failed to create new replica set "${nameOf(newRS)}": ${describeError(err)}`;
+        if (deadline !== undefined) {
+          const status = statusOf(d);
+          setCondition(status, newCondition(PROGRESSING, 'False', REASON.failedRSCreate, msg, this.#now));
+          this.#setStatus(d, status);
+          await this.updateStatus(d).catch(() => undefined);
+        }
+        this.#event(d, 'Warning', REASON.failedRSCreate, msg);
+        throw err;
+      }
+    }
+    if (!alreadyExists && count.value > 0) this.#event(d, 'Normal', 'ScalingReplicaSet', `Scaled up replica set ${nameOf(created)} to ${count.value} from 0`);
+    let needsUpdate = setDeploymentRevision(d, String(newRevision));
+    if (!alreadyExists && deadline !== undefined) {
+      const status = statusOf(d);
+      setCondition(status, newCondition(PROGRESSING, 'True', REASON.newReplicaSetCreated, `Created new replica set "${nameOf(created)}"`, this.#now));
+      this.#setStatus(d, status);
+      needsUpdate = true;
+    }
+    if (needsUpdate) await this.updateStatus(d);
+    return created;
+  }
+
+  // ---- scaling one set ----
+
+  /** scaleReplicaSetAndRecordEvent: no-op at the requested size; answers whether it scaled and the set as written. */
+  async scaleAndRecord(rs: KubeObject, size: number, d: KubeObject): Promise<{ scaled: boolean; rs: KubeObject }> {
+    if (specReplicas(rs) === size) return { scaled: false, rs };
+    return this.scaleReplicaSet(rs, size, d, specReplicas(rs) < size ? 'up' : 'down');
+  }
+
+  /** scaleReplicaSet: writes the size and the replica annotations when either is stale. */
+  async scaleReplicaSet(rs: KubeObject, size: number, d: KubeObject, operation: string): Promise<{ scaled: boolean; rs: KubeObject }> {
+    const desired = specReplicas(d);
+    const max = desired + maxSurge(d);
+    const sizeNeedsUpdate = specReplicas(rs) !== size;
+    if (!sizeNeedsUpdate && !replicasAnnotationsNeedUpdate(rs, desired, max)) return { scaled: false, rs };
+    const oldSize = specReplicas(rs);
+    const copy = structuredClone(rs);
+    copy['spec'] = { ...specOf(copy), replicas: size };
+    setReplicasAnnotations(copy, desired, max);
+    const updated = await this.#deps.client.update<KubeObject>(BUILTIN.replicasets, copy);
+    if (sizeNeedsUpdate) this.#event(d, 'Normal', 'ScalingReplicaSet', `Scaled ${operation} replica set ${nameOf(updated)} to ${size} from ${oldSize}`);
+    return { scaled: sizeNeedsUpdate, rs: updated };
+  }
+
+  // ---- scaling events and pauses ----
+
+  /** isScalingEvent: an active set whose desired-replicas annotation differs from spec.replicas. */
+  async isScalingEvent(d: KubeObject, rsList: KubeObject[]): Promise<boolean> {
+    const { newRS, oldRSs } = await this.allReplicaSets(d, rsList, false);
+    return activeReplicaSets([...oldRSs, newRS]).some((rs) => {
+      const desired = desiredReplicasAnnotation(rs);
+      return desired !== undefined && desired !== specReplicas(d);
+    });
+  }
+
+  /** sync: scale (proportionally when needed), clean up while paused, write status. */
+  async sync(d: KubeObject, rsList: KubeObject[]): Promise<void> {
+    const { newRS, oldRSs } = await this.allReplicaSets(d, rsList, false);
+    await this.scale(d, newRS, oldRSs);
+    if (isPaused(d)) await this.cleanup(oldRSs, d);
+    await this.syncDeploymentStatus([...oldRSs, newRS], newRS, d);
+  }
+
+  /** scale: the single active set takes all; a saturated new set empties the old; otherwise proportional. */
+  async scale(d: KubeObject, newRS: KubeObject | undefined, oldRSs: KubeObject[]): Promise<void> {
+    const replicas = specReplicas(d);
+    const activeOrLatest = findActiveOrLatest(newRS, oldRSs);
+    if (activeOrLatest !== undefined) {
+      if (specReplicas(activeOrLatest) !== replicas) await this.scaleAndRecord(activeOrLatest, replicas, d);
+      return;
+    }
+    if (isSaturated(d, newRS)) {
+      for (const old of activeReplicaSets(oldRSs)) await this.scaleAndRecord(old, 0, d);
+      return;
+    }
+    if (!isRollingUpdate(d)) return;
+    const all = activeReplicaSets([...oldRSs, newRS]);
+    const allowed = replicas > 0 ? replicas + maxSurge(d) : 0;
+    const toAdd = allowed - sumSpecReplicas(all);
+    let operation = '';
+    if (toAdd > 0) {
+      all.sort(bySizeNewer);
+      operation = 'up';
+    } else if (toAdd < 0) {
+      all.sort(bySizeOlder);
+      operation = 'down';
+    }
+    let added = 0;
+    const sizes = new Map<KubeObject, number>();
+    for (const rs of all) {
+      if (toAdd !== 0) {
+        const proportion = getProportion(rs, d, toAdd, added);
+        sizes.set(rs, specReplicas(rs) + proportion);
+        added += proportion;
+      } else sizes.set(rs, specReplicas(rs));
+    }
+    for (const [i, rs] of all.entries()) {
+      // What rounding left over goes to the first (largest) set.
+      if (i === 0 && toAdd !== 0) sizes.set(rs, Math.max(0, (sizes.get(rs) ?? 0) + toAdd - added));
+      await this.scaleReplicaSet(rs, sizes.get(rs) ?? 0, d, operation);
+    }
+  }
+
+  /** checkPausedConditions: Progressing=Unknown DeploymentPaused / DeploymentResumed, unless timed out. */
+  async checkPausedConditions(d: KubeObject): Promise<void> {
+    if (progressDeadlineSeconds(d) === undefined) return;
+    const status = statusOf(d);
+    const cond = getCondition(status, PROGRESSING);
+    if (cond?.reason === REASON.timedOut) return;
+    const pausedCondExists = cond?.reason === REASON.paused;
+    if (isPaused(d) && !pausedCondExists) setCondition(status, newCondition(PROGRESSING, 'Unknown', REASON.paused, 'Deployment is paused', this.#now));
+    else if (!isPaused(d) && pausedCondExists) setCondition(status, newCondition(PROGRESSING, 'Unknown', REASON.resumed, 'Deployment is resumed', this.#now));
+    else return;
+    this.#setStatus(d, status);
+    await this.updateStatus(d);
+  }
+
+  // ---- RollingUpdate ----
+
+  async rolloutRolling(d: KubeObject, rsList: KubeObject[]): Promise<void> {
+    const { newRS, oldRSs } = await this.allReplicaSets(d, rsList, true);
+    if (newRS === undefined) return;
+    const allRSs = [...oldRSs, newRS];
+    if (await this.#reconcileNewReplicaSet(allRSs, newRS, d)) return this.syncRolloutStatus(allRSs, newRS, d);
+    if (await this.#reconcileOldReplicaSets(allRSs, activeReplicaSets(oldRSs), newRS, d)) return this.syncRolloutStatus(allRSs, newRS, d);
+    if (deploymentComplete(d, statusOf(d))) await this.cleanup(oldRSs, d);
+    return this.syncRolloutStatus(allRSs, newRS, d);
+  }
+
+  async #reconcileNewReplicaSet(allRSs: KubeObject[], newRS: KubeObject, d: KubeObject): Promise<boolean> {
+    const replicas = specReplicas(d);
+    if (specReplicas(newRS) === replicas) return false;
+    if (specReplicas(newRS) > replicas) return (await this.scaleAndRecord(newRS, replicas, d)).scaled;
+    const count = newRSNewReplicas(d, allRSs, newRS);
+    if (!count.ok) throw new Error(count.error);
+    return (await this.scaleAndRecord(newRS, count.value, d)).scaled;
+  }
+
+  async #reconcileOldReplicaSets(allRSs: KubeObject[], oldRSs: KubeObject[], newRS: KubeObject, d: KubeObject): Promise<boolean> {
+    if (sumSpecReplicas(oldRSs) === 0) return false;
+    const minAvailable = specReplicas(d) - maxUnavailable(d);
+    const newUnavailable = specReplicas(newRS) - statusNumber(newRS, 'availableReplicas');
+    const maxScaledDown = sumSpecReplicas(allRSs) - minAvailable - newUnavailable;
+    if (maxScaledDown <= 0) return false;
+    // Unhealthy replicas first: they block the rollout and their removal costs no availability.
+    let cleaned: { oldRSs: KubeObject[]; count: number };
+    try {
+      cleaned = await this.#cleanupUnhealthyReplicas(oldRSs, d, maxScaledDown);
+    } catch {
+      return false;
+    }
+    let scaledDown: number;
+    try {
+      scaledDown = await this.#scaleDownOldForRollingUpdate([...cleaned.oldRSs, newRS], cleaned.oldRSs, d);
+    } catch {
+      return false;
+    }
+    return cleaned.count + scaledDown > 0;
+  }
+
+  async #cleanupUnhealthyReplicas(oldRSs: KubeObject[], d: KubeObject, maxCleanup: number): Promise<{ oldRSs: KubeObject[]; count: number }> {
+    const sorted = [...oldRSs].sort(byCreationTimestamp);
+    let total = 0;
+    for (const [i, rs] of sorted.entries()) {
+      if (total >= maxCleanup) break;
+      const size = specReplicas(rs);
+      const available = statusNumber(rs, 'availableReplicas');
+      if (size === 0 || size === available) continue;
+      const count = Math.min(maxCleanup - total, size - available);
+      const result = await this.scaleAndRecord(rs, size - count, d);
+      total += count;
+      sorted[i] = result.rs;
+    }
+    return { oldRSs: sorted, count: total };
+  }
+
+  async #scaleDownOldForRollingUpdate(allRSs: KubeObject[], oldRSs: KubeObject[], d: KubeObject): Promise<number> {
+    const minAvailable = specReplicas(d) - maxUnavailable(d);
+    const available = sumStatus(allRSs, 'availableReplicas');
+    if (available <= minAvailable) return 0;
+    const target = available - minAvailable;
+    let total = 0;
+    for (const rs of [...oldRSs].sort(byCreationTimestamp)) {
+      if (total >= target) break;
+      if (specReplicas(rs) === 0) continue;
+      const count = Math.min(specReplicas(rs), target - total);
+      await this.scaleAndRecord(rs, specReplicas(rs) - count, d);
+      total += count;
+    }
+    return total;
+  }
+
+  // ---- Recreate ----
+
+  async rolloutRecreate(d: KubeObject, rsList: KubeObject[], podMap: PodMap): Promise<void> {
+    let { newRS, oldRSs } = await this.allReplicaSets(d, rsList, false);
+    let allRSs: (KubeObject | undefined)[];
+    let scaledDown = false;
+    for (const [i, rs] of oldRSs.entries()) {
+      if (specReplicas(rs) === 0) continue;
+      const result = await this.scaleAndRecord(rs, 0, d);
+      if (result.scaled) {
+        oldRSs[i] = result.rs;
+        scaledDown = true;
+      }
+    }
+    allRSs = [...oldRSs, newRS];
+    if (scaledDown) return this.syncRolloutStatus(allRSs, newRS, d);
+    if (oldPodsRunning(newRS, oldRSs, podMap)) return this.syncRolloutStatus(allRSs, newRS, d);
+    if (newRS === undefined) {
+      ({ newRS, oldRSs } = await this.allReplicaSets(d, rsList, true));
+      allRSs = [...oldRSs, newRS];
+    }
+    if (newRS !== undefined) await this.scaleAndRecord(newRS, specReplicas(d), d);
+    if (deploymentComplete(d, statusOf(d))) await this.cleanup(oldRSs, d);
+    return this.syncRolloutStatus(allRSs, newRS, d);
+  }
+
+  // ---- history and status ----
+
+  /** cleanupDeployment: delete the oldest idle old sets beyond revisionHistoryLimit. */
+  async cleanup(oldRSs: KubeObject[], d: KubeObject): Promise<void> {
+    const limit = revisionHistoryLimit(d);
+    if (limit === undefined) return;
+    const cleanable = oldRSs.filter((rs) => !deleting(rs));
+    const diff = cleanable.length - limit;
+    if (diff <= 0) return;
+    cleanable.sort(byRevision);
+    for (const rs of cleanable.slice(0, diff)) {
+      const generation = rs.metadata?.generation ?? 0;
+      if (statusNumber(rs, 'replicas') !== 0 || specReplicas(rs) !== 0 || generation > statusNumber(rs, 'observedGeneration') || deleting(rs)) continue;
+      try {
+        await this.#deps.client.delete(BUILTIN.replicasets, nameOf(rs), { namespace: ns(rs) });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+  }
+
+  /** syncDeploymentStatus: counts and Available only; written when different. */
+  async syncDeploymentStatus(allRSs: (KubeObject | undefined)[], newRS: KubeObject | undefined, d: KubeObject): Promise<void> {
+    const status = calculateStatus(allRSs, newRS, d, this.#now);
+    if (deepEqual(wireStatus(statusOf(d)), wireStatus(status))) return;
+    this.#setStatus(d, status);
+    await this.updateStatus(d);
+  }
+
+  async syncStatusOnly(d: KubeObject, rsList: KubeObject[]): Promise<void> {
+    const { newRS, oldRSs } = await this.allReplicaSets(d, rsList, false);
+    await this.syncDeploymentStatus([...oldRSs, newRS], newRS, d);
+  }
+
+  /** syncRolloutStatus: status with the Progressing condition; without a change, maybe a progress check later. */
+  async syncRolloutStatus(allRSs: (KubeObject | undefined)[], newRS: KubeObject | undefined, d: KubeObject): Promise<void> {
+    const next = rolloutStatus(allRSs, newRS, d, this.#now);
+    // A changed status comes back through the watch and is judged again then.
+    this.#deps.cancelProgressCheck(d);
+    if (next.unchanged) {
+      if (next.requeue === 'now') this.#deps.requeueRateLimited(d);
+      else if (next.requeue !== undefined) this.#deps.progressCheckAfter(d, next.requeue);
+      return;
+    }
+    this.#setStatus(d, next.status);
+    await this.updateStatus(d);
+  }
+}
+
+/** oldPodsRunning: old sets still report replicas, or a pod of an old set is not finished. */
+export function oldPodsRunning(newRS: KubeObject | undefined, oldRSs: KubeObject[], podMap: PodMap): boolean {
+  if (sumStatus(oldRSs, 'replicas') > 0) return true;
+  for (const [uid, pods] of podMap) {
+    if (newRS !== undefined && newRS.metadata?.uid === uid) continue;
+    for (const pod of pods) {
+      const phase = pod.status?.phase;
+      if (phase === 'Failed' || phase === 'Succeeded') continue;
+      return true;
+    }
+  }
+  return false;
+}
