@@ -13,6 +13,12 @@
  * (and, with generateName, no name) yet; on DELETE `object` is undefined and
  * `oldObject` is the stored object; subresource writes carry the
  * subresource's own kind (Scale, Eviction, Binding).
+ *
+ * Reinvocation (k8s.io/apiserver/pkg/admission/reinvocation.go): when a
+ * plug-in asks for it during the mutating phase (a webhook changed the
+ * object), the whole mutating chain runs a second time, so built-in plug-ins
+ * such as Priority see what webhooks did; plug-ins keep their own state for
+ * that second pass in `attributes.reinvocation.values`.
  */
 import type { KubeObject } from '../../k8s/types.ts';
 import { internalError, ok, fail, type Result, type Status } from './errors.ts';
@@ -36,6 +42,18 @@ export interface AdmissionAttributes {
   options: Record<string, unknown>;
   dryRun: boolean;
   user: UserInfo;
+  /** Set by the chain during the mutating phase. */
+  reinvocation?: ReinvocationContext;
+}
+
+/** State shared by the two passes of a reinvoked mutating chain. */
+export interface ReinvocationContext {
+  /** True during the second pass. */
+  isReinvoke: boolean;
+  /** A plug-in sets this to have the chain run once more. */
+  shouldReinvoke: boolean;
+  /** Per-plug-in state across passes, by plug-in name. */
+  values: Map<string, unknown>;
 }
 
 export type AdmissionDecision =
@@ -68,8 +86,16 @@ export class AdmissionChain {
     return this.#plugins;
   }
 
-  /** Runs every mutating hook in order; answers the (possibly replaced) object. */
+  /** Runs every mutating hook in order, twice when a plug-in asks for reinvocation; answers the (possibly replaced) object. */
   async mutate(attributes: AdmissionAttributes, context: RequestContext): Promise<Result<KubeObject | undefined>> {
+    const reinvocation = (attributes.reinvocation ??= { isReinvoke: false, shouldReinvoke: false, values: new Map() });
+    const first = await this.#mutatePass(attributes, context);
+    if (!first.ok || !reinvocation.shouldReinvoke || reinvocation.isReinvoke) return first;
+    reinvocation.isReinvoke = true;
+    return this.#mutatePass(attributes, context);
+  }
+
+  async #mutatePass(attributes: AdmissionAttributes, context: RequestContext): Promise<Result<KubeObject | undefined>> {
     for (const plugin of [...this.#plugins]) {
       if (plugin.mutate === undefined) continue;
       const decision = await runHook(plugin, plugin.mutate, attributes);

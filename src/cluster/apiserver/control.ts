@@ -12,7 +12,10 @@
  *   writes through the same pipeline as HTTP (strategies, admission, watch
  *   events), as the system user; errors are returned as data;
  * - `extensions()` lists what is plugged in (admission plug-ins,
- *   subresource handlers, routes, formatters).
+ *   subresource handlers, routes, formatters);
+ * - `registerServiceEndpoint(...)` tells where a webhook's service reference
+ *   leads (there is no service network); `addUser(...)` adds a bearer token
+ *   that authenticates as another user (as seen in AdmissionReview userInfo).
  */
 import type { KubeObject } from '../../k8s/types.ts';
 import { asString } from '../../k8s/raw-json.ts';
@@ -35,7 +38,8 @@ import type { ListOptions, ListResult } from './list.ts';
 import type { WriteOutcome } from './operations.ts';
 import { patchObject } from './patch.ts';
 import type { ResourceVerb } from './request-info.ts';
-import type { RequestContext, ResourceDef } from './resource-def.ts';
+import { randomBytes } from 'node:crypto';
+import type { RequestContext, ResourceDef, UserInfo } from './resource-def.ts';
 import { updateScale } from './scale.ts';
 
 export interface FaultSpec {
@@ -83,12 +87,29 @@ interface FaultState {
 export class ApiServerControl {
   readonly #core: ApiServerCore;
   readonly #cutWatches: () => number;
+  readonly #users: Map<string, UserInfo>;
   #faults: FaultState[] = [];
   #counts = new Map<string, number>();
 
-  constructor(core: ApiServerCore, cutWatches: () => number) {
+  constructor(core: ApiServerCore, cutWatches: () => number, users: Map<string, UserInfo> = new Map()) {
     this.#core = core;
     this.#cutWatches = cutWatches;
+    this.#users = users;
+  }
+
+  /**
+   * Where the webhooks whose `clientConfig.service` names this service are
+   * called (e.g. `https://127.0.0.1:8443`); without `port`, any port of it.
+   * Returns a function that removes the registration.
+   */
+  registerServiceEndpoint(service: { namespace: string; name: string; port?: number }, url: string): () => void {
+    return this.#core.webhooks.registerServiceEndpoint(service, url);
+  }
+
+  /** A bearer token (given or random) that authenticates as `user`; returns the token. */
+  addUser(user: UserInfo, token: string = randomBytes(24).toString('hex')): string {
+    this.#users.set(token, user);
+    return token;
   }
 
   /** Ends every open watch stream; returns how many were open. */

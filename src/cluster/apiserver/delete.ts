@@ -115,8 +115,20 @@ function finalizeDelete(def: ResourceDef, obj: KubeObject): KubeObject | Status 
   });
 }
 
-/** Deletes one object. */
-export async function deleteObject(ops: ObjectOperations, def: ResourceDef, namespace: string, name: string, opts: DeleteOptions, ctx: RequestContext): Promise<Result<DeleteOutcome>> {
+/**
+ * Deletes one object. `internal.admission: false` is for deletes the server
+ * itself makes at the storage level (the eviction subresource), which upstream
+ * does not submit to admission.
+ */
+export async function deleteObject(
+  ops: ObjectOperations,
+  def: ResourceDef,
+  namespace: string,
+  name: string,
+  opts: DeleteOptions,
+  ctx: RequestContext,
+  internal: { admission?: boolean } = {},
+): Promise<Result<DeleteOutcome>> {
   const ns = def.namespaced ? namespace : '';
   const resource = storageKey(def);
   if (opts.propagationPolicy === undefined && opts.orphanDependents === undefined && def.strategy.deleteWarning !== undefined && def.strategy.defaultDeletePropagation === 'Orphan') {
@@ -136,11 +148,13 @@ export async function deleteObject(ops: ObjectOperations, def: ResourceDef, name
     if (opts.preconditions?.resourceVersion !== undefined && opts.preconditions.resourceVersion !== rv) {
       return fail(conflict(kindResource, name, `the ResourceVersion in the precondition (${opts.preconditions.resourceVersion}) does not match the ResourceVersion in record (${rv}). The object might have been modified`));
     }
-    const attrs = ops.attributes('DELETE', def, '', ns, name, undefined, current, ctx, options);
-    const mutated = await ops.admission.mutate(attrs, ctx);
-    if (!mutated.ok) return mutated;
-    const validated = await ops.admission.validate(attrs, ctx);
-    if (!validated.ok) return validated;
+    if (internal.admission !== false) {
+      const attrs = ops.attributes('DELETE', def, '', ns, name, undefined, current, ctx, options);
+      const mutated = await ops.admission.mutate(attrs, ctx);
+      if (!mutated.ok) return mutated;
+      const validated = await ops.admission.validate(attrs, ctx);
+      if (!validated.ok) return validated;
+    }
 
     const now = ops.now();
     const next = structuredClone(current);

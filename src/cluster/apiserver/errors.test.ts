@@ -184,6 +184,6 @@ describe('control API', () => {
     const deleted = await c.server.control.delete('apps/v1', 'Deployment', 'default', 'helper');
     assert.ok(deleted.ok && deleted.value.deleted);
     assert.deepEqual(c.server.control.extensions().subresources.sort(), ['namespaces/finalize', 'pods/binding', 'pods/eviction']);
-    assert.deepEqual(c.server.control.extensions().admission, ['NamespaceLifecycle']);
+    assert.deepEqual(c.server.control.extensions().admission, ['NamespaceLifecycle', 'ServiceAccount', 'Priority', 'DefaultTolerationSeconds', 'MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook']);
   });
 });

@@ -10,7 +10,8 @@
  * Module map: resources.ts (registry) · resource-def.ts (types) · storage.ts ·
  * operations.ts (create/update pipeline) · patch.ts · apply.ts · delete.ts ·
  * scale.ts · list.ts · watch.ts · discovery.ts · handler.ts · errors.ts ·
- * strategies/* · crd-controller.ts · namespace-lifecycle.ts · pod-subresources.ts.
+ * strategies/* · crd-controller.ts · namespace-lifecycle.ts · admission-setup.ts
+ * (built-in admission plug-ins, admission webhooks, eviction, binding).
  */
 export { startApiServer, ADMIN_USER, type ApiServer, type ApiServerOptions, type ApiServerPlugin } from './server.ts';
 export { ApiServerCore, SYSTEM_USER, INITIAL_NAMESPACES, type Route, type ResponseFormatter } from './core.ts';
@@ -30,7 +31,7 @@ export type {
   UserInfo,
 } from './resource-def.ts';
 export { apiVersionOf, storageKey } from './resource-def.ts';
-export { AdmissionChain, type AdmissionAttributes, type AdmissionDecision, type AdmissionOperation, type AdmissionPlugin } from './admission.ts';
+export { AdmissionChain, type AdmissionAttributes, type AdmissionDecision, type AdmissionOperation, type AdmissionPlugin, type ReinvocationContext } from './admission.ts';
 export type { CustomResourceStrategyFactory } from './crd-controller.ts';
 export { customResourceDefs } from './crd-controller.ts';
 export { ObjectOperations, type WriteOutcome, type CommitOptions } from './operations.ts';
@@ -38,7 +39,11 @@ export { deleteObject, deleteCollection, parseDeleteOptions, type DeleteOptions,
 export { patchObject, supportedPatchTypes, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH } from './patch.ts';
 export { getScale, updateScale, scaleOf, SCALE_KIND } from './scale.ts';
 export { ObjectStore, type StoreEvent, type WatchEventType } from './storage.ts';
-export { BINDING_KIND, EVICTION_KIND } from './pod-subresources.ts';
+export { BINDING_KIND, BindingHandler } from './binding.ts';
+export { EVICTION_KIND, EvictionHandler } from './eviction.ts';
+export { AdmissionWebhooks, MUTATING_WEBHOOK_PLUGIN, VALIDATING_WEBHOOK_PLUGIN } from './admission-webhooks.ts';
+export { webhooksOf, validateWebhookConfiguration, type WebhookAccessor, type ServiceReference } from './webhook-configuration.ts';
+export { ADMISSION_V1, ADMISSION_V1BETA1 } from './admission-review.ts';
 export * as apiErrors from './errors.ts';
 export type { Status, Result } from './errors.ts';
 export { createCertificateAuthority, issueServingCertificate, generateServingCertificate, type CertificateAuthority, type ServingCertificate } from './certs.ts';

@@ -72,7 +72,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   users.set(token, ADMIN_USER);
   let port = 0;
   let handler: HttpHandler | undefined;
-  const control = new ApiServerControl(core, () => handler?.cutWatches() ?? 0);
+  const control = new ApiServerControl(core, () => handler?.cutWatches() ?? 0, users);
   handler = new HttpHandler(core, control, { users, hostPort: () => `${host}:${port}` });
   const server: Server = createServer({ key: certificate.keyPem, cert: certificate.certPem, minVersion: 'TLSv1.2' }, (req, res) => {
     const handoff = requestHandoff(req, options.clock);
@@ -116,6 +116,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     close: () => {
       closed ??= new Promise<void>((resolve) => {
         handler?.cutWatches();
+        core.webhooks.close();
         server.close(() => resolve());
         server.closeAllConnections();
         for (const s of sockets) s.destroy();

@@ -161,7 +161,7 @@ describe('defaults', () => {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'MutatingWebhookConfiguration',
       metadata: { name: 'hooks' },
-      webhooks: [{ name: 'pods.hooks.example.com', admissionReviewVersions: ['v1'], sideEffects: 'None', clientConfig: { service: { name: 's', namespace: 'default' } }, rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }] }],
+      webhooks: [{ name: 'pods.hooks.example.com', admissionReviewVersions: ['v1'], sideEffects: 'None', clientConfig: { service: { name: 's', namespace: 'default' } }, rules: [{ operations: ['CREATE'], apiGroups: ['example.com'], apiVersions: ['v1'], resources: ['widgets'] }] }],
     });
     const hook = (m['webhooks'] as Record<string, unknown>[])[0];
     assert.deepEqual([hook?.['failurePolicy'], hook?.['matchPolicy'], hook?.['timeoutSeconds'], hook?.['reinvocationPolicy']], ['Fail', 'Equivalent', 10, 'Never']);

@@ -17,102 +17,17 @@ import type { KubeObject } from '../../../k8s/types.ts';
 import type { ResourceStrategy } from '../resource-def.ts';
 import { metaOf } from '../object-meta.ts';
 import { immutable, setIfAbsent, specOf, specSubject, strategy } from './base.ts';
+import { defaultWebhookConfiguration, validateWebhookConfiguration, webhookConfigurationDecodeError } from '../webhook-configuration.ts';
 
 // ---- webhook configurations ----
 
-function defaultWebhooks(obj: KubeObject, mutating: boolean): void {
-  for (const hook of asArray(obj['webhooks']) ?? []) {
-    const h = asRecord(hook);
-    if (h === undefined) continue;
-    setIfAbsent(h, 'failurePolicy', 'Fail');
-    setIfAbsent(h, 'matchPolicy', 'Equivalent');
-    setIfAbsent(h, 'namespaceSelector', {});
-    setIfAbsent(h, 'objectSelector', {});
-    setIfAbsent(h, 'timeoutSeconds', 10);
-    if (mutating) setIfAbsent(h, 'reinvocationPolicy', 'Never');
-    for (const rule of asArray(h['rules']) ?? []) {
-      const r = asRecord(rule);
-      if (r !== undefined) setIfAbsent(r, 'scope', '*');
-    }
-    const service = asRecord(asRecord(h['clientConfig'])?.['service']);
-    if (service !== undefined) setIfAbsent(service, 'port', 443);
-  }
-}
-
-function enumField(h: Record<string, unknown>, key: string, path: FieldPath, allowed: string[]): FieldError[] {
-  const v = asString(h[key]);
-  return v !== undefined && !allowed.includes(v) ? [notSupported(path.child(key), v, allowed)] : [];
-}
-
-function validateWebhook(hook: unknown, path: FieldPath, mutating: boolean): FieldError[] {
-  const h = asRecord(hook) ?? {};
-  const errs: FieldError[] = [];
-  const name = asString(h['name']) ?? '';
-  if (name === '') errs.push(required(path.child('name')));
-  else if (isDNS1123Subdomain(name).length > 0 || name.split('.').length < 3) {
-    errs.push(invalid(path.child('name'), name, 'should be a domain with at least three segments separated by dots'));
-  }
-  const versions = (asArray(h['admissionReviewVersions']) ?? []).map((v) => asString(v) ?? '');
-  if (!versions.some((v) => v === 'v1' || v === 'v1beta1')) errs.push(required(path.child('admissionReviewVersions'), 'must specify one of v1, v1beta1'));
-  const sideEffects = asString(h['sideEffects']);
-  if (sideEffects === undefined) errs.push(required(path.child('sideEffects'), 'must specify one of None, NoneOnDryRun'));
-  else errs.push(...enumField(h, 'sideEffects', path, ['None', 'NoneOnDryRun']));
-  errs.push(...enumField(h, 'failurePolicy', path, ['Fail', 'Ignore']));
-  errs.push(...enumField(h, 'matchPolicy', path, ['Exact', 'Equivalent']));
-  if (mutating) errs.push(...enumField(h, 'reinvocationPolicy', path, ['Never', 'IfNeeded']));
-  const timeout = asNumber(h['timeoutSeconds']);
-  if (timeout !== undefined && (timeout < 1 || timeout > 30)) {
-    errs.push(invalid(path.child('timeoutSeconds'), timeout, 'the timeout value must be between 1 and 30 seconds'));
-  }
-  const cc = asRecord(h['clientConfig']) ?? {};
-  const ccPath = path.child('clientConfig');
-  const url = asString(cc['url']);
-  const service = asRecord(cc['service']);
-  if ((url === undefined) === (service === undefined)) errs.push(required(ccPath, 'exactly one of url or service is required'));
-  if (url !== undefined && !url.startsWith('https://')) errs.push(invalid(ccPath.child('url'), url, "'https' is the only allowed URL scheme"));
-  if (service !== undefined) {
-    if ((asString(service['name']) ?? '') === '') errs.push(required(ccPath.child('service', 'name'), 'service name is required'));
-    if ((asString(service['namespace']) ?? '') === '') errs.push(required(ccPath.child('service', 'namespace'), 'service namespace is required'));
-    const port = asNumber(service['port']);
-    if (port !== undefined && (port < 1 || port > 65535)) errs.push(invalid(ccPath.child('service', 'port'), port, 'port is not valid: must be between 1 and 65535, inclusive'));
-  }
-  (asArray(h['rules']) ?? []).forEach((rule, i) => {
-    const r = asRecord(rule) ?? {};
-    const rp = path.child('rules').index(i);
-    for (const key of ['operations', 'apiGroups', 'apiVersions', 'resources']) {
-      if ((asArray(r[key]) ?? []).length === 0) errs.push(required(rp.child(key)));
-    }
-    (asArray(r['operations']) ?? []).forEach((op, j) => {
-      if (!['*', 'CREATE', 'UPDATE', 'DELETE', 'CONNECT'].includes(asString(op) ?? '')) {
-        errs.push(notSupported(rp.child('operations').index(j), op, ['*', 'CONNECT', 'CREATE', 'DELETE', 'UPDATE']));
-      }
-    });
-    errs.push(...enumField(r, 'scope', rp, ['Cluster', 'Namespaced', '*']));
-  });
-  errs.push(...validateLabelSelector(h['namespaceSelector'], path.child('namespaceSelector')));
-  errs.push(...validateLabelSelector(h['objectSelector'], path.child('objectSelector')));
-  return errs;
-}
-
-function validateWebhookConfiguration(obj: KubeObject, mutating: boolean): FieldError[] {
-  const errs: FieldError[] = [];
-  const names = new Set<string>();
-  (asArray(obj['webhooks']) ?? []).forEach((hook, i) => {
-    const path = root('webhooks').index(i);
-    const name = asString(asRecord(hook)?.['name']) ?? '';
-    if (name !== '' && names.has(name)) errs.push(duplicate(path.child('name'), name));
-    names.add(name);
-    errs.push(...validateWebhook(hook, path, mutating));
-  });
-  return errs;
-}
-
 export function webhookConfigurationStrategy(mutating: boolean): ResourceStrategy {
   return strategy({
-    applyDefaults: (obj) => defaultWebhooks(obj, mutating),
+    applyDefaults: (obj) => defaultWebhookConfiguration(obj, mutating),
+    decodeError: webhookConfigurationDecodeError,
     generationSubject: (obj) => obj['webhooks'] ?? null,
     validate: (obj) => validateWebhookConfiguration(obj, mutating),
-    validateUpdate: (obj) => validateWebhookConfiguration(obj, mutating),
+    validateUpdate: (obj, old) => validateWebhookConfiguration(obj, mutating, old),
   });
 }
 

@@ -1,0 +1,421 @@
+/**
+ * The MutatingAdmissionWebhook and ValidatingAdmissionWebhook plug-ins
+ * (k8s.io/apiserver/pkg/admission/plugin/webhook/{mutating,validating}):
+ *
+ * - mutating: every matching webhook of every MutatingWebhookConfiguration,
+ *   configurations in name order, webhooks in their order, one at a time;
+ *   each returned JSON patch is applied to the object the next one sees
+ *   (then scheme defaults run again); a webhook that changed the object makes
+ *   the whole mutating chain run once more (built-in plug-ins included), and
+ *   in that second pass the `reinvocationPolicy: IfNeeded` webhooks called
+ *   before the change are called again;
+ * - validating: every matching webhook of every ValidatingWebhookConfiguration,
+ *   called in parallel as upstream does; when several fail, the first in
+ *   configuration order is reported (upstream reports whichever it collected
+ *   first, so any of them is a valid answer);
+ * - failures to call a webhook (connection, timeout, bad answer) honour
+ *   `failurePolicy`: Fail → 500 `failed calling webhook "<name>": ...`,
+ *   Ignore → skipped; a denial, a dry-run the webhook cannot take
+ *   (`sideEffects` Unknown/Some) and a patch that does not apply always fail
+ *   the request.
+ *
+ * Webhooks are never called for the admission configuration kinds
+ * themselves. Service references resolve through `registerServiceEndpoint`
+ * (the control API). Start with `mutatingPlugin` / `validatingPlugin`.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock/clock.ts';
+import { deepEqual, isPlainObject } from '../../k8s/json.ts';
+import { asRecord, asString } from '../../k8s/raw-json.ts';
+import type { KubeObject } from '../../k8s/types.ts';
+import type { AdmissionAttributes, AdmissionDecision, AdmissionPlugin } from './admission.ts';
+import {
+  applyWebhookPatch,
+  buildAdmissionReview,
+  isEmptyPatch,
+  reviewDecodeError,
+  reviewVersionFor,
+  verifyAdmissionResponse,
+  webhookRejection,
+  type AdmissionResponse,
+} from './admission-review.ts';
+import { badRequest, internalError, notFound, type Status } from './errors.ts';
+import type { ObjectOperations } from './operations.ts';
+import { apiVersionOf, type GroupVersionKind, type ResourceDef } from './resource-def.ts';
+import type { ResourceRegistry } from './resources.ts';
+import { SCALE_KIND } from './scale.ts';
+import type { ObjectStore } from './storage.ts';
+import { postToWebhook, webhookAgent, webhookTarget, type ServiceResolution } from './webhook-client.ts';
+import { webhooksOf, type ServiceReference, type WebhookAccessor } from './webhook-configuration.ts';
+import { isExemptFromWebhooks, shouldCallHook, type MatchDeps, type MatchRequest, type WebhookInvocation } from './webhook-matching.ts';
+
+export const MUTATING_WEBHOOK_PLUGIN = 'MutatingAdmissionWebhook';
+export const VALIDATING_WEBHOOK_PLUGIN = 'ValidatingAdmissionWebhook';
+/** Upstream puts the webhooks after every built-in plug-in. */
+export const MUTATING_WEBHOOK_ORDER = 500;
+export const VALIDATING_WEBHOOK_ORDER = 510;
+
+const MUTATING_CONFIGS = 'admissionregistration.k8s.io/mutatingwebhookconfigurations';
+const VALIDATING_CONFIGS = 'admissionregistration.k8s.io/validatingwebhookconfigurations';
+const NO_SIDE_EFFECTS = ['None', 'NoneOnDryRun'];
+
+export interface AdmissionWebhooksDeps {
+  ops: ObjectOperations;
+  registry: ResourceRegistry;
+  store: ObjectStore;
+  clock: Clock;
+}
+
+/** The outcome of calling one webhook. */
+type CallOutcome =
+  | { kind: 'answered'; response: AdmissionResponse }
+  /** upstream's ErrCallingWebhook: subject to failurePolicy. */
+  | { kind: 'callFailed'; reason: string }
+  /** Fails the request whatever the failure policy. */
+  | { kind: 'rejected'; status: Status };
+
+/** Per-request memory of the mutating webhooks across the two passes of the chain. */
+class ReinvokeMemory {
+  lastOutput: KubeObject | undefined;
+  previouslyInvoked = new Set<string>();
+  toReinvoke = new Set<string>();
+
+  requireReinvokingPreviouslyInvoked(): void {
+    for (const uid of this.previouslyInvoked) this.toReinvoke.add(uid);
+    this.previouslyInvoked.clear();
+  }
+}
+
+function endpointKey(namespace: string, name: string, port?: number): string {
+  return port === undefined ? `${namespace}/${name}` : `${namespace}/${name}:${port}`;
+}
+
+/** Upstream's messages for a non-2xx answer without a Status body (errors.NewGenericServerResponse). */
+function genericResponseMessage(code: number, serverMessage: string): string {
+  const known: Record<number, string> = {
+    400: 'the server rejected our request for an unknown reason',
+    401: 'the server has asked for the client to provide credentials',
+    404: 'the server could not find the requested resource',
+    405: 'the server does not allow this method on the requested resource',
+    409: 'the server reported a conflict',
+    422: 'the server rejected our request due to an error in our request',
+    429: 'the server has received too many requests and has asked us to try again later',
+    503: 'the server is currently unable to handle the request',
+    504: 'the server was unable to return a response in the time allotted, but may still be processing the request',
+  };
+  if (code === 403 || code === 415) return serverMessage;
+  const k = known[code];
+  if (k !== undefined) return k;
+  if (code >= 500) return `an error on the server (${JSON.stringify(serverMessage)}) has prevented the request from succeeding`;
+  return `the server responded with the status code ${code} but did not return more information`;
+}
+
+function isJsonMediaType(contentType: string): boolean {
+  const media = (contentType.split(';')[0] ?? '').trim().toLowerCase();
+  return media === '' || media === 'application/json' || media.endsWith('+json');
+}
+
+export class AdmissionWebhooks {
+  readonly #deps: AdmissionWebhooksDeps;
+  readonly #endpoints = new Map<string, string>();
+  readonly #agent = webhookAgent();
+  readonly #cache = new Map<string, { rv: string; hooks: WebhookAccessor[] }>();
+
+  constructor(deps: AdmissionWebhooksDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Where a service reference of a webhook leads (`https://127.0.0.1:PORT`);
+   * without `port`, any port of the service. Returns a function that removes it.
+   */
+  registerServiceEndpoint(service: { namespace: string; name: string; port?: number }, url: string): () => void {
+    const key = endpointKey(service.namespace, service.name, service.port);
+    this.#endpoints.set(key, url);
+    return () => {
+      if (this.#endpoints.get(key) === url) this.#endpoints.delete(key);
+    };
+  }
+
+  resolveService(ref: ServiceReference): ServiceResolution {
+    const origin = this.#endpoints.get(endpointKey(ref.namespace, ref.name, ref.port)) ?? this.#endpoints.get(endpointKey(ref.namespace, ref.name));
+    if (origin !== undefined) return { ok: true, origin };
+    if (this.#deps.store.get('/services', ref.namespace, ref.name) === undefined) return { ok: false, error: `service ${JSON.stringify(ref.name)} not found` };
+    return { ok: false, error: `no endpoints available for service ${JSON.stringify(ref.name)}` };
+  }
+
+  /** Closes the kept-alive connections to webhook servers. */
+  close(): void {
+    this.#agent.destroy();
+  }
+
+  /** The webhooks of every configuration of one kind, configurations in name order. */
+  hooks(mutating: boolean): WebhookAccessor[] {
+    const resource = mutating ? MUTATING_CONFIGS : VALIDATING_CONFIGS;
+    const out: WebhookAccessor[] = [];
+    const seen = new Set<string>();
+    for (const config of this.#deps.store.list(resource)) {
+      const key = `${resource}/${asString(config.metadata?.name) ?? ''}`;
+      seen.add(key);
+      const rv = asString(config.metadata?.resourceVersion) ?? '';
+      let cached = this.#cache.get(key);
+      if (cached === undefined || cached.rv !== rv) {
+        cached = { rv, hooks: webhooksOf(config, mutating) };
+        this.#cache.set(key, cached);
+      }
+      out.push(...cached.hooks);
+    }
+    for (const key of [...this.#cache.keys()]) if (key.startsWith(`${resource}/`) && !seen.has(key)) this.#cache.delete(key);
+    return out;
+  }
+
+  mutatingPlugin(): AdmissionPlugin {
+    return { name: MUTATING_WEBHOOK_PLUGIN, order: MUTATING_WEBHOOK_ORDER, mutate: (a) => this.#mutate(a) };
+  }
+
+  validatingPlugin(): AdmissionPlugin {
+    return { name: VALIDATING_WEBHOOK_PLUGIN, order: VALIDATING_WEBHOOK_ORDER, validate: (a) => this.#validate(a) };
+  }
+
+  // ---- matching ----
+
+  #matchRequest(a: AdmissionAttributes): MatchRequest {
+    return {
+      operation: a.operation,
+      resource: { group: a.resource.group, version: a.resource.version, resource: a.resource.plural },
+      subresource: a.subresource,
+      kind: a.kind,
+      namespace: this.#requestNamespace(a),
+      object: a.object,
+      oldObject: a.oldObject,
+    };
+  }
+
+  /** The admission namespace: a Namespace's own name for requests about namespaces. */
+  #requestNamespace(a: AdmissionAttributes): string {
+    if (a.resource.group === '' && a.resource.plural === 'namespaces') {
+      return a.name !== '' ? a.name : (asString(a.object?.metadata?.name) ?? '');
+    }
+    return a.namespace;
+  }
+
+  #matchDeps(): MatchDeps {
+    return {
+      namespaceLabels: (name) => {
+        const ns = this.#deps.store.get('/namespaces', '', name);
+        if (ns === undefined) return { found: false };
+        const labels = asRecord(ns.metadata?.labels) ?? {};
+        return { found: true, labels: labels as Record<string, string> };
+      },
+      equivalents: (resource, subresource) =>
+        this.#deps.registry
+          .versionsOf(resource.group, resource.resource)
+          .filter((d) => d.version !== resource.version)
+          .map((d) => ({ resource: { group: d.group, version: d.version, resource: d.plural }, kind: subresourceKind(d, subresource) })),
+    };
+  }
+
+  #invocations(a: AdmissionAttributes, mutating: boolean): { ok: true; hooks: WebhookInvocation[] } | { ok: false; status: Status } {
+    const req = this.#matchRequest(a);
+    const deps = this.#matchDeps();
+    const out: WebhookInvocation[] = [];
+    for (const hook of this.hooks(mutating)) {
+      const m = shouldCallHook(hook, req, deps);
+      if (m.call === false) continue;
+      if (m.call === 'error') {
+        const f = m.failure;
+        return { ok: false, status: f.kind === 'namespaceNotFound' ? notFound({ group: '', resource: 'namespaces' }, f.namespace) : internalError(f.error) };
+      }
+      out.push(m.invocation);
+    }
+    return { ok: true, hooks: out };
+  }
+
+  // ---- calling one webhook ----
+
+  async #call(invocation: WebhookInvocation, a: AdmissionAttributes, object: KubeObject | undefined, oldObject: KubeObject | undefined): Promise<CallOutcome> {
+    const hook = invocation.hook;
+    if (a.dryRun) {
+      if (hook.sideEffects === '') return { kind: 'callFailed', reason: 'Webhook SideEffects is nil' };
+      if (!NO_SIDE_EFFECTS.includes(hook.sideEffects)) return { kind: 'rejected', status: badRequest(`admission webhook ${JSON.stringify(hook.name)} does not support dry run`) };
+    }
+    const apiVersion = reviewVersionFor(hook.admissionReviewVersions);
+    if (apiVersion === undefined) return { kind: 'callFailed', reason: 'could not create admission objects: webhook does not accept known AdmissionReview versions' };
+    const caPem = hook.clientConfig.caPem;
+    if (caPem !== undefined && !caPem.includes('-----BEGIN CERTIFICATE-----')) {
+      return { kind: 'callFailed', reason: 'could not get REST client: unable to load root certificates: unable to parse bytes as PEM block' };
+    }
+    const target = webhookTarget(hook, (ref) => this.resolveService(ref));
+    if (!target.ok) return { kind: 'callFailed', reason: `failed to call webhook: Post ${JSON.stringify(target.url)}: ${target.error}` };
+    const uid = randomUUID();
+    const review = buildAdmissionReview(apiVersion, uid, a, invocation, { object, oldObject }, this.#requestNamespace(a));
+    const url = target.target.display;
+    const answer = await postToWebhook(target.target, JSON.stringify(review), {
+      clock: this.#deps.clock,
+      agent: this.#agent,
+      caPem,
+      timeoutMs: hook.timeoutSeconds * 1000,
+      label: `admission webhook ${hook.name}`,
+    });
+    if (!answer.ok) return { kind: 'callFailed', reason: `failed to call webhook: Post ${JSON.stringify(url)}: ${answer.error}` };
+    const isJson = isJsonMediaType(answer.contentType);
+    let parsed: unknown;
+    let parseError: string | undefined;
+    if (isJson) {
+      try {
+        parsed = JSON.parse(answer.body) as unknown;
+      } catch (err) {
+        parseError = err instanceof Error ? err.message : String(err);
+      }
+    }
+    if (answer.status < 200 || answer.status > 206) {
+      const status = asRecord(parsed);
+      const message =
+        status !== undefined && typeof status['status'] === 'string' && status['status'] !== ''
+          ? (asString(status['message']) ?? '')
+          : genericResponseMessage(answer.status, /^text\//.test(answer.contentType) ? answer.body.trim() : 'unknown');
+      return { kind: 'callFailed', reason: `failed to call webhook: ${message}` };
+    }
+    if (!isJson) return { kind: 'callFailed', reason: `failed to call webhook: serializer for ${(answer.contentType.split(';')[0] ?? '').trim()} doesn't exist` };
+    if (parseError !== undefined) return { kind: 'callFailed', reason: `failed to call webhook: couldn't get version/kind; json parse error: ${parseError}` };
+    const decodeError = reviewDecodeError(parsed);
+    if (decodeError !== undefined) return { kind: 'callFailed', reason: `failed to call webhook: ${decodeError}` };
+    const verified = verifyAdmissionResponse(apiVersion, uid, hook.mutating, parsed as Record<string, unknown>);
+    if (!verified.ok) return { kind: 'callFailed', reason: `received invalid webhook response: ${verified.error}` };
+    return { kind: 'answered', response: verified.response };
+  }
+
+  /** A call failure under the webhook's failure policy: the Status to fail with, or undefined to go on. */
+  #failurePolicy(hook: WebhookAccessor, reason: string): Status | undefined {
+    if (hook.failurePolicy === 'Ignore') return undefined;
+    return internalError(`failed calling webhook ${JSON.stringify(hook.name)}: ${reason}`);
+  }
+
+  // ---- mutating ----
+
+  async #mutate(a: AdmissionAttributes): Promise<AdmissionDecision | undefined> {
+    if (isExemptFromWebhooks(a.kind) || this.hooks(true).length === 0) return undefined;
+    const reinvocation = a.reinvocation;
+    let memory = reinvocation?.values.get(MUTATING_WEBHOOK_PLUGIN) as ReinvokeMemory | undefined;
+    if (memory === undefined) {
+      memory = new ReinvokeMemory();
+      reinvocation?.values.set(MUTATING_WEBHOOK_PLUGIN, memory);
+    }
+    const isReinvoke = reinvocation?.isReinvoke === true;
+    // Built-in plug-ins changed the object since the webhooks last saw it: every IfNeeded webhook runs again.
+    if (isReinvoke && !deepEqual(memory.lastOutput, a.object)) memory.requireReinvokingPreviouslyInvoked();
+    const warnings: string[] = [];
+    try {
+      const matched = this.#invocations(a, true);
+      if (!matched.ok) return { allowed: false, status: matched.status, warnings };
+      for (const invocation of matched.hooks) {
+        const hook = invocation.hook;
+        // A webhook is never called for the first time during reinvocation.
+        if (isReinvoke && !memory.toReinvoke.has(hook.uid)) continue;
+        const step = await this.#mutateOnce(invocation, a, warnings);
+        if (step.changed) {
+          memory.requireReinvokingPreviouslyInvoked();
+          if (reinvocation !== undefined) reinvocation.shouldReinvoke = true;
+        }
+        if (hook.reinvocationPolicy === 'IfNeeded') memory.previouslyInvoked.add(hook.uid);
+        if (step.status !== undefined) return { allowed: false, status: step.status, warnings };
+      }
+      return a.object === undefined ? { allowed: true, warnings } : { allowed: true, object: a.object, warnings };
+    } finally {
+      memory.lastOutput = a.object === undefined ? undefined : structuredClone(a.object);
+    }
+  }
+
+  /** Calls one mutating webhook and applies its patch to `a.object`. */
+  async #mutateOnce(invocation: WebhookInvocation, a: AdmissionAttributes, warnings: string[]): Promise<{ changed: boolean; status?: Status }> {
+    const hook = invocation.hook;
+    const def = a.resource;
+    const sent = a.object === undefined ? undefined : toVersion(def, a.subresource, a.object, invocation.resource.version);
+    const sentOld = a.oldObject === undefined ? undefined : toVersion(def, a.subresource, a.oldObject, invocation.resource.version);
+    const outcome = await this.#call(invocation, a, sent, sentOld);
+    if (outcome.kind === 'rejected') return { changed: false, status: outcome.status };
+    if (outcome.kind === 'callFailed') {
+      const status = this.#failurePolicy(hook, outcome.reason);
+      return status === undefined ? { changed: false } : { changed: false, status };
+    }
+    const response = outcome.response;
+    for (const w of response.warnings) if (!warnings.includes(w)) warnings.push(w);
+    if (!response.allowed) return { changed: false, status: webhookRejection(hook.name, response.result) };
+    if (response.patch === undefined || isEmptyPatch(response.patch)) return { changed: false };
+    if (sent === undefined) {
+      return { changed: false, status: internalError(`admission webhook ${JSON.stringify(hook.name)} attempted to modify the object, which is not supported for this operation`) };
+    }
+    if (response.patchType !== 'JSONPatch') {
+      const status = this.#failurePolicy(hook, `unsupported patch type ${JSON.stringify(response.patchType)}`);
+      return status === undefined ? { changed: false } : { changed: false, status };
+    }
+    const patched = applyWebhookPatch(sent, response.patch);
+    if (!patched.ok) return { changed: false, status: internalError(patched.error) };
+    const back = toVersion(def, a.subresource, patched.object, def.version);
+    const decoded = this.#decodeAndDefault(def, a.subresource, a.kind, back);
+    if (typeof decoded === 'string') return { changed: false, status: internalError(decoded) };
+    const changed = !deepEqual(sent, patched.object);
+    a.object = decoded;
+    return { changed };
+  }
+
+  /** The decode-and-default step upstream runs on a patched object; an error text when it does not decode. */
+  #decodeAndDefault(def: ResourceDef, subresource: string, kind: GroupVersionKind, obj: KubeObject): KubeObject | string {
+    if (!isPlainObject(obj)) return 'the patched object is not a JSON object';
+    const ownKind = (subresource === '' || subresource === 'status') && kind.kind === def.kind;
+    if (!ownKind) return obj;
+    const checked = this.#deps.ops.checkBody(def, obj);
+    if (!checked.ok) return checked.status.message ?? 'the patched object could not be decoded';
+    def.strategy.applyDefaults?.(checked.value);
+    return checked.value;
+  }
+
+  // ---- validating ----
+
+  async #validate(a: AdmissionAttributes): Promise<AdmissionDecision | undefined> {
+    if (isExemptFromWebhooks(a.kind)) return undefined;
+    const matched = this.#invocations(a, false);
+    if (!matched.ok) return { allowed: false, status: matched.status };
+    if (matched.hooks.length === 0) return undefined;
+    const def = a.resource;
+    const outcomes = await Promise.all(
+      matched.hooks.map(async (invocation) => {
+        const object = a.object === undefined ? undefined : toVersion(def, a.subresource, a.object, invocation.resource.version);
+        const oldObject = a.oldObject === undefined ? undefined : toVersion(def, a.subresource, a.oldObject, invocation.resource.version);
+        return { invocation, outcome: await this.#call(invocation, a, object, oldObject) };
+      }),
+    );
+    const warnings: string[] = [];
+    let failure: Status | undefined;
+    for (const { invocation, outcome } of outcomes) {
+      let status: Status | undefined;
+      if (outcome.kind === 'rejected') status = outcome.status;
+      else if (outcome.kind === 'callFailed') status = this.#failurePolicy(invocation.hook, outcome.reason);
+      else {
+        for (const w of outcome.response.warnings) if (!warnings.includes(w)) warnings.push(w);
+        if (!outcome.response.allowed) status = webhookRejection(invocation.hook.name, outcome.response.result);
+      }
+      failure ??= status;
+    }
+    return failure === undefined ? { allowed: true, warnings } : { allowed: false, status: failure, warnings };
+  }
+}
+
+/** The kind a subresource of `def` speaks. */
+function subresourceKind(def: ResourceDef, subresource: string): GroupVersionKind {
+  if (subresource === '' || subresource === 'status') return { group: def.group, version: def.version, kind: def.kind };
+  if (subresource === 'scale') return SCALE_KIND;
+  return def.subresources.handlers?.[subresource]?.kind ?? { group: def.group, version: def.version, kind: def.kind };
+}
+
+/**
+ * The object in another served version of its resource. Custom resources
+ * without a conversion webhook differ only in apiVersion; subresource kinds
+ * (Scale, Eviction) are the same in every version of the parent.
+ */
+function toVersion(def: ResourceDef, subresource: string, obj: KubeObject, version: string): KubeObject {
+  const copy = structuredClone(obj);
+  if (def.builtin || (subresource !== '' && subresource !== 'status')) return copy;
+  copy.apiVersion = apiVersionOf({ group: def.group, version });
+  return copy;
+}
