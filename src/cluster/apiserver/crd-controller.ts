@@ -10,12 +10,14 @@
  * - on delete (the CRD strategy adds the `customresourcecleanup` finalizer):
  *   delete every instance, then remove the finalizer so the CRD goes away and
  *   its resources are unregistered.
- * Name conflicts between CRDs are not detected.
+ * Name conflicts within a group (crd-names.ts) leave a CRD unserved, with
+ * NamesAccepted and Established false.
  */
 import { asArray, asRecord, asString } from '../../k8s/raw-json.ts';
 import { formatTime } from '../../k8s/time.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import { ALL_VERBS } from './builtin-resources.ts';
+import { acceptNames, type NamesVerdict } from './crd-names.ts';
 import { deleteObject } from './delete.ts';
 import { finalizersOf } from './object-meta.ts';
 import type { ObjectOperations } from './operations.ts';
@@ -115,6 +117,11 @@ function condition(type: string, reason: string, message: string, now: number, p
   return { type, status: 'True', lastTransitionTime: asString(old?.['lastTransitionTime']) ?? formatTime(now), reason, message };
 }
 
+function falseCondition(type: string, reason: string, message: string, now: number, previous: unknown[]): Record<string, unknown> {
+  const old = previous.map((c) => asRecord(c)).find((c) => c?.['type'] === type && c['status'] === 'False');
+  return { type, status: 'False', lastTransitionTime: asString(old?.['lastTransitionTime']) ?? formatTime(now), reason, message };
+}
+
 export class CrdController {
   readonly #deps: CrdControllerDeps;
   /** group/plural → the versions currently registered for it. */
@@ -128,8 +135,15 @@ export class CrdController {
   /** Store listener: call with every store event. */
   onEvent(e: StoreEvent): void {
     if (e.resource === CRD_RESOURCE) {
-      if (e.type === 'DELETED') this.#unserve(e.object);
-      else this.#reconcile(e.object);
+      if (e.type === 'DELETED') {
+        this.#unserve(e.object);
+        // Names it held are free again: CRDs of its group that wanted them get another chance.
+        const group = names(e.object).group;
+        for (const other of this.#deps.ops.store.list(CRD_RESOURCE)) {
+          const accepted = (asArray(asRecord(other.status)?.['conditions']) ?? []).some((c) => asRecord(c)?.['type'] === 'NamesAccepted' && asRecord(c)?.['status'] === 'True');
+          if (names(other).group === group && !accepted) this.#reconcile(other);
+        }
+      } else this.#reconcile(e.object);
       return;
     }
     if (e.type === 'DELETED') {
@@ -142,31 +156,35 @@ export class CrdController {
   #reconcile(crd: KubeObject): void {
     const n = names(crd);
     const key = `${n.group}/${n.plural}`;
-    const defs = customResourceDefs(crd, this.#deps.strategyFor());
+    const deleting = crd.metadata?.deletionTimestamp !== undefined;
+    const verdict = deleting ? undefined : acceptNames(crd, this.#deps.ops.store.list(CRD_RESOURCE));
+    // A CRD whose names conflict with another one of its group is not served (crd-names.ts).
+    const defs = verdict?.conflict !== undefined ? [] : customResourceDefs(crd, this.#deps.strategyFor());
     const before = this.#served.get(key) ?? [];
     for (const version of before) if (!defs.some((d) => d.version === version)) this.#deps.registry.unregister(n.group, version, n.plural);
     for (const def of defs) this.#deps.registry.register(def);
     this.#served.set(key, defs.map((d) => d.version));
-    if (crd.metadata?.deletionTimestamp !== undefined) {
+    if (verdict === undefined) {
       this.#scheduleCleanup(crd);
       return;
     }
-    this.#establish(crd);
+    this.#establish(crd, verdict);
   }
 
   /** Writes acceptedNames and the NamesAccepted / Established conditions when they are not there yet. */
-  #establish(crd: KubeObject): void {
+  #establish(crd: KubeObject, verdict: NamesVerdict): void {
     const status = asRecord(crd.status) ?? {};
-    const spec = asRecord(crd['spec']) ?? {};
-    const accepted = { ...(asRecord(spec['names']) ?? {}) };
     const previous = asArray(status['conditions']) ?? [];
     const now = this.#deps.now();
+    const conflict = verdict.conflict;
     const conditions = [
-      condition('NamesAccepted', 'NoConflicts', 'no conflicts found', now, previous),
-      condition('Established', 'InitialNamesAccepted', 'the initial names have been accepted', now, previous),
+      conflict === undefined ? condition('NamesAccepted', 'NoConflicts', 'no conflicts found', now, previous) : falseCondition('NamesAccepted', conflict.reason, conflict.message, now, previous),
+      conflict === undefined
+        ? condition('Established', 'InitialNamesAccepted', 'the initial names have been accepted', now, previous)
+        : falseCondition('Established', 'NotAccepted', 'not all names are accepted', now, previous),
       ...previous.filter((c) => !['NamesAccepted', 'Established'].includes(asString(asRecord(c)?.['type']) ?? '')),
     ];
-    const next = { ...status, acceptedNames: accepted, conditions };
+    const next = { ...status, acceptedNames: verdict.accepted, conditions };
     if (JSON.stringify(next) === JSON.stringify(status)) return;
     const rv = asString(crd.metadata?.resourceVersion) ?? '';
     this.#deps.ops.store.update(CRD_RESOURCE, { ...crd, metadata: { ...crd.metadata }, status: next }, rv);

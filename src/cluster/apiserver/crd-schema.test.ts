@@ -199,13 +199,31 @@ describe('CRDs that are not valid', () => {
   }
 });
 
+describe('name conflicts within a group', () => {
+  test('a CRD asking for a short name another CRD holds is not established nor served', async () => {
+    const gadgets = structuredClone(widgetCrd) as any;
+    gadgets.metadata.name = 'gadgets.example.com';
+    gadgets.spec.names = { plural: 'gadgets', kind: 'Gadget', shortNames: ['wdg'] };
+    assert.equal((await createCrd(gadgets)).status, 201);
+    const crd = (await rawRequest(c.server, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com')).json as { status: { conditions: Record<string, string>[]; acceptedNames: Record<string, unknown> } };
+    const cond = (type: string) => crd.status.conditions.find((x) => x['type'] === type);
+    assert.deepEqual([cond('NamesAccepted')?.['status'], cond('NamesAccepted')?.['reason'], cond('NamesAccepted')?.['message']], ['False', 'ShortNamesConflict', '"wdg" is already in use']);
+    assert.deepEqual([cond('Established')?.['status'], cond('Established')?.['reason']], ['False', 'NotAccepted']);
+    assert.equal(crd.status.acceptedNames['shortNames'], undefined);
+    assert.equal((await rawRequest(c.server, 'GET', '/apis/example.com/v1/namespaces/default/gadgets')).status, 404);
+  });
+});
+
 describe('deleting a CRD', () => {
-  test('deletes its objects and stops serving it', async () => {
+  test('deletes its objects and stops serving it; a CRD that wanted its names gets them', async () => {
     assert.ok(((await custom.listNamespacedCustomObject({ ...widgets })) as { items: unknown[] }).items.length > 0);
     const res = await rawRequest(c.server, 'DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com');
     assert.equal(res.status, 200);
     await c.server.core.idle();
     assert.equal(c.server.core.store.count('example.com/widgets'), 0);
     assert.equal((await rawRequest(c.server, 'GET', '/apis/example.com/v1/namespaces/default/widgets')).status, 404);
+    const gadgets = (await rawRequest(c.server, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.example.com')).json as { status: { conditions: Record<string, string>[] } };
+    assert.equal(gadgets.status.conditions.find((x) => x['type'] === 'Established')?.['status'], 'True');
+    assert.equal((await rawRequest(c.server, 'GET', '/apis/example.com/v1/namespaces/default/gadgets')).status, 200);
   });
 });
