@@ -45,7 +45,7 @@ import { controllerRef } from '../../k8s/owner.ts';
 import { isPodReady } from '../../k8s/pod.ts';
 import { asArray, asNumber, asRecord, asString } from '../../k8s/raw-json.ts';
 import { formatTime, parseTime } from '../../k8s/time.ts';
-import type { IntOrString, KubeObject, LabelSelector, OwnerReference, Pod } from '../../k8s/types.ts';
+import type { IntOrString, KubeObject, LabelSelector, OwnerReference, Pod, PodCondition } from '../../k8s/types.ts';
 import { componentClient, componentRecorder } from './component-client.ts';
 import { scaledIntOrPercent } from './int-or-percent.ts';
 import type { ControllerFactory } from './registry.ts';
@@ -122,9 +122,10 @@ export class DisruptionController {
     this.#workers = options.workers ?? 1;
     this.#recorder = options.recordEvents === false ? undefined : componentRecorder(this.#client, DISRUPTION_CONTROLLER, options.logger);
     this.#queue = new WorkQueue<string>({ clock: this.#clock, name: DISRUPTION_CONTROLLER, log: this.#log });
-    const informer = <T extends KubeObject>(ref: typeof BUILTIN.pods) => new Informer<T>({ client: this.#client, log: this.#log, ref, name: `${DISRUPTION_CONTROLLER} ${ref.resource}` });
+    const informer = <T extends KubeObject>(ref: typeof BUILTIN.pods, transform?: (obj: KubeObject) => T) =>
+      new Informer<T>({ client: this.#client, log: this.#log, ref, name: `${DISRUPTION_CONTROLLER} ${ref.resource}`, ...(transform !== undefined ? { transform } : {}) });
     this.#pdbs = informer(BUILTIN.poddisruptionbudgets);
-    this.#pods = informer<Pod>(BUILTIN.pods);
+    this.#pods = informer<Pod>(BUILTIN.pods, trimPod);
     this.#replicaSets = informer(BUILTIN.replicasets);
     this.#deployments = informer(BUILTIN.deployments);
     this.#statefulSets = informer(BUILTIN.statefulsets);
@@ -372,6 +373,17 @@ export class DisruptionController {
   #event(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, note: string): void {
     this.#recorder?.record(obj, { type, reason, note, action: 'Sync' });
   }
+}
+
+/** What the budget needs of a pod: identity, labels, owner, deletion and readiness (a cluster's pods stay cheap to cache). */
+function trimPod(obj: KubeObject): Pod {
+  const m = obj.metadata ?? {};
+  const metadata: Pod['metadata'] = {};
+  for (const k of ['name', 'namespace', 'uid', 'resourceVersion', 'labels', 'ownerReferences', 'deletionTimestamp'] as const) {
+    if (m[k] !== undefined) (metadata as Record<string, unknown>)[k] = m[k];
+  }
+  const status = asRecord(obj['status']) ?? {};
+  return { apiVersion: 'v1', kind: 'Pod', metadata, spec: { containers: [] }, status: { phase: asString(status['phase']) ?? '', conditions: (asArray(status['conditions']) ?? []) as PodCondition[] } };
 }
 
 /** pdbhelper.ConditionsAreUpToDate for the DisruptionAllowed condition. */

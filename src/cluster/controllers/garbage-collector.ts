@@ -3,9 +3,9 @@
  * pkg/controller/garbagecollector), talking to the API server only through
  * HTTP and watches.
  *
- * - Discovery finds every resource the server serves with list, watch and
- *   delete (preferred version per group; Events excluded, as upstream's
- *   default ignored resources), custom resources included; an informer per
+ * - Discovery (garbage-collector-discovery.ts) finds every resource the
+ *   server serves with list, watch and delete (preferred version per group;
+ *   Events excluded), custom resources included; an informer per
  *   resource (objects trimmed to their metadata) feeds the owner graph
  *   (garbage-collector-graph.ts). Discovery runs again when a
  *   CustomResourceDefinition changes, and every 30 s in the background.
@@ -38,9 +38,9 @@ import { silentLogger, type Logger } from '../../client/logger.ts';
 import type { ResourceRef } from '../../client/resources.ts';
 import { Informer } from '../../client/store.ts';
 import { WorkQueue } from '../../client/workqueue.ts';
-import { asArray, asRecord, asString } from '../../k8s/raw-json.ts';
 import type { KubeObject, OwnerReference } from '../../k8s/types.ts';
 import { componentClient, componentRecorder } from './component-client.ts';
+import { deletableResources } from './garbage-collector-discovery.ts';
 import type { ControllerFactory } from './registry.ts';
 import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN, hasFinalizer, isBeingDeleted, OwnerGraph, ownerReferencesOf, type GraphNode, type GraphWork, type Identity } from './garbage-collector-graph.ts';
 
@@ -55,7 +55,6 @@ export const garbageCollector: ControllerFactory = {
 export const DISCOVERY_RESYNC_MS = 30_000;
 /** Background retry of references to kinds the server does not serve. */
 const UNRESOLVED_RETRY_MS = 30_000;
-const IGNORED = new Set(['/events', 'events.k8s.io/events']);
 const FINALIZER_RETRIES = 5;
 
 export interface GarbageCollectorOptions {
@@ -166,7 +165,7 @@ export class GarbageCollector {
   }
 
   async #syncResources(): Promise<void> {
-    const refs = await this.#deletableResources();
+    const refs = await deletableResources(this.#client, this.#log);
     if (this.#stopped) return;
     const wanted = new Map(refs.map((r) => [resourceKey(r), r]));
     let changed = false;
@@ -186,39 +185,6 @@ export class GarbageCollector {
       for (const uid of this.#unresolved) this.#queue.add(`delete:${uid}`);
       this.#unresolved.clear();
     }
-  }
-
-  /** GetDeletableResources: preferred versions, verbs list+watch+delete, no subresources. */
-  async #deletableResources(): Promise<ResourceRef[]> {
-    const out: ResourceRef[] = [];
-    const lists: { group: string; version: string; doc: unknown }[] = [{ group: '', version: 'v1', doc: await this.#client.getJson('/api/v1') }];
-    const groups = asArray(asRecord(await this.#client.getJson('/apis'))?.['groups']) ?? [];
-    const fetches = groups.map(async (g) => {
-      const group = asRecord(g);
-      const name = asString(group?.['name']);
-      const version = asString(asRecord(group?.['preferredVersion'])?.['version']) ?? asString(asRecord(asArray(group?.['versions'])?.[0])?.['version']);
-      if (name === undefined || version === undefined) return;
-      try {
-        lists.push({ group: name, version, doc: await this.#client.getJson(`/apis/${name}/${version}`) });
-      } catch (err) {
-        // A group going away between the two requests is simply not watched this round.
-        this.#log.debug({ group: name, err: describeError(err) }, 'group discovery failed');
-      }
-    });
-    await Promise.all(fetches);
-    for (const { group, version, doc } of lists) {
-      for (const entry of asArray(asRecord(doc)?.['resources']) ?? []) {
-        const r = asRecord(entry);
-        const resource = asString(r?.['name']);
-        const kind = asString(r?.['kind']);
-        const verbs = (asArray(r?.['verbs']) ?? []).filter((v): v is string => typeof v === 'string');
-        if (resource === undefined || kind === undefined || resource.includes('/')) continue;
-        if (!['list', 'watch', 'delete'].every((v) => verbs.includes(v))) continue;
-        if (IGNORED.has(`${group}/${resource}`)) continue;
-        out.push({ group, version, resource, kind, namespaced: r?.['namespaced'] === true });
-      }
-    }
-    return out;
   }
 
   #watch(ref: ResourceRef): Informer {

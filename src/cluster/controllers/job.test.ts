@@ -184,6 +184,25 @@ describe('job pods and completion', () => {
   });
 });
 
+describe('expectations', () => {
+  test('a slow pod watch does not make the Job create its pods twice', async () => {
+    const ns = await freshNamespace(bed.client, 'job');
+    // Every pod watch that reconnects now is answered 5 s later: the controller is blind to its own pods meanwhile.
+    const fault = bed.server.control.injectFault({ resource: 'pods', verb: 'watch', delayMs: 5000 });
+    bed.server.control.cutWatches();
+    await createJob(ns, { completions: 3, parallelism: 3 });
+    await clock.advance(3000);
+    assert.ok(fault.hits > 0, 'the pod watches were delayed');
+    assert.equal(pods(ns).length, 3, 'the resync after the status write waits for the 3 creations to be observed');
+    assert.equal(controller.expectations.satisfied(`${ns}/work`), false);
+    fault.clear();
+    await clock.settle();
+    assert.equal(pods(ns).length, 3);
+    assert.equal(controller.expectations.satisfied(`${ns}/work`), true);
+    assert.equal(job(ns).status?.['active'], 3);
+  });
+});
+
 describe('failures', () => {
   test('a failed pod is replaced after the 10 s back-off; past backoffLimit the Job fails', async () => {
     const ns = await freshNamespace(bed.client, 'job');

@@ -28,6 +28,9 @@
  * (upstream's separate TTL controller) deletes a finished Job, foreground.
  * Not emulated: podFailurePolicy rules, backoffLimitPerIndex/maxFailedIndexes
  * and successPolicy are ignored (their fields are kept, nothing acts on them).
+ * Module map: job-state.ts (spec, status, conditions, indexes, back-off;
+ * pure), job-tracking.ts (the sync's context and the count-once accounting;
+ * pure), job-pods.ts (pod template, adoption, pod writes).
  * Start reading at `#syncJob`.
  */
 import type { Clock } from '../../clock/clock.ts';
@@ -39,48 +42,36 @@ import { BUILTIN } from '../../client/resources.ts';
 import { Informer, objectKey } from '../../client/store.ts';
 import { WorkQueue, type WorkResult } from '../../client/workqueue.ts';
 import { deepClone, deepEqual } from '../../k8s/json.ts';
-import { labelSelectorAsSelector, type Selector } from '../../k8s/label-selector.ts';
-import { controllerRef, ownerReferenceFor } from '../../k8s/owner.ts';
-import { isPodActive, isPodReady, podPhase } from '../../k8s/pod.ts';
-import { asArray, asRecord } from '../../k8s/raw-json.ts';
+import { labelSelectorAsSelector } from '../../k8s/label-selector.ts';
+import { controllerRef } from '../../k8s/owner.ts';
+import { isPodReady } from '../../k8s/pod.ts';
+import { asRecord } from '../../k8s/raw-json.ts';
 import { formatTime, parseTime } from '../../k8s/time.ts';
 import type { KubeObject, LabelSelector, OwnerReference, Pod } from '../../k8s/types.ts';
 import { componentClient, componentRecorder } from './component-client.ts';
-import { claimDecision } from './controller-ref-manager.ts';
 import { ControllerExpectations } from './expectations.ts';
 import type { ControllerFactory } from './registry.ts';
+import { claimJobPods, deletePods, jobPod, removeTrackingFinalizer } from './job-pods.ts';
 import {
   activePodsForRemoval,
   backoffRemainingMs,
   completionIndexOf,
   ensureCondition,
-  findCondition,
   finishTime,
   firstPendingIndexes,
-  formatIndexes,
   hasTrackingFinalizer,
   isJobFinished,
-  isPodFailed,
   isTerminating,
   isTerminatingUnfinished,
-  JOB_COMPLETION_INDEX,
-  JOB_COMPLETION_INDEX_ENV,
-  JOB_TRACKING_FINALIZER,
   jobView,
   MAX_POD_CREATE_DELETE_PER_SYNC,
-  MAX_UNCOUNTED_PODS,
   newCondition,
-  nextBackoffRecord,
-  parseIndexes,
-  pastBackoffLimitOnFailure,
   readStatus,
-  UNKNOWN_INDEX,
   wireStatus,
   type BackoffRecord,
-  type JobCondition,
-  type JobStatus,
   type JobView,
 } from './job-state.ts';
+import { cleanUncounted, enactFinished, FinalizerExpectations, newSyncContext, planFinalizerRemoval, type SyncContext } from './job-tracking.ts';
 import { slowStartBatch } from './slow-start.ts';
 
 export const JOB_CONTROLLER = 'job-controller';
@@ -107,46 +98,6 @@ const CONTROLLER_UID_INDEX = 'controllerUid';
 const controllerUidOf = (obj: KubeObject): string[] => [controllerRef(obj)?.uid ?? ''];
 const selectorOf = (obj: KubeObject): LabelSelector | undefined => asRecord(obj['spec'])?.['selector'] as LabelSelector | undefined;
 const uidOf = (obj: KubeObject): string => obj.metadata?.uid ?? '';
-
-/** Everything one sync computes about a Job (upstream's syncJobCtx). */
-interface SyncContext {
-  key: string;
-  job: KubeObject;
-  view: JobView;
-  status: JobStatus;
-  pods: Pod[];
-  activePods: Pod[];
-  ready: number;
-  terminating: number;
-  succeeded: number;
-  failed: number;
-  uncountedSucceeded: Set<string>;
-  uncountedFailed: Set<string>;
-  expectedRemovals: Set<string>;
-  prevSucceededIndexes: Set<number>;
-  succeededIndexes: Set<number>;
-  finished: JobCondition | undefined;
-  backoff: BackoffRecord;
-}
-
-/** uidTrackingExpectations: pods whose finalizer removal the controller has asked for and not yet seen. */
-class FinalizerExpectations {
-  readonly #byJob = new Map<string, Set<string>>();
-  get(key: string): Set<string> {
-    return new Set(this.#byJob.get(key) ?? []);
-  }
-  expect(key: string, uids: readonly string[]): void {
-    const set = this.#byJob.get(key) ?? new Set<string>();
-    for (const u of uids) set.add(u);
-    this.#byJob.set(key, set);
-  }
-  observed(key: string, uid: string): void {
-    this.#byJob.get(key)?.delete(uid);
-  }
-  delete(key: string): void {
-    this.#byJob.delete(key);
-  }
-}
 
 export class JobController {
   readonly expectations: ControllerExpectations;
@@ -333,14 +284,9 @@ export class JobController {
       const job = this.#resolve(pod.metadata?.namespace ?? '', ref);
       if (job !== undefined && !isJobFinished(job)) return;
     }
-    await this.#removeFinalizer(pod).catch((err: unknown) => {
+    await removeTrackingFinalizer(this.#client, pod).catch((err: unknown) => {
       if (!isNotFound(err)) throw err;
     });
-  }
-
-  #removeFinalizer(pod: Pod): Promise<unknown> {
-    const body = { metadata: { [`$deleteFromPrimitiveList/finalizers`]: [JOB_TRACKING_FINALIZER] } };
-    return this.#client.patch(BUILTIN.pods, pod.metadata?.name ?? '', { type: 'strategic', body }, { namespace: pod.metadata?.namespace ?? '' });
   }
 
   // ---- sync ----
@@ -364,68 +310,19 @@ export class JobController {
       return;
     }
     const job = deepClone(shared);
-    const status = readStatus(job);
     const now = this.#clock.now();
     const satisfied = this.expectations.satisfied(key);
     const pods = await this.#podsForJob(job);
-    const activePods = pods.filter(isPodActive);
-    const ctx: SyncContext = {
-      key,
-      job,
-      view,
-      status,
-      pods,
-      activePods,
-      ready: activePods.filter((p) => isPodReady(p)).length,
-      terminating: pods.filter(isTerminatingUnfinished).length,
-      succeeded: 0,
-      failed: 0,
-      uncountedSucceeded: new Set(status.uncounted.succeeded),
-      uncountedFailed: new Set(status.uncounted.failed),
-      expectedRemovals: this.#finalizers.get(key),
-      prevSucceededIndexes: new Set(),
-      succeededIndexes: new Set(),
-      finished: undefined,
-      backoff: { failuresAfterLastSuccess: 0, lastFailureTime: undefined },
-    };
-    let active = activePods.length;
-    const newSucceeded = this.#newFinished(ctx, ctx.uncountedSucceeded, (p) => podPhase(p) === 'Succeeded');
-    const newFailed = this.#newFinished(ctx, ctx.uncountedFailed, (p) => isPodFailed(p, view));
-    ctx.succeeded = status.succeeded + newSucceeded.length + ctx.uncountedSucceeded.size;
-    ctx.failed = status.failed + newFailed.length + ctx.uncountedFailed.size;
-    if (status.startTime === undefined && !view.suspended) status.startTime = formatTime(now);
-    ctx.backoff = nextBackoffRecord(this.#backoff.get(key) ?? { failuresAfterLastSuccess: 0, lastFailureTime: undefined }, newSucceeded, newFailed);
-
-    ctx.finished = findCondition(status.conditions, 'SuccessCriteriaMet')?.status === 'True' ? findCondition(status.conditions, 'SuccessCriteriaMet') : undefined;
-    if (ctx.finished === undefined) {
-      const target = findCondition(status.conditions, 'FailureTarget');
-      if (target?.status === 'True') ctx.finished = newCondition('Failed', 'True', target.reason ?? '', target.message ?? '', now);
-    }
-    if (ctx.finished === undefined) {
-      const start = parseTime(status.startTime ?? null);
-      if (ctx.failed > view.backoffLimit || pastBackoffLimitOnFailure(view, pods)) {
-        ctx.finished = newCondition('FailureTarget', 'True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit', now);
-      } else if (view.activeDeadlineSeconds !== undefined && !view.suspended && start !== undefined) {
-        const left = start + view.activeDeadlineSeconds * 1000 - now;
-        if (left <= 0) ctx.finished = newCondition('FailureTarget', 'True', 'DeadlineExceeded', 'Job was active longer than specified deadline', now);
-        else this.#queue.addAfter(key, left);
-      }
-    }
-    if (view.indexed) {
-      const completions = view.completions ?? 0;
-      ctx.prevSucceededIndexes = new Set(parseIndexes(status.completedIndexes, completions));
-      ctx.succeededIndexes = new Set(ctx.prevSucceededIndexes);
-      for (const p of pods) {
-        const ix = completionIndexOf(p);
-        if (podPhase(p) === 'Succeeded' && hasTrackingFinalizer(p) && ix !== UNKNOWN_INDEX && ix < completions) ctx.succeededIndexes.add(ix);
-      }
-      ctx.succeeded = ctx.succeededIndexes.size;
-    }
+    const { ctx, deadlineLeftMs } = newSyncContext({ key, job, view, pods, expectedRemovals: this.#finalizers.get(key), backoff: this.#backoff.get(key), now });
+    const status = ctx.status;
+    if (deadlineLeftMs !== undefined) this.#queue.addAfter(key, deadlineLeftMs);
+    let active = ctx.activePods.length;
+    const activePods = ctx.activePods;
 
     let manageError: unknown;
     let suspendChanged = false;
     if (ctx.finished !== undefined) {
-      const r = await this.#deleteActivePods(job, activePods);
+      const r = await deletePods(this.#client, activePods);
       if (r.deleted !== active || !satisfied) ctx.finished = undefined;
       active -= r.deleted;
       ctx.terminating += r.deleted;
@@ -463,57 +360,14 @@ export class JobController {
     if (manageError !== undefined) throw manageError;
   }
 
-  /** getValidPodsWithFilter: finished pods still carrying the finalizer and not yet in the uncounted list. */
-  #newFinished(ctx: SyncContext, uncounted: ReadonlySet<string>, filter: (p: Pod) => boolean): Pod[] {
-    return ctx.pods.filter((p) => {
-      const uid = uidOf(p);
-      if (!hasTrackingFinalizer(p) || uncounted.has(uid) || ctx.expectedRemovals.has(uid)) return false;
-      if (ctx.view.indexed) {
-        const ix = completionIndexOf(p);
-        if (ix === UNKNOWN_INDEX || ix >= (ctx.view.completions ?? 0)) return false;
-      }
-      return filter(p);
-    });
-  }
-
-  /** getPodsForJob: every pod of the namespace the Job owns or may adopt (adoption adds the tracking finalizer). */
-  async #podsForJob(job: KubeObject): Promise<Pod[]> {
+  /** getPodsForJob: the pods the Job owns, after adopting matching orphans and releasing strays. */
+  #podsForJob(job: KubeObject): Promise<Pod[]> {
     const sel = labelSelectorAsSelector(selectorOf(job));
     if (!sel.ok) throw new Error(`couldn't convert Job selector: ${sel.error}`);
-    const selector: Selector = sel.selector;
     const ns = job.metadata?.namespace ?? '';
     const store = this.#pods.store;
     const candidates = [...store.byIndex(CONTROLLER_UID_INDEX, uidOf(job)), ...store.byIndex(CONTROLLER_UID_INDEX, '')].filter((p) => (p.metadata?.namespace ?? '') === ns);
-    const claimed: Pod[] = [];
-    let recheck: Promise<void> | undefined;
-    for (const pod of candidates) {
-      const action = claimDecision(pod, job, selector.matches(pod.metadata?.labels));
-      const name = pod.metadata?.name ?? '';
-      try {
-        if (action === 'claimed') claimed.push(pod);
-        else if (action === 'release') {
-          const body = { metadata: { ownerReferences: [{ $patch: 'delete', uid: uidOf(job) }], uid: uidOf(pod) } };
-          await this.#client.patch(BUILTIN.pods, name, { type: 'strategic', body }, { namespace: ns });
-        } else if (action === 'adopt') {
-          recheck ??= this.#recheck(job);
-          await recheck;
-          const body = { metadata: { ownerReferences: [ownerReferenceFor({ ...job, apiVersion: 'batch/v1', kind: 'Job' })], uid: uidOf(pod), finalizers: [JOB_TRACKING_FINALIZER] } };
-          await this.#client.patch(BUILTIN.pods, name, { type: 'strategic', body }, { namespace: ns });
-          // Counted as carrying the finalizer from now on, as upstream does for adopted pods.
-          claimed.push({ ...pod, metadata: { ...pod.metadata, finalizers: [...(pod.metadata.finalizers ?? []), JOB_TRACKING_FINALIZER] } });
-        }
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-    }
-    return claimed;
-  }
-
-  async #recheck(job: KubeObject): Promise<void> {
-    const ns = job.metadata?.namespace ?? '';
-    const fresh = await this.#client.get(BUILTIN.jobs, job.metadata?.name ?? '', { namespace: ns });
-    if (uidOf(fresh) !== uidOf(job)) throw new Error(`original Job ${ns}/${job.metadata?.name ?? ''} is gone: got uid ${uidOf(fresh)}, wanted ${uidOf(job)}`);
-    if (isTerminating(fresh)) throw new Error(`Job ${ns}/${job.metadata?.name ?? ''} has just been deleted`);
+    return claimJobPods(this.#client, job, sel.selector, candidates);
   }
 
   /** manageJob: create or delete pods toward the number the Job wants running. */
@@ -575,38 +429,10 @@ export class JobController {
 
   /** A pod from the Job's template (with the tracking finalizer; Indexed: with its index). */
   async #createPod(job: KubeObject, index: number | undefined): Promise<void> {
-    const jobName = job.metadata?.name ?? '';
     const ns = job.metadata?.namespace ?? '';
-    const template = deepClone(asRecord(asRecord(job['spec'])?.['template']) ?? {});
-    const tmeta = asRecord(template['metadata']) ?? {};
-    const spec = asRecord(template['spec']) ?? {};
-    const labels = { ...(asRecord(tmeta['labels']) ?? {}) } as Record<string, string>;
-    const annotations = { ...(asRecord(tmeta['annotations']) ?? {}) } as Record<string, string>;
-    const finalizers = (asArray(tmeta['finalizers']) ?? []).filter((f): f is string => typeof f === 'string');
-    if (!finalizers.includes(JOB_TRACKING_FINALIZER)) finalizers.push(JOB_TRACKING_FINALIZER);
-    let generateName = `${jobName}-`;
-    if (index !== undefined) {
-      annotations[JOB_COMPLETION_INDEX] = String(index);
-      labels[JOB_COMPLETION_INDEX] = String(index);
-      spec['hostname'] = `${jobName}-${index}`;
-      const suffix = `-${index}-`;
-      generateName = jobName.length + suffix.length > 58 ? `${jobName.slice(0, 58 - suffix.length)}${suffix}` : `${jobName}${suffix}`;
-      for (const field of ['containers', 'initContainers']) {
-        for (const c of asArray(spec[field]) ?? []) {
-          const container = asRecord(c);
-          if (container === undefined) continue;
-          const env = (asArray(container['env']) ?? []).slice();
-          if (!env.some((e) => asRecord(e)?.['name'] === JOB_COMPLETION_INDEX_ENV)) {
-            env.push({ name: JOB_COMPLETION_INDEX_ENV, valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${JOB_COMPLETION_INDEX}']` } } });
-          }
-          container['env'] = env;
-        }
-      }
-    }
-    const metadata: Record<string, unknown> = { generateName, namespace: ns, labels, finalizers, ownerReferences: [ownerReferenceFor({ ...job, apiVersion: 'batch/v1', kind: 'Job' })] };
-    if (Object.keys(annotations).length > 0) metadata['annotations'] = annotations;
+    const pod = jobPod(job, index);
     try {
-      const created = await this.#client.create<Pod>(BUILTIN.pods, { apiVersion: 'v1', kind: 'Pod', metadata, spec }, { namespace: ns });
+      const created = await this.#client.create<Pod>(BUILTIN.pods, pod, { namespace: ns });
       this.#event(job, 'Normal', 'SuccessfulCreate', `Created pod: ${created.metadata?.name ?? ''}`);
     } catch (err) {
       this.#event(job, 'Warning', 'FailedCreate', `Error creating: ${describeError(err)}`);
@@ -623,7 +449,7 @@ export class JobController {
     await Promise.all(
       pods.map(async (pod) => {
         try {
-          if (hasTrackingFinalizer(pod)) await this.#removeFinalizer(pod);
+          if (hasTrackingFinalizer(pod)) await removeTrackingFinalizer(this.#client, pod);
           await this.#client.delete(BUILTIN.pods, pod.metadata?.name ?? '', { namespace: pod.metadata?.namespace ?? '' });
           removed++;
           if (isPodReady(pod)) removedReady++;
@@ -640,89 +466,16 @@ export class JobController {
     return error === undefined ? { removed } : { removed, error };
   }
 
-  /** deleteActivePods (the Job is finishing): DELETE only; the finalizers go in the tracking step. */
-  async #deleteActivePods(job: KubeObject, pods: Pod[]): Promise<{ deleted: number; deletedReady: number; error?: unknown }> {
-    let deleted = 0;
-    let deletedReady = 0;
-    let error: unknown;
-    await Promise.all(
-      pods.map(async (pod) => {
-        try {
-          await this.#client.delete(BUILTIN.pods, pod.metadata?.name ?? '', { namespace: job.metadata?.namespace ?? '' });
-          deleted++;
-        } catch (err) {
-          if (isNotFound(err)) deleted++;
-          else error ??= err;
-        }
-        if (isPodReady(pod)) deletedReady++;
-      }),
-    );
-    return error === undefined ? { deleted, deletedReady } : { deleted, deletedReady, error };
-  }
-
   /**
    * trackJobStatusAndRemoveFinalizers: finished pods → uncounted list (flush) →
    * finalizers removed → counters; then the interim and terminal conditions.
    */
   async #trackStatusAndRemoveFinalizers(ctx: SyncContext, needsFlushIn: boolean): Promise<void> {
     const { view, status } = ctx;
-    let needsFlush = needsFlushIn;
-    const pods = view.indexed ? [...ctx.pods].sort((a, b) => completionIndexOf(a) - completionIndexOf(b)) : ctx.pods;
-    const withFinalizer = new Set(pods.filter((p) => hasTrackingFinalizer(p) && !ctx.expectedRemovals.has(uidOf(p))).map(uidOf));
-    if (cleanUncounted(status, withFinalizer)) needsFlush = true;
-    const toRemove: Pod[] = [];
-    const newSucceededIndexes: number[] = [];
-    let reachedMax = false;
-    for (const pod of pods) {
-      const uid = uidOf(pod);
-      if (!hasTrackingFinalizer(pod) || ctx.expectedRemovals.has(uid)) continue;
-      const failed = isPodFailed(pod, view);
-      const canRemove = isTerminating(ctx.job) || ctx.finished !== undefined || podPhase(pod) === 'Succeeded' || failed;
-      if (!canRemove) continue;
-      toRemove.push(pod);
-      const ix = completionIndexOf(pod);
-      const validIndex = ix !== UNKNOWN_INDEX && ix < (view.completions ?? 0);
-      if (podPhase(pod) === 'Succeeded' && !ctx.uncountedFailed.has(uid)) {
-        if (view.indexed) {
-          if (validIndex && !ctx.prevSucceededIndexes.has(ix)) {
-            newSucceededIndexes.push(ix);
-            needsFlush = true;
-          }
-        } else if (!ctx.uncountedSucceeded.has(uid)) {
-          status.uncounted.succeeded.push(uid);
-          needsFlush = true;
-        }
-      } else if (failed || (ctx.finished !== undefined && ctx.finished.type !== 'SuccessCriteriaMet')) {
-        if (!ctx.uncountedFailed.has(uid) && (!view.indexed || validIndex)) {
-          status.uncounted.failed.push(uid);
-          needsFlush = true;
-        }
-      }
-      if (newSucceededIndexes.length + status.uncounted.succeeded.length + status.uncounted.failed.length >= MAX_UNCOUNTED_PODS) {
-        reachedMax = true;
-        break;
-      }
-    }
-    if (view.indexed) {
-      for (const ix of newSucceededIndexes) ctx.succeededIndexes.add(ix);
-      const text = formatIndexes(ctx.succeededIndexes);
-      if (text !== status.completedIndexes) needsFlush = true;
-      status.succeeded = ctx.succeededIndexes.size;
-      status.completedIndexes = text;
-    }
     const now = this.#clock.now();
-    if (ctx.finished?.type === 'FailureTarget') {
-      status.conditions.push(ctx.finished);
-      needsFlush = true;
-      ctx.finished = newCondition('Failed', 'True', ctx.finished.reason ?? '', ctx.finished.message ?? '', now);
-    }
-    if (ctx.finished?.type === 'SuccessCriteriaMet') {
-      if (findCondition(status.conditions, 'SuccessCriteriaMet') === undefined) {
-        status.conditions.push(ctx.finished);
-        needsFlush = true;
-      }
-      ctx.finished = newCondition('Complete', 'True', ctx.finished.reason ?? '', ctx.finished.message ?? '', now);
-    }
+    const plan = planFinalizerRemoval(ctx, now);
+    let needsFlush = needsFlushIn || plan.needsFlush;
+    const { toRemove, withFinalizer, reachedMax } = plan;
     // flushUncountedAndRemoveFinalizers
     if (needsFlush) {
       await this.#writeStatus(ctx);
@@ -735,7 +488,7 @@ export class JobController {
       await Promise.all(
         toRemove.map(async (pod) => {
           try {
-            await this.#removeFinalizer(pod);
+            await removeTrackingFinalizer(this.#client, pod);
             withFinalizer.delete(uidOf(pod));
           } catch (err) {
             this.#finalizers.observed(ctx.key, uidOf(pod));
@@ -750,14 +503,8 @@ export class JobController {
       if (needsFlush) await this.#writeStatus(ctx);
       throw removalError;
     }
-    // enactJobFinished
-    let finished = false;
-    if (!reachedMax && ctx.finished !== undefined && status.uncounted.succeeded.length + status.uncounted.failed.length === 0 && ctx.terminating === 0) {
-      ensureCondition(status.conditions, ctx.finished.type, ctx.finished.status, ctx.finished.reason ?? '', ctx.finished.message ?? '', now);
-      if (ctx.finished.type === 'Complete') status.completionTime = ctx.finished.lastTransitionTime ?? formatTime(now);
-      finished = true;
-      needsFlush = true;
-    }
+    const finished = !reachedMax && enactFinished(ctx, now);
+    if (finished) needsFlush = true;
     if (needsFlush) {
       await this.#writeStatus(ctx);
       if (finished && ctx.finished !== undefined) {
@@ -793,19 +540,4 @@ export class JobController {
   #event(job: KubeObject, type: 'Normal' | 'Warning', reason: string, note: string): void {
     this.#recorder?.record(job, { type, reason, note, action: 'Sync' });
   }
-}
-
-/** cleanUncountedPodsWithoutFinalizers: uids whose finalizer is gone move from the list to the counters. */
-function cleanUncounted(status: JobStatus, withFinalizer: ReadonlySet<string>): boolean {
-  let changed = false;
-  for (const which of ['succeeded', 'failed'] as const) {
-    const keep = status.uncounted[which].filter((uid) => withFinalizer.has(uid));
-    const gone = status.uncounted[which].length - keep.length;
-    if (gone > 0) {
-      status[which] += gone;
-      status.uncounted[which] = keep;
-      changed = true;
-    }
-  }
-  return changed;
 }

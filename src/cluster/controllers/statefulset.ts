@@ -34,10 +34,13 @@
  * upstream: pod names are fixed, so a create the cache has not caught up with
  * answers AlreadyExists, which only ends the round (the pod's own watch event
  * syncs the set again).
+ * Module map: statefulset-pods.ts (identity, predicates, the pod of an
+ * ordinal, counters), statefulset-revisions.ts (revision data, hash, order),
+ * statefulset-history.ts (revision writes), statefulset-status.ts (status).
  * Start reading at `#sync`.
  */
 import type { Clock } from '../../clock/clock.ts';
-import { describeError, isAlreadyExists, isConflict, isNotFound } from '../../client/errors.ts';
+import { describeError, isAlreadyExists, isNotFound } from '../../client/errors.ts';
 import type { EventRecorder } from '../../client/event-recorder.ts';
 import type { KubeClient } from '../../client/http-client.ts';
 import { silentLogger, type Logger } from '../../client/logger.ts';
@@ -71,18 +74,9 @@ import {
   specView,
   type StatefulSetSpecView,
 } from './statefulset-pods.ts';
-import {
-  applyRevision,
-  equalRevision,
-  findEqualRevisions,
-  hashRevision,
-  nameOf,
-  newRevision,
-  nextRevisionNumber,
-  revisionName,
-  sortRevisions,
-  type ControllerRevision,
-} from './statefulset-revisions.ts';
+import { adoptOrphanRevisions, resolveRevisions, truncateHistory } from './statefulset-history.ts';
+import { applyRevision, nameOf, sortRevisions, type ControllerRevision } from './statefulset-revisions.ts';
+import { writeStatefulSetStatus, type StatefulSetStatus } from './statefulset-status.ts';
 
 export const STATEFULSET_CONTROLLER = 'statefulset-controller';
 
@@ -91,8 +85,6 @@ export const statefulSetController: ControllerFactory = {
   name: STATEFULSET_CONTROLLER,
   create: (ctx) => new StatefulSetController({ client: ctx.client, clock: ctx.clock, logger: ctx.logger }),
 };
-const MAX_COLLISIONS = 100;
-const STATUS_RETRIES = 3;
 
 export interface StatefulSetControllerOptions {
   client: KubeClient;
@@ -102,19 +94,6 @@ export interface StatefulSetControllerOptions {
   workers?: number;
   /** Write SuccessfulCreate / SuccessfulDelete / RecreatingFailedPod events (default true). */
   recordEvents?: boolean;
-}
-
-/** The status the controller writes (Go's field names; zero counters omitted on the wire). */
-export interface StatefulSetStatus {
-  observedGeneration: number;
-  replicas: number;
-  readyReplicas: number;
-  currentReplicas: number;
-  updatedReplicas: number;
-  availableReplicas: number;
-  currentRevision: string;
-  updateRevision: string;
-  collisionCount: number;
 }
 
 const CONTROLLER_UID_INDEX = 'controllerUid';
@@ -231,7 +210,7 @@ export class StatefulSetController {
       return;
     }
     const spec = specView(set);
-    await this.#adoptOrphanRevisions(set, sel.selector);
+    await adoptOrphanRevisions(this.#client, set, this.#listRevisions(set, sel.selector).filter((r) => controllerRef(r) === undefined));
     const pods = await this.#claimPods(set, sel.selector);
     const status = await this.#updateStatefulSet(set, spec, sel.selector, pods);
     if (spec.minReadySeconds > 0 && status !== undefined && status.readyReplicas !== status.availableReplicas) {
@@ -247,22 +226,6 @@ export class StatefulSetController {
       const ref = controllerRef(r);
       return ref === undefined || ref.uid === uid;
     });
-  }
-
-  async #adoptOrphanRevisions(set: KubeObject, selector: Selector): Promise<void> {
-    const orphans = this.#listRevisions(set, selector).filter((r) => controllerRef(r) === undefined);
-    if (orphans.length === 0) return;
-    const ns = set.metadata?.namespace ?? '';
-    const fresh = await this.#client.get(BUILTIN.statefulsets, set.metadata?.name ?? '', { namespace: ns });
-    if (fresh.metadata?.uid !== set.metadata?.uid || isTerminating(fresh)) throw new Error(`can't adopt ControllerRevisions: StatefulSet ${ns}/${set.metadata?.name ?? ''} is gone or being deleted`);
-    for (const r of orphans) {
-      const refs = [...(r.metadata?.ownerReferences ?? []), ownerReferenceFor({ ...set, apiVersion: 'apps/v1', kind: 'StatefulSet' })];
-      try {
-        await this.#client.patch(BUILTIN.controllerrevisions, nameOf(r), { type: 'merge', body: { metadata: { ownerReferences: refs, resourceVersion: r.metadata?.resourceVersion } } }, { namespace: ns });
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-    }
   }
 
   /** getPodsForStatefulSet: ClaimPods with the "named after the set" filter. */
@@ -307,7 +270,8 @@ export class StatefulSetController {
   /** UpdateStatefulSet: revisions, pods, status, history. Answers the status written (or that would be). */
   async #updateStatefulSet(set: KubeObject, spec: StatefulSetSpecView, selector: Selector, pods: Pod[]): Promise<StatefulSetStatus | undefined> {
     const revisions = sortRevisions(this.#listRevisions(set, selector));
-    const { current, update, collisionCount } = await this.#revisionsOf(set, revisions);
+    const resolved = await resolveRevisions(this.#client, set, revisions);
+    const { current, update, collisionCount } = resolved;
     let status: StatefulSetStatus | undefined;
     let failure: unknown;
     try {
@@ -315,53 +279,10 @@ export class StatefulSetController {
     } catch (err) {
       failure = err;
     }
-    if (status !== undefined) status = await this.#writeStatus(set, spec, status);
-    await this.#truncateHistory(set, spec, pods, revisions, current, update);
+    if (status !== undefined) status = await writeStatefulSetStatus(this.#client, set, status, !spec.onDelete);
+    await truncateHistory(this.#client, set, spec.revisionHistoryLimit, pods, revisions, resolved);
     if (failure !== undefined) throw failure;
     return status;
-  }
-
-  /** getStatefulSetRevisions: the current and update revisions, creating or renumbering as needed. */
-  async #revisionsOf(set: KubeObject, revisions: ControllerRevision[]): Promise<{ current: ControllerRevision; update: ControllerRevision; collisionCount: number }> {
-    const statusRecord = asRecord(set['status']) ?? {};
-    let collisionCount = typeof statusRecord['collisionCount'] === 'number' ? statusRecord['collisionCount'] : 0;
-    const candidate = newRevision(set, nextRevisionNumber(revisions), collisionCount);
-    const equal = findEqualRevisions(revisions, candidate);
-    const last = revisions[revisions.length - 1];
-    const lastEqual = equal[equal.length - 1];
-    let update: ControllerRevision;
-    if (lastEqual !== undefined && equalRevision(last, lastEqual) && nameOf(last) === nameOf(lastEqual)) {
-      update = lastEqual;
-    } else if (lastEqual !== undefined) {
-      // A rollback to an older template: that revision becomes the newest again.
-      update = await this.#client.patch<ControllerRevision>(BUILTIN.controllerrevisions, nameOf(lastEqual), { type: 'merge', body: { revision: candidate.revision } }, { namespace: set.metadata?.namespace ?? '' });
-    } else {
-      const created = await this.#createRevision(set, candidate, collisionCount);
-      update = created.revision;
-      collisionCount = created.collisionCount;
-    }
-    const currentName = typeof statusRecord['currentRevision'] === 'string' ? statusRecord['currentRevision'] : '';
-    const current = revisions.find((r) => nameOf(r) === currentName) ?? update;
-    return { current, update, collisionCount };
-  }
-
-  /** CreateControllerRevision: on a name collision with different data, bump the collision count and rehash. */
-  async #createRevision(set: KubeObject, revision: ControllerRevision, startCount: number): Promise<{ revision: ControllerRevision; collisionCount: number }> {
-    const ns = set.metadata?.namespace ?? '';
-    let collisionCount = startCount;
-    for (let i = 0; i < MAX_COLLISIONS; i++) {
-      const name = revisionName(set.metadata?.name ?? '', hashRevision(revision.data, collisionCount));
-      const body: ControllerRevision = { ...revision, metadata: { ...revision.metadata, name } };
-      try {
-        return { revision: await this.#client.create<ControllerRevision>(BUILTIN.controllerrevisions, body, { namespace: ns }), collisionCount };
-      } catch (err) {
-        if (!isAlreadyExists(err)) throw err;
-        const existing = await this.#client.get<ControllerRevision>(BUILTIN.controllerrevisions, name, { namespace: ns });
-        if (equalRevision(existing, revision)) return { revision: existing, collisionCount };
-        collisionCount++;
-      }
-    }
-    throw new Error(`StatefulSet ${ns}/${set.metadata?.name ?? ''}: no free ControllerRevision name after ${MAX_COLLISIONS} collisions`);
   }
 
   /**
@@ -511,69 +432,5 @@ export class StatefulSetController {
     this.#log.debug({ statefulset: objectKey(set), pod: name, why }, 'deleted pod');
     this.#recorder?.record(set, { type: 'Normal', reason: 'SuccessfulDelete', note: `delete Pod ${name} in StatefulSet ${set.metadata?.name ?? ''} successful`, action: 'Delete' });
   }
-
-  /** updateStatefulSetStatus: completes a finished rolling update, then writes only a changed status. */
-  async #writeStatus(set: KubeObject, spec: StatefulSetSpecView, status: StatefulSetStatus): Promise<StatefulSetStatus> {
-    const next = { ...status };
-    if (!spec.onDelete && next.updatedReplicas === next.replicas && next.readyReplicas === next.replicas) {
-      next.currentReplicas = next.updatedReplicas;
-      next.currentRevision = next.updateRevision;
-    }
-    const wire = wireStatus(next);
-    if (deepEqual(comparable(asRecord(set['status'])), comparable(wire))) return next;
-    let currentObj = set;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.#client.updateStatus(BUILTIN.statefulsets, { ...currentObj, status: { ...(asRecord(currentObj['status']) ?? {}), ...wire, ...zeroedCounters(wire) } });
-        return next;
-      } catch (err) {
-        if (!isConflict(err) || attempt >= STATUS_RETRIES) throw err;
-        currentObj = await this.#client.get(BUILTIN.statefulsets, set.metadata?.name ?? '', { namespace: set.metadata?.namespace ?? '' });
-        if (currentObj.metadata?.uid !== set.metadata?.uid) return next;
-      }
-    }
-  }
-
-  /** truncateHistory: drop the oldest revisions no pod, nor the current or update revision, uses. */
-  async #truncateHistory(set: KubeObject, spec: StatefulSetSpecView, pods: Pod[], revisions: ControllerRevision[], current: ControllerRevision, update: ControllerRevision): Promise<void> {
-    const live = new Set([nameOf(current), nameOf(update), ...pods.map(revisionOf)]);
-    const history = revisions.filter((r) => !live.has(nameOf(r)));
-    const excess = history.length - spec.revisionHistoryLimit;
-    for (const r of history.slice(0, Math.max(0, excess))) {
-      try {
-        await this.#client.delete(BUILTIN.controllerrevisions, nameOf(r), { namespace: set.metadata?.namespace ?? '' });
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-    }
-  }
 }
 
-/** The status as Go serializes it: optional counters and revisions omitted when empty. */
-function wireStatus(s: StatefulSetStatus): Record<string, unknown> {
-  const out: Record<string, unknown> = { replicas: s.replicas, collisionCount: s.collisionCount, availableReplicas: s.availableReplicas };
-  if (s.observedGeneration !== 0) out['observedGeneration'] = s.observedGeneration;
-  for (const k of ['readyReplicas', 'currentReplicas', 'updatedReplicas'] as const) if (s[k] !== 0) out[k] = s[k];
-  if (s.currentRevision !== '') out['currentRevision'] = s.currentRevision;
-  if (s.updateRevision !== '') out['updateRevision'] = s.updateRevision;
-  return out;
-}
-
-const STATUS_FIELDS = ['observedGeneration', 'replicas', 'readyReplicas', 'currentReplicas', 'updatedReplicas', 'availableReplicas', 'currentRevision', 'updateRevision', 'collisionCount'];
-
-/** The fields this controller owns, with Go's zero values for absent ones. */
-function comparable(status: Record<string, unknown> | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of STATUS_FIELDS) {
-    const v = status?.[k];
-    out[k] = v ?? (k.endsWith('Revision') ? '' : 0);
-  }
-  return out;
-}
-
-/** Counters that dropped to zero must be removed from a status that still carries them (PUT merges nothing). */
-function zeroedCounters(wire: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of ['readyReplicas', 'currentReplicas', 'updatedReplicas', 'observedGeneration']) if (!(k in wire)) out[k] = undefined;
-  return out;
-}
