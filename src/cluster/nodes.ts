@@ -94,10 +94,6 @@ export function nodeInternalIp(index: number): string {
   return `172.18.${Math.floor(n / 256)}.${n % 256}`;
 }
 
-function canonical(resource: string, value: string | number): string {
-  return typeof value === 'number' ? String(value) : value;
-}
-
 /** The Node object the kubelet of `spec` registers (`index` picks its addresses). */
 export function nodeObject(spec: NodeSpec, index: number, now: number): Node {
   const arch = spec.labels?.['kubernetes.io/arch'] ?? 'amd64';
@@ -111,7 +107,7 @@ export function nodeObject(spec: NodeSpec, index: number, now: number): Node {
     ...(spec.labels ?? {}),
   };
   const resources: Record<string, string> = {};
-  for (const [k, v] of Object.entries({ ...DEFAULT_CAPACITY, ...(spec.capacity ?? {}) })) resources[k] = canonical(k, v);
+  for (const [k, v] of Object.entries({ ...DEFAULT_CAPACITY, ...(spec.capacity ?? {}) })) resources[k] = String(v);
   const t = formatTime(now);
   const cond = (type: string, status: string, reason: string, message: string) => ({ type, status, lastHeartbeatTime: t, lastTransitionTime: t, reason, message });
   const id = createHash('sha256').update(spec.name).digest('hex');
