@@ -115,6 +115,23 @@ describe('garbage collection and budgets in the cluster', () => {
     assert.deepEqual([after.expectedPods, after.currentHealthy, after.disruptionsAllowed], [0, 0, 0]);
   });
 
+  test('evictions spend the budget until the replacement is ready again', async () => {
+    const ns = await namespace();
+    const d = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'api', namespace: ns }, spec: { replicas: 3, selector: { matchLabels: { app: 'api' } }, template: template({ app: 'api' }) } };
+    await c.client.create(BUILTIN.deployments, d, { namespace: ns });
+    await c.client.create(BUILTIN.poddisruptionbudgets, { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'api', namespace: ns }, spec: { minAvailable: 2, selector: { matchLabels: { app: 'api' } } } }, { namespace: ns });
+    await c.settle();
+    const budget = async () => (await c.client.get(BUILTIN.poddisruptionbudgets, 'api', { namespace: ns }))['status'] as PdbStatus;
+    assert.deepEqual([(await budget()).currentHealthy, (await budget()).disruptionsAllowed], [3, 1]);
+    const [first, second] = (await listPods(c, ns)).map((p) => p.metadata.name ?? '');
+    await c.client.evict(ns, first ?? '');
+    await assert.rejects(c.client.evict(ns, second ?? ''), (err: unknown) => (err as { code?: number }).code === 429);
+    await c.settle();
+    const after = await budget();
+    assert.deepEqual([after.currentHealthy, after.disruptionsAllowed], [3, 1], 'the ReplicaSet replaced the evicted pod');
+    assert.equal(after.disruptedPods, undefined, 'the evicted pod is gone, and so is its entry');
+  });
+
   test('foreground deletion keeps the Deployment until its pods are gone', async () => {
     const ns = await namespace();
     const d = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: ns }, spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: template({ app: 'web' }, { terminationGracePeriodSeconds: 30 }) } };
