@@ -98,7 +98,8 @@ async function workloadReplicas(ws: WorkloadSpread, namespace: string, whitelist
   return admissionWorkloadReplicas(ws, 'found' in workload ? workload.found : undefined, whitelist);
 }
 
-function hasVersionEntry(ws: WorkloadSpread, version: string): boolean {
+/** Whether the pod version already has its subset statuses (else they are initialized, and percentages need the workload replicas). */
+export function hasVersionEntry(ws: WorkloadSpread, version: string): boolean {
   const entry = ws.status?.versionedSubsetStatuses?.[version];
   return Array.isArray(entry) && entry.length > 0;
 }

@@ -13,9 +13,7 @@
  * PodDisruptionBudget) refuses the eviction; it expires after 15 s (§3.5).
  * Start at `admitPodDeletion`.
  */
-import type { Whitelist } from '../api/whitelist.ts';
-import { EMPTY_WHITELIST } from '../api/whitelist.ts';
-import type { WorkloadSpread } from '../api/workloadspread.ts';
+import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
 import { recordDeletion, shouldRecordDeletion } from '../core/deletion.ts';
 import { readMarker, type Marker } from '../core/marker.ts';
 import { podVersion } from '../core/pod-version.ts';
@@ -26,7 +24,7 @@ import { controllerRef } from '../k8s/pod.ts';
 import type { Pod } from '../k8s/types.ts';
 import { silentLogger } from '../client/logger.ts';
 import { allowed, errored, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
-import { cloneSetRecreateFor, isDryRun, podLabel, type PodAdmissionDeps } from './pod-create.ts';
+import { cloneSetRecreateFor, hasVersionEntry, isDryRun, podLabel, type PodAdmissionDeps } from './pod-create.ts';
 
 type DeletionKind = 'Delete' | 'Eviction';
 
@@ -55,11 +53,6 @@ export async function admitPodDeletion(req: AdmissionRequest, deps: PodAdmission
     return handleDeletion(uid, found.found, req.namespace, 'Eviction', deps);
   }
   return allowed(uid);
-}
-
-function hasVersionEntry(ws: WorkloadSpread, version: string): boolean {
-  const entry = ws.status?.versionedSubsetStatuses?.[version];
-  return Array.isArray(entry) && entry.length > 0;
 }
 
 /** `handleDeletion` of §3.4. */
