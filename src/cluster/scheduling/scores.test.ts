@@ -118,6 +118,29 @@ describe('PodTopologySpread with the system defaults', () => {
   });
 });
 
+describe('PodTopologySpread node inclusion policies', () => {
+  const zone = (z: string) => ({ 'topology.kubernetes.io/zone': z });
+  const nodes = [node({ name: 'a1', labels: zone('a'), taints: [{ key: 'busy', effect: 'NoSchedule' }] }), node({ name: 'a2', labels: zone('a') }), node({ name: 'b1', labels: zone('b') })];
+  const bound = [pod({ name: 'x1', nodeName: 'a1', labels: { app: 'x' } }), pod({ name: 'x2', nodeName: 'a1', labels: { app: 'x' } }), pod({ name: 'x3', nodeName: 'b1', labels: { app: 'x' } })];
+  const spreading = (policy: Record<string, string>) =>
+    pod({ labels: { app: 'x' }, extraSpec: { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'x' } }, ...policy }] } });
+  const spreadScores = (p: Pod) => {
+    const { infos, info } = cacheWith(nodes, bound);
+    const feasible = [info('a2'), info('b1')];
+    return byName(scoreNodes({ pod: p, record: podRecord(p, '', true), feasible, allNodes: infos, spreadSelector: [] }));
+  };
+
+  test('nodeTaintsPolicy Ignore (default): pods on a tainted node count for its zone', () => {
+    const s = spreadScores(spreading({}));
+    assert.ok((s.get('b1')?.plugins.PodTopologySpread ?? 0) > (s.get('a2')?.plugins.PodTopologySpread ?? 0));
+  });
+
+  test('nodeTaintsPolicy Honor: they do not', () => {
+    const s = spreadScores(spreading({ nodeTaintsPolicy: 'Honor' }));
+    assert.ok((s.get('a2')?.plugins.PodTopologySpread ?? 0) > (s.get('b1')?.plugins.PodTopologySpread ?? 0));
+  });
+});
+
 describe('invariants', () => {
   test('selectHost picks a feasible node with the highest total, the first by name among equals', () => {
     fc.assert(

@@ -12,16 +12,18 @@
  * A node's raw score is Σ over constraints of (matching pods in its domain ×
  * ln(number of domains + 2) + maxSkew − 1), rounded; raw scores are then
  * inverted onto 0..100: 100 · (max + min − s) / max (all 100 when max is 0).
- * Pods are counted on every node that matches the pod's required node
- * affinity/selector (NodeAffinityPolicy Honor, NodeTaintsPolicy Ignore);
- * terminating pods and pods of other namespaces never count.
+ * Pods are counted on every node the constraint's inclusion policies admit:
+ * by default those matching the pod's required node affinity/selector
+ * (nodeAffinityPolicy Honor) whatever their taints (nodeTaintsPolicy
+ * Ignore); terminating pods and pods of other namespaces never count.
  * `DoNotSchedule` constraints (a filter) are not emulated. Pure.
  */
 import { labelSelectorAsSelector, type Requirement } from '../../k8s/label-selector.ts';
 import { newRequirement, requirementMatches } from '../../k8s/label-requirement.ts';
 import { podMatchesNodeSelectorAndAffinity } from '../../k8s/node-selector.ts';
 import { asArray, asNumber, asRecord, asString } from '../../k8s/raw-json.ts';
-import type { KubeObject, LabelSelector, Pod } from '../../k8s/types.ts';
+import { findUntoleratedTaint, isSchedulingTaint } from '../../k8s/taints.ts';
+import type { KubeObject, LabelSelector, Pod, Taint, Toleration } from '../../k8s/types.ts';
 import type { NodeInfo } from './node-info.ts';
 
 export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
@@ -32,6 +34,10 @@ export interface SpreadConstraint {
   maxSkew: number;
   /** ANDed; an empty list selects nothing here (upstream skips an empty selector). */
   selector: readonly Requirement[];
+  /** nodeAffinityPolicy Honor (the default): count only nodes matching the pod's node selector/affinity. */
+  honorAffinity: boolean;
+  /** nodeTaintsPolicy Honor (default Ignore): count only nodes whose NoSchedule/NoExecute taints the pod tolerates. */
+  honorTaints: boolean;
 }
 
 export const SYSTEM_DEFAULT_CONSTRAINTS: readonly { topologyKey: string; maxSkew: number }[] = [
@@ -90,7 +96,13 @@ export function podSoftConstraints(pod: Pod): SpreadConstraint[] | undefined {
       const r = newRequirement(key, 'in', [podLabels[key]]);
       if (r.ok) selector.push(r.requirement);
     }
-    out.push({ topologyKey: asString(c['topologyKey']) ?? '', maxSkew: asNumber(c['maxSkew']) ?? 1, selector });
+    out.push({
+      topologyKey: asString(c['topologyKey']) ?? '',
+      maxSkew: asNumber(c['maxSkew']) ?? 1,
+      selector,
+      honorAffinity: c['nodeAffinityPolicy'] !== 'Ignore',
+      honorTaints: c['nodeTaintsPolicy'] === 'Honor',
+    });
   }
   return out;
 }
@@ -117,7 +129,7 @@ export function topologySpreadScores(pod: Pod, feasible: readonly NodeInfo[], al
   if (allNodes.length === 0) return undefined;
   const own = podSoftConstraints(pod);
   const requireAll = own !== undefined;
-  const constraints: SpreadConstraint[] = own ?? (defaults.length === 0 ? [] : SYSTEM_DEFAULT_CONSTRAINTS.map((c) => ({ ...c, selector: defaults })));
+  const constraints: SpreadConstraint[] = own ?? (defaults.length === 0 ? [] : SYSTEM_DEFAULT_CONSTRAINTS.map((c) => ({ ...c, selector: defaults, honorAffinity: true, honorTaints: false })));
   if (constraints.length === 0) return undefined;
   const hasAllKeys = (labels: Record<string, string>) => constraints.every((c) => Object.prototype.hasOwnProperty.call(labels, c.topologyKey));
 
@@ -138,11 +150,16 @@ export function topologySpreadScores(pod: Pod, feasible: readonly NodeInfo[], al
   const weights = constraints.map((c, i) => Math.log((c.topologyKey === LABEL_HOSTNAME ? feasible.length - ignored.size : domainCounts[i]!.size) + 2));
 
   const namespace = pod.metadata?.namespace ?? '';
+  const tolerations = (asArray(pod.spec?.tolerations) ?? []) as Toleration[];
   for (const info of allNodes) {
-    if (info.node === undefined || !podMatchesNodeSelectorAndAffinity(pod, info.node)) continue;
+    const node = info.node;
+    if (node === undefined) continue;
     const labels = labelsOf(info);
     if (requireAll && !hasAllKeys(labels)) continue;
+    const matchesAffinity = podMatchesNodeSelectorAndAffinity(pod, node);
+    const tolerated = findUntoleratedTaint(asArray(asRecord(node.spec)?.['taints']) as Taint[] | undefined, tolerations, isSchedulingTaint) === undefined;
     constraints.forEach((c, i) => {
+      if ((c.honorAffinity && !matchesAffinity) || (c.honorTaints && !tolerated)) return;
       const counts = domainCounts[i]!;
       const value = labels[c.topologyKey] ?? '';
       const current = counts.get(value);
