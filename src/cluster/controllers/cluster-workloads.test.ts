@@ -8,6 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUILTIN } from '../../client/resources.ts';
+import { Informer } from '../../client/store.ts';
 import type { KubeObject, Pod } from '../../k8s/types.ts';
 import type { EmbeddedCluster } from '../cluster.ts';
 import { listPods, testCluster } from '../test-support.ts';
@@ -65,14 +66,18 @@ describe('StatefulSet in the cluster', () => {
     assert.deepEqual(created.map(([n]) => n), ['db-0', 'db-1', 'db-2'], 'each ordinal waits for the previous to be Ready');
     assert.ok((created[1]?.[1] ?? 0) > (created[0]?.[1] ?? 0) && (created[2]?.[1] ?? 0) > (created[1]?.[1] ?? 0));
 
+    // Note each pod as it starts terminating, from the watch.
+    const watch = new Informer<Pod>({ client: c.client, ref: BUILTIN.pods, namespace: ns, resyncMs: 0, name: 'order' });
+    watch.store.onUpdate((old, cur) => {
+      if (old.metadata.deletionTimestamp === undefined && cur.metadata.deletionTimestamp !== undefined) order.push(cur.metadata.name ?? '');
+    });
+    watch.store.onDelete((gone) => order.push(`gone ${gone.metadata.name ?? ''}`));
+    watch.start();
+    await watch.waitForSync();
     await c.client.scale(BUILTIN.statefulsets, 'db', 1, { namespace: ns });
-    // Step the clock and note each pod as it starts terminating.
-    for (let i = 0; i < 20 && (await listPods(c, ns)).length > 1; i++) {
-      for (const p of await listPods(c, ns)) if (p.metadata.deletionTimestamp !== undefined && !order.includes(p.metadata.name ?? '')) order.push(p.metadata.name ?? '');
-      await c.advance(250);
-    }
     await c.settle();
-    assert.deepEqual(order, ['db-2', 'db-1']);
+    await watch.stop();
+    assert.deepEqual(order, ['db-2', 'gone db-2', 'db-1', 'gone db-1'], 'db-1 is only deleted once db-2 is gone');
     assert.deepEqual((await listPods(c, ns)).map((p) => p.metadata.name), ['db-0']);
     const status = ((await c.client.get(BUILTIN.statefulsets, 'db', { namespace: ns }))['status'] ?? {}) as Record<string, unknown>;
     assert.equal(status['replicas'], 1);
