@@ -205,6 +205,23 @@ describe('OrderedReady versus Parallel', () => {
     assert.deepEqual(adds.map((e) => e.at - t), [0, 1000, 2000, 3000]);
   });
 
+  test('minReadySeconds: each ordinal waits until its predecessor has been ready that long', async () => {
+    const ns = await freshNamespace(bed.client, 'sts');
+    const t = clock.now();
+    await create(ns, { replicas: 3 });
+    await patchSpec(ns, { minReadySeconds: 10 });
+    await clock.settle();
+    const adds = events.filter((e) => e.ns === ns && e.type === 'add').map((e) => e.at - t);
+    assert.equal(adds.length, 3);
+    // Ready 1 s after creation, available 10 s later (readiness times have second precision: up to 1 s less).
+    for (let i = 1; i < 3; i++) {
+      const gap = (adds[i] ?? 0) - (adds[i - 1] ?? 0);
+      assert.ok(gap >= 10_000 && gap <= 11_001, `gap ${gap}`);
+    }
+    const s = getSet(ns);
+    assert.equal(s.status?.['availableReplicas'], 3);
+  });
+
   test('Parallel creates every ordinal at once, ready or not', async () => {
     const ns = await freshNamespace(bed.client, 'sts');
     await create(ns, { replicas: 4, start: false, policy: 'Parallel' });

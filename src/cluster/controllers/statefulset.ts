@@ -50,6 +50,7 @@ import { WorkQueue, type WorkResult } from '../../client/workqueue.ts';
 import { deepEqual } from '../../k8s/json.ts';
 import { labelSelectorAsSelector, type Selector } from '../../k8s/label-selector.ts';
 import { controllerRef, ownerReferenceFor } from '../../k8s/owner.ts';
+import { podReadyTime } from '../../k8s/pod.ts';
 import { asRecord } from '../../k8s/raw-json.ts';
 import type { KubeObject, LabelSelector, OwnerReference, Pod } from '../../k8s/types.ts';
 import { componentClient, componentRecorder } from './component-client.ts';
@@ -212,10 +213,16 @@ export class StatefulSetController {
     const spec = specView(set);
     await adoptOrphanRevisions(this.#client, set, this.#listRevisions(set, sel.selector).filter((r) => controllerRef(r) === undefined));
     const pods = await this.#claimPods(set, sel.selector);
-    const status = await this.#updateStatefulSet(set, spec, sel.selector, pods);
-    if (spec.minReadySeconds > 0 && status !== undefined && status.readyReplicas !== status.availableReplicas) {
-      return { requeueAfterMs: spec.minReadySeconds * 1000 };
+    await this.#updateStatefulSet(set, spec, sel.selector, pods);
+    // Upstream looks again minReadySeconds later; we look exactly when the first ready pod becomes available.
+    const now = this.#clock.now();
+    let next: number | undefined;
+    for (const p of pods) {
+      if (spec.minReadySeconds <= 0 || !isRunningAndReady(p) || isRunningAndAvailable(p, spec.minReadySeconds, now)) continue;
+      const at = (podReadyTime(p) ?? now) + spec.minReadySeconds * 1000 + 1;
+      if (next === undefined || at < next) next = at;
     }
+    if (next !== undefined) return { requeueAfterMs: Math.max(1, next - now) };
   }
 
   /** ControllerRevisions of the namespace matching the selector that are ours or nobody's. */
@@ -268,7 +275,7 @@ export class StatefulSetController {
   }
 
   /** UpdateStatefulSet: revisions, pods, status, history. Answers the status written (or that would be). */
-  async #updateStatefulSet(set: KubeObject, spec: StatefulSetSpecView, selector: Selector, pods: Pod[]): Promise<StatefulSetStatus | undefined> {
+  async #updateStatefulSet(set: KubeObject, spec: StatefulSetSpecView, selector: Selector, pods: Pod[]): Promise<void> {
     const revisions = sortRevisions(this.#listRevisions(set, selector));
     const resolved = await resolveRevisions(this.#client, set, revisions);
     const { current, update, collisionCount } = resolved;
@@ -282,7 +289,6 @@ export class StatefulSetController {
     if (status !== undefined) status = await writeStatefulSetStatus(this.#client, set, status, !spec.onDelete);
     await truncateHistory(this.#client, set, spec.revisionHistoryLimit, pods, revisions, resolved);
     if (failure !== undefined) throw failure;
-    return status;
   }
 
   /**
