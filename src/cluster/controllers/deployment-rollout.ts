@@ -43,14 +43,11 @@ import {
   annotationsOf,
   byCreationTimestamp,
   byRevision,
-  bySizeNewer,
-  bySizeOlder,
   desiredReplicasAnnotation,
   equalIgnoreHash,
   findActiveOrLatest,
   findNewReplicaSet,
   findOldReplicaSets,
-  getProportion,
   isPaused,
   isRollingUpdate,
   isSaturated,
@@ -58,6 +55,7 @@ import {
   maxSurge,
   maxUnavailable,
   newRSNewReplicas,
+  proportionalScale,
   progressDeadlineSeconds,
   replicasAnnotationsNeedUpdate,
   revisionHistoryLimit,
@@ -287,31 +285,9 @@ export class DeploymentRollout {
       return;
     }
     if (!isRollingUpdate(d)) return;
-    const all = activeReplicaSets([...oldRSs, newRS]);
-    const allowed = replicas > 0 ? replicas + maxSurge(d) : 0;
-    const toAdd = allowed - sumSpecReplicas(all);
-    let operation = '';
-    if (toAdd > 0) {
-      all.sort(bySizeNewer);
-      operation = 'up';
-    } else if (toAdd < 0) {
-      all.sort(bySizeOlder);
-      operation = 'down';
-    }
-    let added = 0;
-    const sizes = new Map<KubeObject, number>();
-    for (const rs of all) {
-      if (toAdd !== 0) {
-        const proportion = getProportion(rs, d, toAdd, added);
-        sizes.set(rs, specReplicas(rs) + proportion);
-        added += proportion;
-      } else sizes.set(rs, specReplicas(rs));
-    }
-    for (const [i, rs] of all.entries()) {
-      // What rounding left over goes to the first (largest) set.
-      if (i === 0 && toAdd !== 0) sizes.set(rs, Math.max(0, (sizes.get(rs) ?? 0) + toAdd - added));
-      await this.scaleReplicaSet(rs, sizes.get(rs) ?? 0, d, operation);
-    }
+    const plan = proportionalScale(d, activeReplicaSets([...oldRSs, newRS]));
+    // One set at a time, stopping at the first failure: the next sync starts over from what was written.
+    for (const { rs, size } of plan.sizes) await this.scaleReplicaSet(rs, size, d, plan.operation);
   }
 
   /** checkPausedConditions: Progressing=Unknown DeploymentPaused / DeploymentResumed, unless timed out. */

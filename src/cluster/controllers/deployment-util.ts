@@ -330,3 +330,42 @@ export function getProportion(rs: KubeObject | undefined, d: KubeObject, toAdd: 
   const allowed = toAdd - added;
   return toAdd > 0 ? Math.min(fraction, allowed) : Math.max(fraction, allowed);
 }
+
+export interface ProportionalScale {
+  /** 'up', 'down' or '' (nothing to add or remove). */
+  operation: 'up' | 'down' | '';
+  /** The active sets in the order they are written, with their new sizes. */
+  sizes: { rs: KubeObject; size: number }[];
+}
+
+/**
+ * The proportional part of upstream's `scale`: the active sets share what the
+ * Deployment may add (or must remove) — its replicas plus maxSurge, minus what
+ * they hold — in proportion to their size; the largest set goes first (among
+ * equals the newest when growing, the oldest when shrinking) and takes what
+ * rounding left over, never going below 0.
+ */
+export function proportionalScale(d: KubeObject, activeRSs: readonly KubeObject[]): ProportionalScale {
+  const replicas = specReplicas(d);
+  const allowed = replicas > 0 ? replicas + maxSurge(d) : 0;
+  const toAdd = allowed - sumSpecReplicas(activeRSs);
+  const ordered = [...activeRSs];
+  let operation: ProportionalScale['operation'] = '';
+  if (toAdd > 0) {
+    ordered.sort(bySizeNewer);
+    operation = 'up';
+  } else if (toAdd < 0) {
+    ordered.sort(bySizeOlder);
+    operation = 'down';
+  }
+  let added = 0;
+  const sizes = ordered.map((rs) => {
+    if (toAdd === 0) return { rs, size: specReplicas(rs) };
+    const proportion = getProportion(rs, d, toAdd, added);
+    added += proportion;
+    return { rs, size: specReplicas(rs) + proportion };
+  });
+  const first = sizes[0];
+  if (first !== undefined && toAdd !== 0) first.size = Math.max(0, first.size + toAdd - added);
+  return { operation, sizes };
+}
