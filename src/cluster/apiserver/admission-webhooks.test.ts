@@ -110,6 +110,15 @@ describe('mutating webhooks', () => {
     assert.equal((r.object?.['spec'] as { serviceAccountName?: string }).serviceAccountName, 'default', 'built-in plug-ins ran before the webhooks');
   });
 
+  test('a webhook that speaks only v1beta1 gets a v1beta1 review, and its answer is checked leniently', async () => {
+    const { ns, path } = await scope();
+    handle(path('beta'), (req) => ({ review: { response: { uid: `not-${req.uid}`, allowed: true, patch: Buffer.from('[{"op":"add","path":"/metadata/labels/beta","value":"yes"}]').toString('base64'), patchType: 'JSONPatch' } } }));
+    await configure('MutatingWebhookConfiguration', `${ns}-m`, [webhook(ns, 'beta.hooks.example.com', path('beta'), { admissionReviewVersions: ['v1beta1'] })]);
+    const created = await c.core.createNamespacedPod({ namespace: ns, body: podIn(ns, 'p', { app: 'x' }) });
+    assert.equal(hooks.requestsTo(path('beta'))[0]?.review?.apiVersion, 'admission.k8s.io/v1beta1');
+    assert.equal(created.metadata?.labels?.['beta'], 'yes');
+  });
+
   test('webhooks run in configuration-name order, each seeing the previous patches', async () => {
     const { ns, path } = await scope();
     const seen: string[] = [];
