@@ -9,6 +9,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
+import fc from 'fast-check';
 import { VirtualClock } from '../../clock/virtual-clock.ts';
 import { formatTime } from '../../k8s/time.ts';
 import type { KubeObject } from '../../k8s/types.ts';
@@ -221,6 +222,27 @@ describe('eviction against a PodDisruptionBudget', () => {
     assert.equal(Object.keys(status['disruptedPods'] as object).length, 1);
     const evicted = names.filter((n) => podOf(ns, n)?.metadata?.deletionTimestamp !== undefined);
     assert.deepEqual(evicted, Object.keys(status['disruptedPods'] as object));
+  });
+});
+
+describe('property: a budget is never overspent', () => {
+  test('n concurrent evictions under a budget allowing k: exactly min(n, k) pass, each recorded once', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: 4 }), async (n, k) => {
+        const ns = await namespace();
+        const names = Array.from({ length: n }, (_, i) => `p${i}`);
+        for (const name of names) await runningPod(ns, name);
+        await budget(ns, 'pdb', { disruptionsAllowed: k, currentHealthy: n, desiredHealthy: Math.max(1, n - k) });
+        const codes = (await Promise.all(names.map((name) => evict(ns, name)))).map((r) => r.status);
+        const passed = codes.filter((code) => code === 201).length;
+        assert.equal(passed, Math.min(n, k));
+        assert.equal(codes.filter((code) => code === 429).length, n - passed);
+        const status = readBudget(ns, 'pdb');
+        assert.equal(status['disruptionsAllowed'], k - passed);
+        assert.equal(Object.keys((status['disruptedPods'] as object | undefined) ?? {}).length, passed);
+      }),
+      { numRuns: 8 },
+    );
   });
 });
 
