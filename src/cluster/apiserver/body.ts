@@ -1,12 +1,14 @@
 /**
  * Request bodies: read with the API server's 3 MiB limit (413 beyond it,
  * without buffering the rest), and decoded by content type: JSON (also every
- * `+json` patch type), YAML (`application/yaml`, `application/apply-patch+yaml`).
- * Protobuf and CBOR are not spoken (415).
+ * `+json` patch type), YAML (`application/yaml`, `application/apply-patch+yaml`)
+ * and, where the caller accepts it (built-in kinds), Kubernetes protobuf
+ * (protobuf/decode.ts). CBOR is not spoken (415).
  */
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import { badRequest, fail, ok, requestEntityTooLarge, unsupportedMediaType, type Result } from './errors.ts';
+import { decodeKubernetesProtobuf, PROTOBUF_MEDIA_TYPE } from './protobuf/decode.ts';
 
 export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
 /** After refusing a body, how much more of it is drained (discarded) before the connection is dropped. */
@@ -56,6 +58,8 @@ function summarize(text: string): string {
 }
 
 export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml'];
+/** What built-in kinds also accept: client-go's typed clients send protobuf. */
+export const BUILTIN_BODY_MEDIA_TYPES = [...BODY_MEDIA_TYPES, PROTOBUF_MEDIA_TYPE];
 
 /**
  * Decodes a body of `contentType`. `expectedKind` shapes the decode error as
@@ -63,6 +67,10 @@ export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml'];
  */
 export function decodeBody(buffer: Buffer, contentType: string, expectedKind: string, accepted: readonly string[] = BODY_MEDIA_TYPES): Result<unknown> {
   const type = contentType === '' ? 'application/json' : contentType;
+  if (type === PROTOBUF_MEDIA_TYPE && accepted.includes(PROTOBUF_MEDIA_TYPE)) {
+    const decoded = decodeKubernetesProtobuf(buffer);
+    return decoded.ok ? ok(decoded.value) : fail(badRequest(`the object provided is unrecognized (must be of type ${expectedKind}): ${decoded.error}`));
+  }
   const text = buffer.toString('utf8');
   const isYaml = type === 'application/yaml' || type === 'application/apply-patch+yaml' || type === 'text/yaml';
   const isJson = type === 'application/json' || type.endsWith('+json');

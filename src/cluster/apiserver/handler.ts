@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { ACTIVITY_HEADER } from '../../clock/clock.ts';
 import type { KubeObject } from '../../k8s/types.ts';
-import { decodeBody, mediaType, readBody } from './body.ts';
+import { BUILTIN_BODY_MEDIA_TYPES, decodeBody, mediaType, readBody } from './body.ts';
 import type { ApiServerControl, RequestKey } from './control.ts';
 import type { ApiServerCore } from './core.ts';
 import { deleteCollection, deleteObject, parseDeleteOptions } from './delete.ts';
@@ -173,7 +173,7 @@ export class HttpHandler {
       if (verb === undefined || !handler.verbs.includes(verb)) return (req.resume(), fail(methodNotAllowed()));
       let body: unknown;
       if (verb === 'create' || verb === 'update' || verb === 'patch') {
-        const b = await this.#body(req, handler.kind?.kind ?? def.kind, verb === 'patch' ? supportedPatchTypes(def) : undefined);
+        const b = await this.#body(req, handler.kind?.kind ?? def.kind, verb === 'patch' ? supportedPatchTypes(def) : BUILTIN_BODY_MEDIA_TYPES);
         if (!b.ok) return b;
         body = b.value;
       } else req.resume();
@@ -216,7 +216,7 @@ export class HttpHandler {
         if (info.name !== '') return (req.resume(), fail(methodNotAllowed()));
         const wq = writeQuery(query, 'CreateOptions');
         if (!wq.ok) return (req.resume(), wq);
-        const body = await this.#body(req, def.kind);
+        const body = await this.#body(req, def.kind, def.builtin ? BUILTIN_BODY_MEDIA_TYPES : undefined);
         if (!body.ok) return body;
         this.#applyWriteQuery(ctx, wq.value);
         const r = await ops.create(def, ns, body.value, ctx);
@@ -225,7 +225,7 @@ export class HttpHandler {
       case 'update': {
         const wq = writeQuery(query, 'UpdateOptions');
         if (!wq.ok) return (req.resume(), wq);
-        const body = await this.#body(req, sub === 'scale' ? 'Scale' : def.kind);
+        const body = await this.#body(req, sub === 'scale' ? 'Scale' : def.kind, def.builtin || sub === 'scale' ? BUILTIN_BODY_MEDIA_TYPES : undefined);
         if (!body.ok) return body;
         this.#applyWriteQuery(ctx, wq.value);
         const r = sub === 'scale' ? await updateScale(ops, def, ns, info.name, body.value, undefined, ctx) : await ops.update(def, ns, info.name, body.value, ctx, sub);
@@ -254,7 +254,7 @@ export class HttpHandler {
         if (!raw.ok) return raw;
         let bodyValue: unknown = {};
         if (raw.value.length > 0) {
-          const decoded = decodeBody(raw.value, mediaType(req.headers['content-type']), 'DeleteOptions');
+          const decoded = decodeBody(raw.value, mediaType(req.headers['content-type']), 'DeleteOptions', BUILTIN_BODY_MEDIA_TYPES);
           if (!decoded.ok) return decoded;
           bodyValue = decoded.value;
           const dryRun = (bodyValue as { dryRun?: unknown }).dryRun;

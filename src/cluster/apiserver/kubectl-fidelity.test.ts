@@ -236,6 +236,27 @@ describe('kubectl fidelity', { skip }, () => {
     assert.equal(lines.filter((l) => l.startsWith('NAME')).length, 1, 'the header is printed once');
   });
 
+  test('commands that send protobuf bodies (typed clients): create, expose, drain', async () => {
+    assert.equal((await ok('create', 'deployment', 'pb', '--image=nginx:1.25', '--replicas=2')).trim(), 'deployment.apps/pb created');
+    assert.equal((await ok('create', 'configmap', 'pb', '--from-literal=k=v')).trim(), 'configmap/pb created');
+    assert.equal((await ok('create', 'secret', 'generic', 'pb', '--from-literal=k=v')).trim(), 'secret/pb created');
+    assert.equal((await ok('create', 'job', 'pb', '--image=busybox:1.36')).trim(), 'job.batch/pb created');
+    assert.equal((await ok('create', 'namespace', 'pb')).trim(), 'namespace/pb created');
+    assert.equal((await ok('create', 'pdb', 'pb', '--selector=app=pb', '--min-available=1')).trim(), 'poddisruptionbudget.policy/pb created');
+    assert.equal((await ok('expose', 'deployment', 'pb', '--port=80')).trim(), 'service/pb exposed');
+    const d = JSON.parse(await ok('get', 'deploy', 'pb', '-o', 'json')) as { spec: { replicas: number; template: { spec: { containers: { image: string }[] } } } };
+    assert.deepEqual([d.spec.replicas, d.spec.template.spec.containers[0]?.image], [2, 'nginx:1.25']);
+    assert.equal((await ok('get', 'secret', 'pb', '-o', 'jsonpath={.data.k}')).trim(), Buffer.from('v').toString('base64'));
+    assert.match(await ok('get', 'svc', 'pb'), /^NAME\s+TYPE\s+CLUSTER-IP\s+EXTERNAL-IP\s+PORT\(S\)\s+AGE\npb\s+ClusterIP\s+\S+\s+<none>\s+80\/TCP\s+0s\n$/);
+    await ok('apply', '-f', file('node.yaml', 'apiVersion: v1\nkind: Node\nmetadata:\n  name: node-1\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: on-node\nspec:\n  nodeName: node-1\n  terminationGracePeriodSeconds: 0\n  containers:\n  - name: app\n    image: busybox:1.36\n'));
+    const drained = await kubectl('drain', 'node-1', '--force', '--timeout=30s');
+    assert.equal(drained.code, 0);
+    assert.equal(drained.stdout, 'node/node-1 cordoned\nevicting pod default/on-node\npod/on-node evicted\nnode/node-1 drained\n');
+    assert.equal(drained.stderr, 'Warning: deleting Pods that declare no controller: default/on-node\n', 'only kubectl\'s own notice about the bare pod');
+    assert.match(await ok('get', 'node', 'node-1'), /node-1\s+Unknown,SchedulingDisabled/);
+    await ok('delete', 'namespace', 'pb');
+  });
+
   test('delete --wait, of a deployment and of the custom resource', async () => {
     assert.equal((await ok('delete', 'deploy', 'web', '--wait')).trim(), 'deployment.apps "web" deleted');
     assert.equal((await ok('delete', '-f', join(dir, 'ws.yaml'), '--wait')).trim(), 'workloadspread.apps.kruise.io "web-spread" deleted');
