@@ -81,10 +81,10 @@ describe('bodies', () => {
     assert.deepEqual((res.json as { data: unknown }).data, { key: 'yes', true: 'x' });
   });
 
-  test('protobuf is not spoken: 415', async () => {
-    const res = await rawRequest(c.server, 'POST', '/api/v1/namespaces/default/configmaps', { body: Buffer.from([0x6b, 0x38, 0x73, 0]), contentType: 'application/vnd.kubernetes.protobuf' });
+  test('CBOR is not spoken: 415 listing JSON, YAML and protobuf', async () => {
+    const res = await rawRequest(c.server, 'POST', '/api/v1/namespaces/default/configmaps', { body: Buffer.from([0xd9, 0xd9, 0xf7]), contentType: 'application/cbor' });
     assert.equal(res.status, 415);
-    assert.equal(status(res.json).message, 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml');
+    assert.equal(status(res.json).message, 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf');
   });
 
   test('an unknown patch type is a 415 listing what the resource accepts', async () => {
