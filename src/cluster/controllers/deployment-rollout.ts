@@ -4,26 +4,22 @@
  * given a Deployment and the ReplicaSets it owns (private copies, edited as
  * upstream edits its deep copies), decide with deployment-util.ts /
  * deployment-status.ts and write through the API:
- * - `newReplicaSet`: find the set whose template matches (syncing its
- *   revision and annotations) or create `<name>-<pod-template-hash>`,
- *   handling a hash collision by bumping `status.collisionCount`;
+ * - `allReplicaSets`: the new set (found or created, with its revision:
+ *   deployment-new-replicaset.ts) and the old ones;
  * - `scale`: proportional scaling on a replicas change or while paused;
  * - `rolloutRolling` / `rolloutRecreate`; `cleanup` of old sets beyond
  *   `revisionHistoryLimit`; `syncRolloutStatus` / `syncStatusOnly`.
- * Difference from upstream: after each write of the Deployment's status we
- * keep the resourceVersion the server answered, so a later write in the same
- * sync does not fail with a Conflict that upstream would retry.
+ * Status writes keep the resourceVersion the server answered (see
+ * deployment-new-replicaset.ts).
  * Start at `rolloutRolling`.
  */
 import type { Clock } from '../../clock/clock.ts';
-import { describeError, isAlreadyExists, isNotFound, ApiError } from '../../client/errors.ts';
+import { isNotFound } from '../../client/errors.ts';
 import type { EventRecorder } from '../../client/event-recorder.ts';
 import type { KubeClient } from '../../client/http-client.ts';
 import type { Logger } from '../../client/logger.ts';
 import { BUILTIN } from '../../client/resources.ts';
 import { deepEqual } from '../../k8s/json.ts';
-import { controllerRef, ownerReferenceFor } from '../../k8s/owner.ts';
-import { asNumber, asRecord } from '../../k8s/raw-json.ts';
 import type { KubeObject, Pod } from '../../k8s/types.ts';
 import {
   PROGRESSING,
@@ -38,20 +34,14 @@ import {
   wireStatus,
 } from './deployment-status.ts';
 import {
-  REVISION_ANNOTATION,
   activeReplicaSets,
-  annotationsOf,
   byCreationTimestamp,
   byRevision,
   desiredReplicasAnnotation,
-  equalIgnoreHash,
   findActiveOrLatest,
-  findNewReplicaSet,
-  findOldReplicaSets,
   isPaused,
   isRollingUpdate,
   isSaturated,
-  maxRevision,
   maxSurge,
   maxUnavailable,
   newRSNewReplicas,
@@ -59,15 +49,13 @@ import {
   progressDeadlineSeconds,
   replicasAnnotationsNeedUpdate,
   revisionHistoryLimit,
-  setDeploymentRevision,
-  setNewReplicaSetAnnotations,
   setReplicasAnnotations,
   specOf,
   statusNumber,
   sumSpecReplicas,
   sumStatus,
 } from './deployment-util.ts';
-import { computePodTemplateHash, POD_TEMPLATE_HASH_LABEL } from './pod-template-hash.ts';
+import { NewReplicaSetSync } from './deployment-new-replicaset.ts';
 import { specReplicas } from './replicaset-status.ts';
 
 export interface RolloutDeps {
@@ -93,9 +81,11 @@ const deleting = (obj: KubeObject): boolean => obj.metadata?.deletionTimestamp !
 
 export class DeploymentRollout {
   readonly #deps: RolloutDeps;
+  readonly #revisions: NewReplicaSetSync;
 
   constructor(deps: RolloutDeps) {
     this.#deps = deps;
+    this.#revisions = new NewReplicaSetSync(deps);
   }
 
   get #now(): number {
@@ -106,128 +96,18 @@ export class DeploymentRollout {
     this.#deps.recorder?.record(d, { type, reason, note, action: reason === 'ScalingReplicaSet' ? 'Scale' : 'Sync' });
   }
 
-  /** PUT the Deployment's status (annotations travel too, as upstream's UpdateStatus); keeps the new resourceVersion. */
-  async updateStatus(d: KubeObject): Promise<void> {
-    const body = { ...d, status: wireStatus(statusOf(d)) };
-    const updated = await this.#deps.client.updateStatus<KubeObject>(BUILTIN.deployments, body);
-    const meta = (d.metadata ??= {});
-    if (updated.metadata?.resourceVersion !== undefined) meta.resourceVersion = updated.metadata.resourceVersion;
+  /** PUT the Deployment's status (see deployment-revision.ts). */
+  updateStatus(d: KubeObject): Promise<void> {
+    return this.#revisions.updateStatus(d);
   }
 
   #setStatus(d: KubeObject, status: unknown): void {
     d['status'] = status;
   }
 
-  // ---- new and old sets ----
-
   /** getAllReplicaSetsAndSyncRevision: the new set (maybe created) and every old one. */
-  async allReplicaSets(d: KubeObject, rsList: KubeObject[], create: boolean): Promise<{ newRS: KubeObject | undefined; oldRSs: KubeObject[] }> {
-    const { all } = findOldReplicaSets(d, rsList);
-    const newRS = await this.#newReplicaSet(d, rsList, all, create);
-    return { newRS, oldRSs: all };
-  }
-
-  async #newReplicaSet(d: KubeObject, rsList: KubeObject[], oldRSs: KubeObject[], create: boolean): Promise<KubeObject | undefined> {
-    const existing = findNewReplicaSet(d, rsList);
-    const newRevision = maxRevision(oldRSs) + 1;
-    const deadline = progressDeadlineSeconds(d);
-    if (existing !== undefined) {
-      const copy = structuredClone(existing);
-      const annotationsUpdated = setNewReplicaSetAnnotations(d, copy, newRevision, true);
-      const minReady = asNumber(specOf(d)['minReadySeconds']) ?? 0;
-      if (annotationsUpdated || (asNumber(specOf(copy)['minReadySeconds']) ?? 0) !== minReady) {
-        const spec = (copy['spec'] = { ...specOf(copy) });
-        if (minReady === 0) delete spec['minReadySeconds'];
-        else spec['minReadySeconds'] = minReady;
-        return this.#deps.client.update<KubeObject>(BUILTIN.replicasets, copy);
-      }
-      let needsUpdate = setDeploymentRevision(d, annotationsOf(copy)[REVISION_ANNOTATION] ?? '');
-      const status = statusOf(d);
-      if (deadline !== undefined && getCondition(status, PROGRESSING) === undefined) {
-        setCondition(status, newCondition(PROGRESSING, 'True', REASON.foundNewReplicaSet, `Found new replica set "${nameOf(copy)}"`, this.#now));
-        this.#setStatus(d, status);
-        needsUpdate = true;
-      }
-      if (needsUpdate) await this.updateStatus(d);
-      return copy;
-    }
-    if (!create) return undefined;
-    return this.#createNewReplicaSet(d, oldRSs, newRevision, deadline);
-  }
-
-  #replicaSetFor(d: KubeObject): KubeObject {
-    const spec = specOf(d);
-    const template = structuredClone(asRecord(spec['template']) ?? {});
-    const collisionCount = asNumber(statusOf(d).collisionCount);
-    const hash = computePodTemplateHash(template, collisionCount);
-    const tmeta = (template['metadata'] = { ...(asRecord(template['metadata']) ?? {}) });
-    const labels = { ...((asRecord(tmeta['labels']) as Record<string, string> | undefined) ?? {}), [POD_TEMPLATE_HASH_LABEL]: hash };
-    tmeta['labels'] = labels;
-    const selector = structuredClone(asRecord(spec['selector']) ?? {});
-    selector['matchLabels'] = { ...(asRecord(selector['matchLabels']) ?? {}), [POD_TEMPLATE_HASH_LABEL]: hash };
-    const rsSpec: Record<string, unknown> = { replicas: 0, selector, template };
-    const minReady = asNumber(spec['minReadySeconds']) ?? 0;
-    if (minReady !== 0) rsSpec['minReadySeconds'] = minReady;
-    return {
-      apiVersion: 'apps/v1',
-      kind: 'ReplicaSet',
-      metadata: { name: `${nameOf(d)}-${hash}`, namespace: ns(d), ownerReferences: [ownerReferenceFor(d)], labels: { ...labels } },
-      spec: rsSpec,
-    };
-  }
-
-  async #createNewReplicaSet(d: KubeObject, oldRSs: KubeObject[], newRevision: number, deadline: number | undefined): Promise<KubeObject> {
-    const newRS = this.#replicaSetFor(d);
-    const count = newRSNewReplicas(d, [...oldRSs, newRS], newRS);
-    if (!count.ok) throw new Error(count.error);
-    specOf(newRS)['replicas'] = count.value;
-    setNewReplicaSetAnnotations(d, newRS, newRevision, false);
-    let created: KubeObject;
-    let alreadyExists = false;
-    try {
-      created = await this.#deps.client.create<KubeObject>(BUILTIN.replicasets, newRS, { namespace: ns(d) });
-    } catch (err) {
-      if (isAlreadyExists(err)) {
-        const rs = this.#deps.cachedReplicaSet(ns(d), nameOf(newRS));
-        if (rs === undefined) throw err;
-        if (controllerRef(rs)?.uid === d.metadata?.uid && equalIgnoreHash(specOf(d)['template'], specOf(rs)['template'])) {
-          created = structuredClone(rs);
-          alreadyExists = true;
-        } else {
-          // A different template hashed to the same name: change the hash input and try again next sync.
-          const status = statusOf(d);
-          status.collisionCount = (asNumber(status.collisionCount) ?? 0) + 1;
-          this.#setStatus(d, status);
-          await this.updateStatus(d).then(
-            () => this.#deps.log.info({ deployment: `${ns(d)}/${nameOf(d)}`, collisionCount: status.collisionCount }, 'found a hash collision, bumping collisionCount'),
-            () => undefined,
-          );
-          throw err;
-        }
-      } else if (err instanceof ApiError && (err.status.details?.causes ?? []).some((c) => c.reason === 'NamespaceTerminating')) {
-        throw err;
-      } else {
-        const msg = `Failed to create new replica set "${nameOf(newRS)}": ${describeError(err)}`;
-        if (deadline !== undefined) {
-          const status = statusOf(d);
-          setCondition(status, newCondition(PROGRESSING, 'False', REASON.failedRSCreate, msg, this.#now));
-          this.#setStatus(d, status);
-          await this.updateStatus(d).catch(() => undefined);
-        }
-        this.#event(d, 'Warning', REASON.failedRSCreate, msg);
-        throw err;
-      }
-    }
-    if (!alreadyExists && count.value > 0) this.#event(d, 'Normal', 'ScalingReplicaSet', `Scaled up replica set ${nameOf(created)} to ${count.value} from 0`);
-    let needsUpdate = setDeploymentRevision(d, String(newRevision));
-    if (!alreadyExists && deadline !== undefined) {
-      const status = statusOf(d);
-      setCondition(status, newCondition(PROGRESSING, 'True', REASON.newReplicaSetCreated, `Created new replica set "${nameOf(created)}"`, this.#now));
-      this.#setStatus(d, status);
-      needsUpdate = true;
-    }
-    if (needsUpdate) await this.updateStatus(d);
-    return created;
+  allReplicaSets(d: KubeObject, rsList: KubeObject[], create: boolean): Promise<{ newRS: KubeObject | undefined; oldRSs: KubeObject[] }> {
+    return this.#revisions.allReplicaSets(d, rsList, create);
   }
 
   // ---- scaling one set ----

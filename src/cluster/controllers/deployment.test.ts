@@ -248,6 +248,55 @@ describe('RollingUpdate', () => {
   });
 });
 
+describe('availability', () => {
+  test('minReadySeconds is copied to the ReplicaSets, and the rollout waits for new pods to be available, not just ready', async () => {
+    const ns = await freshNamespace(bed.client);
+    await deploy(ns, { replicas: 1, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } });
+    await clock.settle();
+    await patchSpec(ns, { minReadySeconds: 10 });
+    await clock.settle();
+    assert.equal(spec(rsByImage(ns, 'v1'))['minReadySeconds'], 10);
+    await setImage(ns, 'v2');
+    await clock.advance(5_000 + 9_000);
+    // The new pod is ready since 5 s in (stored to the second), but available only once ready for more than 10 s.
+    assert.equal(replicasOf(rsByImage(ns, 'v1')), 1);
+    assert.equal(statusOf(rsByImage(ns, 'v2'))['readyReplicas'], 1);
+    await clock.settle();
+    assert.equal(replicasOf(rsByImage(ns, 'v1')), 0);
+    assert.equal(spec(rsByImage(ns, 'v2'))['minReadySeconds'], 10);
+  });
+
+  test('a rollout away from a template that never became ready completes: unhealthy old replicas are removed first', async () => {
+    const ns = await freshNamespace(bed.client);
+    await deploy(ns, { replicas: 4, image: 'bad-v1' });
+    await clock.settle();
+    assert.equal(statusOf(getDeployment(ns))['availableReplicas'], undefined);
+    await setImage(ns, 'v2');
+    await clock.settle();
+    // Without the clean-up the old set could never shrink: nothing is available to spare.
+    assert.equal(replicasOf(rsByImage(ns, 'bad-v1')), 0);
+    assert.equal(statusOf(rsByImage(ns, 'v2'))['availableReplicas'], 4);
+  });
+});
+
+describe('hash collisions', () => {
+  test('a foreign ReplicaSet holding the name makes the Deployment bump collisionCount and use another hash', async () => {
+    const ns = await freshNamespace(bed.client);
+    const template = podTemplate({ app: 'web' }, { image: 'v1' });
+    // Create the Deployment paused to learn its stored template, squat the name, then let it go.
+    const d = await deploy(ns, { replicas: 1, paused: true });
+    const hash = computePodTemplateHash(spec(d)['template']);
+    await bed.client.create(BUILTIN.replicasets, { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: `web-${hash}`, namespace: ns }, spec: { replicas: 0, selector: { matchLabels: { squat: 'yes' } }, template: { ...template, metadata: { labels: { squat: 'yes' } } } } }, { namespace: ns });
+    await patchSpec(ns, { paused: false });
+    await clock.settle();
+    const after = getDeployment(ns);
+    assert.equal(statusOf(after)['collisionCount'], 1);
+    const mine = replicaSets(ns).filter((r) => r.metadata?.ownerReferences?.[0]?.uid === d.metadata?.uid);
+    assert.deepEqual(mine.map((r) => r.metadata?.name), [`web-${computePodTemplateHash(spec(d)['template'], 1)}`]);
+    assert.equal(statusOf(after)['availableReplicas'], 1);
+  });
+});
+
 describe('Recreate', () => {
   test('old pods are all gone before the new ReplicaSet is created and scaled up', async () => {
     const ns = await freshNamespace(bed.client);
