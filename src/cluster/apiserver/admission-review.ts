@@ -23,7 +23,7 @@ import { isPlainObject } from '../../k8s/json.ts';
 import { asArray, asRecord, asString } from '../../k8s/raw-json.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import type { AdmissionAttributes } from './admission.ts';
-import { statusError, type Status, type StatusReason } from './errors.ts';
+import { statusError, type Status, type StatusDetails, type StatusReason } from './errors.ts';
 import { applyJsonPatch } from './patch.ts';
 import { base64Problem } from './webhook-configuration.ts';
 import type { WebhookInvocation } from './webhook-matching.ts';
@@ -138,6 +138,61 @@ function jsonType(v: unknown): string {
   return typeof v;
 }
 
+/** Upstream's messages for a non-2xx answer without a Status body (errors.NewGenericServerResponse). */
+function genericResponseMessage(code: number, serverMessage: string): string {
+  const known: Record<number, string> = {
+    400: 'the server rejected our request for an unknown reason',
+    401: 'the server has asked for the client to provide credentials',
+    404: 'the server could not find the requested resource',
+    405: 'the server does not allow this method on the requested resource',
+    409: 'the server reported a conflict',
+    422: 'the server rejected our request due to an error in our request',
+    429: 'the server has received too many requests and has asked us to try again later',
+    503: 'the server is currently unable to handle the request',
+    504: 'the server was unable to return a response in the time allotted, but may still be processing the request',
+  };
+  if (code === 403 || code === 415) return serverMessage;
+  const k = known[code];
+  if (k !== undefined) return k;
+  if (code >= 500) return `an error on the server (${JSON.stringify(serverMessage)}) has prevented the request from succeeding`;
+  return `the server responded with the status code ${code} but did not return more information`;
+}
+
+function mediaTypeOf(contentType: string): string {
+  return (contentType.split(';')[0] ?? '').trim().toLowerCase();
+}
+
+export type AnswerReading = { ok: true; review: Record<string, unknown> } | { ok: false; error: string };
+
+/**
+ * How the API server's REST client reads a webhook's HTTP answer: a non-2xx
+ * code is an error (the Status message when the body is one), a body in a
+ * media type it cannot decode is an error, then JSON and the typed decode.
+ */
+export function readWebhookAnswer(status: number, contentType: string, body: string): AnswerReading {
+  const media = mediaTypeOf(contentType);
+  const isJson = media === '' || media === 'application/json' || media.endsWith('+json');
+  let parsed: unknown;
+  let parseError: string | undefined;
+  if (isJson) {
+    try {
+      parsed = JSON.parse(body) as unknown;
+    } catch (err) {
+      parseError = err instanceof Error ? err.message : String(err);
+    }
+  }
+  if (status < 200 || status > 206) {
+    const st = asRecord(parsed);
+    if (st !== undefined && typeof st['status'] === 'string' && st['status'] !== '') return { ok: false, error: asString(st['message']) ?? '' };
+    return { ok: false, error: genericResponseMessage(status, media.startsWith('text/') ? body.trim() : 'unknown') };
+  }
+  if (!isJson) return { ok: false, error: `serializer for ${media} doesn't exist` };
+  if (parseError !== undefined) return { ok: false, error: `couldn't get version/kind; json parse error: ${parseError}` };
+  const decodeError = reviewDecodeError(parsed);
+  if (decodeError !== undefined) return { ok: false, error: decodeError };
+  return { ok: true, review: parsed as Record<string, unknown> };
+}
+
 /** webhookrequest.VerifyAdmissionResponse. */
 export function verifyAdmissionResponse(apiVersion: string, uid: string, mutating: boolean, review: Record<string, unknown>): Verified {
   const response = asRecord(review['response']);
@@ -173,7 +228,7 @@ export function webhookRejection(webhookName: string, result: Record<string, unk
   const text = message !== '' ? `${deniedBy}: ${message}` : reason !== '' ? `${deniedBy}: ${reason}` : `${deniedBy} without explanation`;
   const status = statusError(code, reason as StatusReason, text);
   const details = asRecord(result['details']);
-  if (details !== undefined) status.details = structuredClone(details) as Status['details'] & object;
+  if (details !== undefined) status.details = structuredClone(details) as StatusDetails;
   const metadata = asRecord(result['metadata']);
   if (metadata !== undefined) status.metadata = structuredClone(metadata) as Status['metadata'];
   return status;

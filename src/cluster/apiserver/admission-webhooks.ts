@@ -33,7 +33,7 @@ import {
   applyWebhookPatch,
   buildAdmissionReview,
   isEmptyPatch,
-  reviewDecodeError,
+  readWebhookAnswer,
   reviewVersionFor,
   verifyAdmissionResponse,
   webhookRejection,
@@ -88,31 +88,6 @@ class ReinvokeMemory {
 
 function endpointKey(namespace: string, name: string, port?: number): string {
   return port === undefined ? `${namespace}/${name}` : `${namespace}/${name}:${port}`;
-}
-
-/** Upstream's messages for a non-2xx answer without a Status body (errors.NewGenericServerResponse). */
-function genericResponseMessage(code: number, serverMessage: string): string {
-  const known: Record<number, string> = {
-    400: 'the server rejected our request for an unknown reason',
-    401: 'the server has asked for the client to provide credentials',
-    404: 'the server could not find the requested resource',
-    405: 'the server does not allow this method on the requested resource',
-    409: 'the server reported a conflict',
-    422: 'the server rejected our request due to an error in our request',
-    429: 'the server has received too many requests and has asked us to try again later',
-    503: 'the server is currently unable to handle the request',
-    504: 'the server was unable to return a response in the time allotted, but may still be processing the request',
-  };
-  if (code === 403 || code === 415) return serverMessage;
-  const k = known[code];
-  if (k !== undefined) return k;
-  if (code >= 500) return `an error on the server (${JSON.stringify(serverMessage)}) has prevented the request from succeeding`;
-  return `the server responded with the status code ${code} but did not return more information`;
-}
-
-function isJsonMediaType(contentType: string): boolean {
-  const media = (contentType.split(';')[0] ?? '').trim().toLowerCase();
-  return media === '' || media === 'application/json' || media.endsWith('+json');
 }
 
 export class AdmissionWebhooks {
@@ -258,29 +233,9 @@ export class AdmissionWebhooks {
       label: `admission webhook ${hook.name}`,
     });
     if (!answer.ok) return { kind: 'callFailed', reason: `failed to call webhook: Post ${JSON.stringify(url)}: ${answer.error}` };
-    const isJson = isJsonMediaType(answer.contentType);
-    let parsed: unknown;
-    let parseError: string | undefined;
-    if (isJson) {
-      try {
-        parsed = JSON.parse(answer.body) as unknown;
-      } catch (err) {
-        parseError = err instanceof Error ? err.message : String(err);
-      }
-    }
-    if (answer.status < 200 || answer.status > 206) {
-      const status = asRecord(parsed);
-      const message =
-        status !== undefined && typeof status['status'] === 'string' && status['status'] !== ''
-          ? (asString(status['message']) ?? '')
-          : genericResponseMessage(answer.status, /^text\//.test(answer.contentType) ? answer.body.trim() : 'unknown');
-      return { kind: 'callFailed', reason: `failed to call webhook: ${message}` };
-    }
-    if (!isJson) return { kind: 'callFailed', reason: `failed to call webhook: serializer for ${(answer.contentType.split(';')[0] ?? '').trim()} doesn't exist` };
-    if (parseError !== undefined) return { kind: 'callFailed', reason: `failed to call webhook: couldn't get version/kind; json parse error: ${parseError}` };
-    const decodeError = reviewDecodeError(parsed);
-    if (decodeError !== undefined) return { kind: 'callFailed', reason: `failed to call webhook: ${decodeError}` };
-    const verified = verifyAdmissionResponse(apiVersion, uid, hook.mutating, parsed as Record<string, unknown>);
+    const read = readWebhookAnswer(answer.status, answer.contentType, answer.body);
+    if (!read.ok) return { kind: 'callFailed', reason: `failed to call webhook: ${read.error}` };
+    const verified = verifyAdmissionResponse(apiVersion, uid, hook.mutating, read.review);
     if (!verified.ok) return { kind: 'callFailed', reason: `received invalid webhook response: ${verified.error}` };
     return { kind: 'answered', response: verified.response };
   }
