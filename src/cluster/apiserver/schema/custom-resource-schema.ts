@@ -6,8 +6,8 @@
  *   version: pruning and defaulting on every decoded body (before
  *   admission) and again after mutating admission (what webhooks add is
  *   pruned and defaulted too), defaulting of objects read back, and schema
- *   validation (ajv, compiled once per schema) plus list-type uniqueness on
- *   create, update and status update;
+ *   validation (ajv, compiled once per schema), list-type uniqueness and
+ *   embedded-resource checks on create, update and status update;
  * - the CustomResourceDefinition resource gets the complete CRD validation
  *   (crd-validation.ts) in place of the basic checks.
  * Start at `installCustomResourceSchemas`.
@@ -19,6 +19,7 @@ import type { ApiServerCore } from '../core.ts';
 import type { ResourceStrategy, StrategyContext } from '../resource-def.ts';
 import { validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate, validateStoredVersions } from './crd-validation.ts';
 import { defaultResource } from './defaults.ts';
+import { validateEmbeddedResources } from './embedded.ts';
 import { validateListTypes } from './list-type.ts';
 import { pruneResource } from './prune.ts';
 import { asSchema, type Schema } from './structural.ts';
@@ -68,7 +69,7 @@ export function normalizeCustomResource(obj: KubeObject, schema: Schema | undefi
 /** Wraps a custom resource version's strategy with its schema. */
 export function schemaStrategy(schema: Schema | undefined, validator: SchemaValidator, base: ResourceStrategy): ResourceStrategy {
   if (schema === undefined) return base;
-  const check = (obj: KubeObject): FieldError[] => [...validator.validate(obj), ...validateListTypes(obj, schema)];
+  const check = (obj: KubeObject): FieldError[] => [...validator.validate(obj), ...validateListTypes(obj, schema), ...validateEmbeddedResources(obj, schema)];
   return {
     ...base,
     applyDefaults: (obj) => {

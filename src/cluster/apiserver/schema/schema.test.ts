@@ -13,6 +13,7 @@ import { formatFieldError, root } from '../../../k8s/field-errors.ts';
 import type { KubeObject } from '../../../k8s/types.ts';
 import { validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate } from './crd-validation.ts';
 import { defaultResource } from './defaults.ts';
+import { validateEmbeddedResources } from './embedded.ts';
 import { validateListTypes } from './list-type.ts';
 import { pruneResource } from './prune.ts';
 import { validateStructuralSchema } from './structural-validation.ts';
@@ -82,6 +83,16 @@ describe('list types', () => {
   test('a set may not repeat a value; a map may not repeat its keys', () => {
     const errs = validateListTypes({ spec: { tags: ['a', 'a'], ports: [{ name: 'x', port: 1 }, { name: 'x', port: 2 }] } }, schema).map(formatFieldError);
     assert.deepEqual(errs, ['spec.tags[1]: Duplicate value: "a"', 'spec.ports[1]: Duplicate value: {"name":"x"}']);
+  });
+});
+
+describe('embedded resources', () => {
+  test('need apiVersion and kind, well formed, and valid metadata', () => {
+    const errs = validateEmbeddedResources({ spec: { size: 1, template: { kind: 'my_pod', metadata: { name: 'UPPER', labels: { 'a b': 'x' } } } } }, schema).map(formatFieldError);
+    assert.deepEqual(errs.slice(0, 2), ['spec.template.apiVersion: Required value: must not be empty', 'spec.template.kind: Invalid value: "my_pod": may have mixed case, but should otherwise match: a DNS-1035 label must consist of lower case alphanumeric characters or \'-\', start with an alphabetic character, and end with an alphanumeric character (e.g. \'my-name\',  or \'abc-123\', regex used for validation is \'[a-z]([-a-z0-9]*[a-z0-9])?\')']);
+    assert.ok(errs.some((e) => e.startsWith('spec.template.metadata.name: Invalid value: "UPPER"')));
+    assert.ok(errs.some((e) => e.startsWith('spec.template.metadata.labels: Invalid value: "a b"')));
+    assert.deepEqual(validateEmbeddedResources({ spec: { template: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } } } }, schema), []);
   });
 });
 
