@@ -17,8 +17,14 @@
 import type { Clock } from '../../clock/clock.ts';
 import type { KubeClient } from '../../client/http-client.ts';
 import type { Logger } from '../../client/logger.ts';
+import { deploymentController } from './deployment.ts';
+import { disruptionController } from './disruption.ts';
+import { garbageCollector } from './garbage-collector.ts';
+import { jobController } from './job.ts';
 import { nodeLifecycleController } from './node-lifecycle.ts';
+import { replicaSetController } from './replicaset.ts';
 import { schedulerController } from './scheduler.ts';
+import { statefulSetController } from './statefulset.ts';
 
 /** Settings every component may read; fixed for the cluster's lifetime. */
 export interface ClusterSettings {
@@ -56,7 +62,10 @@ export function componentUserAgent(name: string): string {
   return `workloadspread-embedded/${name}`;
 }
 
-/** The control loops a cluster runs by default (besides its kubelet), in start order. */
+/**
+ * The control loops a cluster runs by default (besides its kubelet), in start
+ * order: kube-scheduler, then what kube-controller-manager runs.
+ */
 export function defaultControllers(): ControllerFactory[] {
-  return [schedulerController, nodeLifecycleController];
+  return [schedulerController, nodeLifecycleController, replicaSetController, deploymentController, statefulSetController, jobController, garbageCollector, disruptionController];
 }
