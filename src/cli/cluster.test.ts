@@ -6,7 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from './main.ts';
@@ -70,6 +70,18 @@ describe('usage errors exit 2 with one line', () => {
   });
 });
 
+const DEPLOYMENT = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: nginx, image: 'nginx:1.25', resources: {requests: {cpu: 100m}}}]
+`;
+
 function kubectl(kubeconfig: string, dir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile('kubectl', ['--cache-dir', join(dir, 'cache'), ...args], { env: { ...process.env, KUBECONFIG: kubeconfig, HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) => {
@@ -96,6 +108,23 @@ describe('the command as a process', () => {
         const r = await kubectl(kubeconfig, dir, 'get', 'nodes', '-o', 'name');
         assert.equal(r.code, 0, r.stderr);
         assert.deepEqual(r.stdout.trim().split('\n'), ['node/node-a-1', 'node/node-b-1']);
+        // The issue's acceptance: a Deployment applied with kubectl runs on the fake nodes, and scales in.
+        writeFileSync(join(dir, 'web.yaml'), DEPLOYMENT);
+        const applied = await kubectl(kubeconfig, dir, 'apply', '--validate=false', '-f', join(dir, 'web.yaml'));
+        assert.equal(applied.code, 0, applied.stderr);
+        const podsOf = async () => {
+          const got = await kubectl(kubeconfig, dir, 'get', 'pods', '-l', 'app=web', '-o', 'jsonpath={range .items[*]}{.spec.nodeName} {.status.phase} {.metadata.deletionTimestamp}{"\\n"}{end}');
+          assert.equal(got.code, 0, got.stderr);
+          return got.stdout.split('\n').filter((l) => l.trim() !== '');
+        };
+        await eventually(async () => {
+          const lines = await podsOf();
+          assert.equal(lines.length, 3, lines.join('; '));
+          for (const l of lines) assert.match(l, /^node-[ab]-1 Running $/);
+        }, { timeoutMs: 60_000, intervalMs: 250 });
+        const scaled = await kubectl(kubeconfig, dir, 'scale', 'deployment/web', '--replicas=1');
+        assert.equal(scaled.code, 0, scaled.stderr);
+        await eventually(async () => assert.deepEqual((await podsOf()).length, 1), { timeoutMs: 60_000, intervalMs: 250 });
       } else {
         t.diagnostic('kubectl is not on PATH: the kubectl step was skipped');
       }
