@@ -197,7 +197,10 @@ export async function connectionFromKubeConfig(kc: KubeConfig, source: string, o
   } catch (err) {
     return fail(source, `cannot prepare credentials of user ${JSON.stringify(user.name)}: ${messageOf(err)}`);
   }
-  const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 64, maxFreeSockets: options.maxFreeSockets ?? 16 };
+  // `timeout` only closes FREE sockets (Node's agent destroys a free socket on timeout): keep them for 30 s,
+  // less than servers keep idle connections (kube-apiserver and ours: 60+ s), so a reused socket is never
+  // one the server is closing at that moment.
+  const agentOptions = { keepAlive: true, timeout: 30_000, maxSockets: options.maxSockets ?? 64, maxFreeSockets: options.maxFreeSockets ?? 16 };
   let agent: HttpsAgent | HttpAgent;
   if (url.protocol === 'http:') agent = new HttpAgent(agentOptions);
   else {

@@ -164,6 +164,9 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
         if (inFlight === 0) for (const d of drained.splice(0)) d();
       });
   });
+  // The API server keeps webhook connections alive; never close one it may be about to reuse.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 70_000;
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));

@@ -82,6 +82,10 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     // The request's own tracked activity is running now: the client's in-flight mark can go.
     if (handoff !== undefined) options.clock.activity.received(handoff);
   });
+  // Idle keep-alive connections stay open longer than clients keep free sockets (client agents drop them
+  // after 30 s), so a client never reuses a socket the server is closing at that instant (ECONNRESET).
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 70_000;
   const sockets = new Set<Socket>();
   server.on('connection', (s: Socket) => {
     sockets.add(s);
