@@ -1,0 +1,239 @@
+/**
+ * Test support for the manager's integration tests: the embedded cluster on a
+ * virtual clock (zoned nodes, every workload controller, the WorkloadSpread
+ * CRD, the manager's namespace), real managers started against it over HTTPS
+ * with loopback endpoints, a round-robin TCP forwarder that puts several
+ * manager replicas behind ONE webhook URL (the API server calls one URL per
+ * webhook, as it would call one Service), and readers for the Prometheus text
+ * a manager exposes. Not used by production code.
+ */
+import assert from 'node:assert/strict';
+import { get } from 'node:http';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { workloadSpreadCrd } from '../api/crd.ts';
+import { VirtualClock } from '../clock/virtual-clock.ts';
+import { memoryLogger, type Logger, type MemoryLogger } from '../client/logger.ts';
+import { BUILTIN } from '../client/resources.ts';
+import { generateServingCertificate, type ServingCertificate } from '../cluster/apiserver/certs.ts';
+import { startCluster, type ClusterOptions, type EmbeddedCluster } from '../cluster/cluster.ts';
+import type { KubeObject } from '../k8s/types.ts';
+import { settleUntil } from '../testing/eventually.ts';
+import { MANAGER_NAMESPACE, workloadControllers, ZONED_NODES } from '../webhook/e2e-kit.ts';
+import { startManager, type Manager, type ManagerOptions } from './manager.ts';
+
+export { MANAGER_NAMESPACE };
+
+let certificate: ServingCertificate | undefined;
+
+export interface ManagerCluster {
+  cluster: EmbeddedCluster;
+  clock: VirtualClock;
+  /** A fresh namespace for one test. */
+  namespace(prefix?: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** The embedded cluster, with the WorkloadSpread CRD unless `crd: false`. */
+export async function startManagerCluster(options: ClusterOptions & { crd?: boolean } = {}): Promise<ManagerCluster> {
+  certificate ??= generateServingCertificate();
+  const clock = new VirtualClock(Date.UTC(2026, 0, 1), { realWaitMs: 120_000 });
+  const { crd, ...clusterOptions } = options;
+  const cluster = await startCluster({ clock, certificate, nodes: ZONED_NODES, controllers: workloadControllers(), ...clusterOptions });
+  try {
+    if (crd !== false) await installCrd(cluster);
+    const ns = await cluster.apiServer.control.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: MANAGER_NAMESPACE } });
+    assert.ok(ns.ok, JSON.stringify(!ns.ok && ns.status));
+    await clock.quiesce();
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+  let seq = 0;
+  return {
+    cluster,
+    clock,
+    namespace: async (prefix = 'mgr') => {
+      const name = `${prefix}-${++seq}`;
+      await cluster.client.create(BUILTIN.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      await clock.quiesce();
+      return name;
+    },
+    stop: () => cluster.stop(),
+  };
+}
+
+export async function installCrd(cluster: EmbeddedCluster): Promise<void> {
+  const created = await cluster.apiServer.control.create(workloadSpreadCrd() as KubeObject);
+  assert.ok(created.ok, JSON.stringify(!created.ok && created.status));
+  await cluster.virtualClock?.quiesce();
+}
+
+export interface TestManager {
+  manager: Manager;
+  log: MemoryLogger;
+  name: string;
+}
+
+export interface TestManagerOptions extends Partial<Omit<ManagerOptions, 'client' | 'connection' | 'clock' | 'namespace'>> {
+  name?: string;
+  /** The webhook URL to register (default this replica's own server). */
+  url?: string;
+  /** Wait until ready (default true). */
+  waitReady?: boolean;
+}
+
+/** A logger that keeps every line and, with WS_DEBUG=1, prints it with the virtual time. */
+function testLogger(clock: VirtualClock, name: string): MemoryLogger {
+  const mem = memoryLogger();
+  if (process.env['WS_DEBUG'] !== '1') return mem;
+  const t0 = Date.UTC(2026, 0, 1);
+  const print = (lvl: keyof Logger) => (fields: Record<string, unknown>, message: string) => {
+    console.error(`${lvl} +${clock.now() - t0}ms [${name}] ${message} ${JSON.stringify(fields)}`);
+    mem[lvl](fields, message);
+  };
+  return { lines: mem.lines, debug: print('debug'), info: print('info'), warn: print('warn'), error: print('error') };
+}
+
+/** A real manager on the cluster's clock: loopback endpoints on free ports, webhooks registered by URL. */
+export async function startTestManager(env: ManagerCluster, options: TestManagerOptions = {}): Promise<TestManager> {
+  const { name = 'manager-0', url, waitReady = true, webhook, ...rest } = options;
+  const client = await env.cluster.newClient(`workloadspread-manager/${name}`);
+  const log = testLogger(env.clock, name);
+  const manager = startManager({
+    client,
+    namespace: MANAGER_NAMESPACE,
+    identity: name,
+    log,
+    healthAddress: { host: '127.0.0.1', port: 0 },
+    metricsAddress: { host: '127.0.0.1', port: 0 },
+    ...rest,
+    webhook: { host: '127.0.0.1', port: 0, register: true, url: url ?? ((own) => own), ...webhook },
+  });
+  if (waitReady) await untilReady(env, manager);
+  return { manager, log, name };
+}
+
+/** Runs the virtual clock until `manager` is ready (failing with what `done` says if it gave up). */
+export async function untilReady(env: ManagerCluster, manager: Manager): Promise<void> {
+  let failure: string | undefined;
+  void manager.done.then((d) => {
+    if (d.reason === 'failed') failure = d.error ?? 'failed';
+  });
+  await settleUntil(env.clock, () => {
+    if (failure !== undefined) throw new Error(`the manager failed to start: ${failure}`);
+    assert.ok(manager.isReady(), 'the manager is not ready yet');
+  }, { maxMs: 5 * 60_000 });
+}
+
+/** Stops a manager while the virtual clock keeps running (stop may wait on clock timers). */
+export async function stopOnClock(env: ManagerCluster, manager: Manager): Promise<void> {
+  let stopped = false;
+  const stopping = manager.stop().then(() => {
+    stopped = true;
+  });
+  await settleUntil(env.clock, () => assert.ok(stopped, 'still stopping'), { maxMs: 60_000 });
+  await stopping;
+}
+
+// ---- one URL in front of several replicas ----
+
+export interface Forwarder {
+  /** `https://127.0.0.1:<port>`: what the webhook configurations name. */
+  readonly url: string;
+  /** Replicas to send connections to, in turn (`https://host:port` of each webhook server). */
+  setBackends(urls: string[]): void;
+  /** Connections accepted per backend URL so far. */
+  readonly connections: Map<string, number>;
+  close(): Promise<void>;
+}
+
+/**
+ * A TCP forwarder that hands each new connection to the next backend in turn
+ * — TLS passes through untouched, so the API server verifies the managers'
+ * own certificate, as it would behind a Service.
+ */
+export async function startForwarder(): Promise<Forwarder> {
+  let backends: string[] = [];
+  let next = 0;
+  const connections = new Map<string, number>();
+  const sockets = new Set<Socket>();
+  const track = (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  };
+  const server: Server = createServer((inbound) => {
+    track(inbound);
+    const target = backends.length === 0 ? undefined : backends[next++ % backends.length];
+    if (target === undefined) {
+      inbound.destroy();
+      return;
+    }
+    connections.set(target, (connections.get(target) ?? 0) + 1);
+    const u = new URL(target);
+    const outbound = connect(Number(u.port), u.hostname);
+    track(outbound);
+    inbound.pipe(outbound);
+    outbound.pipe(inbound);
+    const end = () => {
+      inbound.destroy();
+      outbound.destroy();
+    };
+    inbound.on('error', end);
+    outbound.on('error', end);
+    inbound.on('close', end);
+    outbound.on('close', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  return {
+    url: `https://127.0.0.1:${port}`,
+    connections,
+    setBackends: (urls) => {
+      backends = [...urls];
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+// ---- HTTP endpoints of a manager ----
+
+/** GET `url`: status code and body (real I/O; no clock time passes). */
+export function httpGet(url: string): Promise<{ code: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = get(url, { agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ code: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+  });
+}
+
+/** The value of the sample `name{labels}` in Prometheus text (labels given must match; others ignored); undefined when absent. */
+export function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  let total: number | undefined;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#') || line === '') continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (m === null || m[1] !== name) continue;
+    const have: Record<string, string> = {};
+    for (const pair of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) have[pair[1] ?? ''] = pair[2] ?? '';
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) total = (total ?? 0) + Number(m[3]);
+  }
+  return total;
+}
+
+/** Scrapes a manager's `/metrics`. */
+export async function scrape(manager: Manager): Promise<string> {
+  const url = manager.endpoints().metrics;
+  assert.ok(url !== undefined, 'the manager serves no metrics');
+  const r = await httpGet(`${url}/metrics`);
+  assert.equal(r.code, 200);
+  return r.body;
+}

@@ -1,0 +1,559 @@
+/**
+ * `startManager`: the production process in one call — the admission
+ * webhooks (every replica), the controller (the elected leader only),
+ * `/metrics`, `/healthz`, `/readyz` and the webhook certificates — composed
+ * from src/kube, src/webhook and src/controller over one set of caches, one
+ * per-WorkloadSpread lock and one local copy of the last written
+ * WorkloadSpread, so the webhook and the controller of a replica never race
+ * each other (spec §2.4).
+ *
+ * Start order, as controller-runtime's manager: health and metrics endpoints
+ * → certificates, then the webhook server → caches (wait for sync, bounded
+ * by `cacheSyncTimeoutMs`) → webhook configurations (when registering) →
+ * ready → leader election → the controller while leading. Until the caches
+ * have synced, admissions fail closed (500): an empty cache would admit pods
+ * unplaced. Readiness = caches synced + webhook serving with a certificate.
+ *
+ * `stop()` is graceful and leaves nothing open: not ready, stop leading
+ * (the controller drains what its workers hold; the lease is released unless
+ * `releaseOnStop` is false), close the webhook server once admissions in
+ * flight are answered, stop certificates and caches, flush events, close the
+ * endpoints. `done` resolves when the manager can no longer do its job or
+ * was stopped: `lost-leadership` (the leader could not renew its lease — the
+ * process must exit, as controller-runtime managers do), `failed` (start
+ * failed; `error` says why) or `stopped`. Callers stop() after `done`.
+ * Start at `startManager`.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { realClock, type Clock } from '../clock/clock.ts';
+import type { Connection } from '../client/config.ts';
+import { describeError, isNotFound } from '../client/errors.ts';
+import { KubeClient } from '../client/http-client.ts';
+import { LeaderElector } from '../client/leader-election.ts';
+import { silentLogger, type Logger } from '../client/logger.ts';
+import type { WatcherOptions } from '../client/watcher.ts';
+import { WorkloadSpreadController, DEFAULT_WORKERS } from '../controller/controller.ts';
+import { withFields } from '../controller/reconciler.ts';
+import { ManagerCaches } from '../kube/caches.ts';
+import { createEventRecorder, CONTROLLER_COMPONENT, EngineEventSink, WEBHOOK_COMPONENT } from '../kube/events.ts';
+import { PodWriter } from '../kube/pod-writer.ts';
+import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
+import { StatusWriter } from '../kube/status-writer.ts';
+import { WorkloadResolver } from '../kube/workload-resolver.ts';
+import { WorkloadSpreadState } from '../kube/ws-state.ts';
+import { errored } from '../webhook/admission-review.ts';
+import { certificateInfo } from '../webhook/cert-generation.ts';
+import { CertDirSource, SecretCertificates, servingNames, type CertificateSource, type KeyPair } from '../webhook/certs.ts';
+import { webhookFromKube } from '../webhook/kube-sources.ts';
+import { MUTATING_CONFIGURATION_NAME, registerWebhooks, VALIDATING_CONFIGURATION_NAME, webhookConfigurations, type WebhookEndpoint } from '../webhook/registration.ts';
+import { startWebhookServer, type AdmissionHandler, type WebhookServer } from '../webhook/server.ts';
+import { probeRoute, sendText, startHttpEndpoint, urlHost, type BindAddress, type HttpEndpoint } from './endpoints.ts';
+import { ManagerMetrics } from './metrics.ts';
+
+export const DEFAULT_LEASE_NAME = 'workloadspread-manager';
+export const DEFAULT_WEBHOOK_SERVICE = 'workloadspread-webhook';
+export const DEFAULT_WEBHOOK_PORT = 9443;
+/** controller-runtime's CacheSyncTimeout. */
+export const DEFAULT_CACHE_SYNC_TIMEOUT_MS = 120_000;
+/** How long stop() lets admissions in flight finish. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+export const MANAGER_USER_AGENT = 'workloadspread-manager';
+
+export interface WebhookOptions {
+  /** Listen address (default 0.0.0.0). */
+  host?: string;
+  /** Listen port (default 9443; 0 picks a free one). */
+  port?: number;
+  /**
+   * Where the API server calls the webhooks (`--webhook-url`): a fixed URL, or
+   * a function of this server's own URL (tests, the embedded cluster).
+   * Omitted: the Service `serviceName` in the manager's namespace.
+   */
+  url?: string | ((serverUrl: string) => string);
+  /** The Service in front of the webhook (default `workloadspread-webhook`). */
+  serviceName?: string;
+  servicePort?: number;
+  /** `tls.crt`/`tls.key` (and optionally `ca.crt`) from here instead of generated certificates (`--cert-dir`). */
+  certDir?: string;
+  /** The Secret holding generated certificates (default `workloadspread-webhook-certs`). */
+  secretName?: string;
+  /** Create/update the webhook configurations (`--register-webhooks`). */
+  register?: boolean;
+}
+
+export interface LeaderElectionSettings {
+  /** The Lease's name, in the manager's namespace (default `workloadspread-manager`). */
+  leaseName?: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  /** Release the lease on stop() so a successor takes over at once (default true). */
+  releaseOnStop?: boolean;
+}
+
+export interface ManagerOptions {
+  /** Where the API server is (the manager makes its own client), or a ready client. */
+  connection?: Connection;
+  client?: KubeClient;
+  /** Default: the client's clock, else the real one. */
+  clock?: Clock;
+  log?: Logger;
+  /** The manager's own namespace: Secret, Lease, whitelist config map, excluded from pod webhooks. */
+  namespace: string;
+  /** This replica's name in the Lease and in Events (default `<hostname>_<uuid>`). */
+  identity?: string;
+  webhook?: WebhookOptions;
+  /** `/metrics` (undefined: off). */
+  metricsAddress?: BindAddress;
+  /** `/healthz`, `/readyz` (undefined: off). */
+  healthAddress?: BindAddress;
+  /** false: this replica always runs the controller (one replica only!). Default: elect. */
+  leaderElection?: false | LeaderElectionSettings;
+  workers?: number;
+  /** D10 (default 300). */
+  unschedulableRecoverySeconds?: number;
+  /** The whitelist config map's name (default `workloadspread-configuration`). */
+  whitelistConfigMap?: string;
+  cacheSyncTimeoutMs?: number;
+  shutdownGraceMs?: number;
+  /** Default: a new registry with process metrics. */
+  metrics?: ManagerMetrics;
+}
+
+export type ManagerStopReason = 'stopped' | 'lost-leadership' | 'failed';
+
+export interface ManagerDone {
+  reason: ManagerStopReason;
+  error?: string;
+}
+
+export interface ManagerEndpoints {
+  health?: string;
+  metrics?: string;
+  /** This replica's webhook server. */
+  webhook?: string;
+}
+
+export interface Manager {
+  readonly identity: string;
+  readonly metrics: ManagerMetrics;
+  /** Resolves when ready (caches synced, webhook serving); rejects when the start failed. */
+  readonly ready: Promise<void>;
+  /** Resolves once the manager stopped doing its job (see the module comment). */
+  readonly done: Promise<ManagerDone>;
+  /** Resolves once the health and metrics endpoints listen. */
+  readonly serving: Promise<ManagerEndpoints>;
+  isReady(): boolean;
+  /** Whether this replica runs the controller now. */
+  isLeader(): boolean;
+  endpoints(): ManagerEndpoints;
+  stop(): Promise<void>;
+}
+
+class StopRequested extends Error {
+  constructor() {
+    super('the manager was stopped while starting');
+  }
+}
+
+function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void } {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Starts a manager; the returned object reports its progress (`ready`, `done`) and stops it. */
+export function startManager(options: ManagerOptions): Manager {
+  return new ManagerRun(options).handle;
+}
+
+class ManagerRun {
+  readonly handle: Manager;
+  readonly #o: ManagerOptions;
+  readonly #log: Logger;
+  readonly #clock: Clock;
+  readonly #identity: string;
+  readonly #metrics: ManagerMetrics;
+  readonly #ready = deferred<void>();
+  readonly #done = deferred<ManagerDone>();
+  readonly #serving = deferred<ManagerEndpoints>();
+  readonly #abortStart = new AbortController();
+  #client: KubeClient | undefined;
+  #health: HttpEndpoint | undefined;
+  #metricsEndpoint: HttpEndpoint | undefined;
+  #certificates: (CertificateSource & { stop(): void }) | undefined;
+  #server: WebhookServer | undefined;
+  #caches: ManagerCaches | undefined;
+  #sinks: EngineEventSink[] = [];
+  #elector: LeaderElector | undefined;
+  #controller: WorkloadSpreadController | undefined;
+  #controllerDone: Promise<void> | undefined;
+  #synced = false;
+  #isReady = false;
+  #stopping = false;
+  #started: Promise<void>;
+  #stopped: Promise<void> | undefined;
+
+  constructor(options: ManagerOptions) {
+    this.#o = options;
+    this.#log = options.log ?? silentLogger;
+    this.#clock = options.clock ?? options.client?.clock ?? realClock();
+    this.#identity = options.identity ?? `${hostname()}_${randomUUID()}`;
+    this.#metrics = options.metrics ?? new ManagerMetrics();
+    // Nobody has to await these for a failure to be reported through `done`.
+    this.#ready.promise.catch(() => {});
+    this.#serving.promise.catch(() => {});
+    const run = this;
+    this.handle = {
+      identity: this.#identity,
+      metrics: this.#metrics,
+      ready: this.#ready.promise,
+      done: this.#done.promise,
+      serving: this.#serving.promise,
+      isReady: () => this.#isReady,
+      isLeader: () => this.#controller !== undefined && (this.#elector === undefined || this.#elector.isLeader),
+      endpoints: () => run.#endpoints(),
+      stop: () => (this.#stopped ??= this.#stop()),
+    };
+    this.#started = this.#start().then(
+      () => {
+        this.#isReady = true;
+        this.#log.info({ identity: this.#identity, ...this.#endpoints() }, 'manager ready');
+        this.#ready.resolve();
+        this.#lead();
+      },
+      (err: unknown) => {
+        const stopped = err instanceof StopRequested || this.#stopping;
+        this.#ready.reject(err);
+        this.#serving.reject(err);
+        if (!stopped) {
+          this.#log.error({ err: describeError(err) }, 'manager failed to start');
+          this.#done.resolve({ reason: 'failed', error: describeError(err) });
+          void this.handle.stop();
+        }
+      },
+    );
+  }
+
+  #endpoints(): ManagerEndpoints {
+    const out: ManagerEndpoints = {};
+    if (this.#health !== undefined) out.health = this.#health.url;
+    if (this.#metricsEndpoint !== undefined) out.metrics = this.#metricsEndpoint.url;
+    if (this.#server !== undefined) out.webhook = this.#server.url;
+    return out;
+  }
+
+  #check(): void {
+    if (this.#stopping) throw new StopRequested();
+  }
+
+  /** Runs one start step as tracked work, so a virtual clock does not jump in the middle of it. */
+  #step<T>(label: string, fn: () => Promise<T>): Promise<T> {
+    this.#check();
+    return this.#clock.activity.run(`manager ${label}`, fn);
+  }
+
+  async #start(): Promise<void> {
+    const o = this.#o;
+    const clock = this.#clock;
+    const log = this.#log;
+    if (o.client === undefined && o.connection === undefined) throw new Error('startManager needs a connection or a client');
+    const client = (this.#client = o.client ?? new KubeClient(o.connection as Connection, { clock, userAgent: MANAGER_USER_AGENT, fieldManager: MANAGER_USER_AGENT }));
+
+    await this.#step('endpoints', async () => {
+      if (o.healthAddress !== undefined) {
+        const notServing = (): true | string => (this.#stopping ? 'the manager is stopping' : true);
+        this.#health = await startHttpEndpoint({
+          address: o.healthAddress,
+          clock,
+          name: 'health',
+          log,
+          routes: {
+            '/healthz': probeRoute('healthz', [{ name: 'ping', check: () => true }]),
+            '/readyz': probeRoute('readyz', [
+              { name: 'caches-synced', check: () => (this.#synced ? true : 'the caches have not synced yet') },
+              { name: 'webhook-serving', check: () => (this.#server !== undefined && this.#certificates?.current() !== undefined ? true : 'the webhook server is not serving yet') },
+              { name: 'not-stopping', check: notServing },
+            ]),
+          },
+        });
+      }
+      if (o.metricsAddress !== undefined) {
+        const metrics = this.#metrics;
+        this.#metricsEndpoint = await startHttpEndpoint({ address: o.metricsAddress, clock, name: 'metrics', log, routes: { '/metrics': async (_req, res) => sendText(res, 200, await metrics.text(), metrics.contentType) } });
+      }
+      this.#serving.resolve(this.#endpoints());
+    });
+
+    // The shared kube layer: one cache, one lock, one local copy for both halves.
+    const webhookEvents = new EngineEventSink(createEventRecorder(client, WEBHOOK_COMPONENT, this.#identity, log), log);
+    const controllerRecorder = createEventRecorder(client, CONTROLLER_COMPONENT, this.#identity, log);
+    const controllerEvents = new EngineEventSink(controllerRecorder, log);
+    this.#sinks = [webhookEvents, controllerEvents];
+    // ManagerCaches hands its `watcher` settings to every informer it builds: the metrics hooks ride along.
+    const watcher: Partial<Pick<WatcherOptions, 'metrics' | 'resyncMs'>> = { metrics: this.#metrics.watcher };
+    const caches = (this.#caches = new ManagerCaches({
+      client,
+      namespace: o.namespace,
+      log,
+      recorder: controllerRecorder,
+      ...(o.whitelistConfigMap === undefined ? {} : { configMapName: o.whitelistConfigMap }),
+      watcher,
+    }));
+    const resolver = new WorkloadResolver({ caches, log });
+    const state = new WorkloadSpreadState();
+    const statusWriter = new StatusWriter({ client, state, metrics: this.#metrics.statusWriter });
+    this.#shared = { caches, resolver, state, statusWriter, controllerEvents };
+
+    const webhookOptions = o.webhook ?? {};
+    const serviceName = webhookOptions.serviceName ?? DEFAULT_WEBHOOK_SERVICE;
+    const listenHost = webhookOptions.host ?? '0.0.0.0';
+    await this.#step('certificates', async () => {
+      this.#certificates = await this.#startCertificates(client, serviceName, listenHost);
+    });
+
+    const webhook = webhookFromKube({
+      clock,
+      caches,
+      resolver,
+      state,
+      writer: statusWriter,
+      events: webhookEvents,
+      metrics: this.#metrics.webhook,
+      log: withFields(log, { component: 'webhook' }),
+      ...(o.unschedulableRecoverySeconds === undefined ? {} : { unschedulableRecoverySeconds: o.unschedulableRecoverySeconds }),
+    });
+    const handlers: Record<string, AdmissionHandler> = {};
+    for (const [path, handler] of Object.entries(webhook.handlers)) {
+      // An empty cache would admit pods unplaced: fail closed until the caches have synced.
+      handlers[path] = (req) => (this.#synced ? handler(req) : Promise.resolve(errored(req.uid, 500, new Error('the workloadspread manager is starting: its caches have not synced yet'))));
+    }
+    await this.#step('webhook server', async () => {
+      this.#server = await startWebhookServer({
+        clock,
+        host: listenHost,
+        port: webhookOptions.port ?? DEFAULT_WEBHOOK_PORT,
+        certificates: this.#certificates as CertificateSource,
+        handlers,
+        metrics: this.#metrics.webhook,
+        log: withFields(log, { component: 'webhook' }),
+      });
+      log.info({ url: this.#server.url }, 'webhook server listening');
+    });
+
+    await this.#step('caches', async () => {
+      caches.start();
+      await this.#warnWithoutCrd(client);
+    });
+    await this.#waitForSync(caches);
+    this.#synced = true;
+    log.info({}, 'caches synced');
+
+    if (webhookOptions.register === true) {
+      await this.#step('webhook registration', async () => {
+        const endpoint = this.#webhookEndpoint(serviceName);
+        const caBundle = await this.#caBundle();
+        await registerWebhooks(client, webhookConfigurations({ managerNamespace: o.namespace, endpoint, ...(caBundle === undefined ? {} : { caBundle }) }), log);
+      });
+    }
+    this.#check();
+  }
+
+  #shared:
+    | { caches: ManagerCaches; resolver: WorkloadResolver; state: WorkloadSpreadState; statusWriter: StatusWriter; controllerEvents: EngineEventSink }
+    | undefined;
+
+  async #waitForSync(caches: ManagerCaches): Promise<void> {
+    const timeoutMs = this.#o.cacheSyncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS;
+    const abort = new AbortController();
+    const onStop = () => abort.abort(new StopRequested());
+    this.#abortStart.signal.addEventListener('abort', onStop, { once: true });
+    const timer = this.#clock.setTimeout(
+      () => abort.abort(new Error(`the caches did not sync within ${Math.round(timeoutMs / 1000)} s (is the WorkloadSpread CRD installed, and may the manager list and watch what it needs?)`)),
+      timeoutMs,
+      { background: true, name: 'manager cache sync timeout' },
+    );
+    try {
+      await caches.waitForSync(abort.signal);
+    } finally {
+      timer.cancel();
+      this.#abortStart.signal.removeEventListener('abort', onStop);
+    }
+  }
+
+  /** Says so plainly when the CRD is missing (the caches keep retrying until it appears or the sync times out). */
+  async #warnWithoutCrd(client: KubeClient): Promise<void> {
+    const path = `/apis/${WORKLOADSPREAD_REF.group}/${WORKLOADSPREAD_REF.version}`;
+    try {
+      const list = await client.request<{ resources?: { name?: string }[] }>({ method: 'GET', path });
+      if ((list.resources ?? []).some((r) => r.name === WORKLOADSPREAD_REF.resource)) return;
+    } catch (err) {
+      if (!isNotFound(err)) return;
+    }
+    this.#log.error({ resource: `${WORKLOADSPREAD_REF.resource}.${WORKLOADSPREAD_REF.group}` }, 'the WorkloadSpread CRD is not installed; waiting for it (apply deploy/crds/)');
+  }
+
+  async #startCertificates(client: KubeClient, serviceName: string, listenHost: string): Promise<CertificateSource & { stop(): void }> {
+    const o = this.#o;
+    const webhookOptions = o.webhook ?? {};
+    const onLoaded = (pair: KeyPair) => {
+      const info = certificateInfo(pair.certPem);
+      if (info !== undefined) this.#metrics.webhook.certificateLoaded?.(info.notAfterMs);
+    };
+    let source: CertificateSource & { stop(): void };
+    if (webhookOptions.certDir !== undefined) {
+      const dir = new CertDirSource({ dir: webhookOptions.certDir, clock: this.#clock, log: this.#log });
+      await dir.start();
+      source = dir;
+    } else {
+      const url = webhookOptions.url;
+      const urlForNames = typeof url === 'string' ? url : url !== undefined ? `https://${urlHost(listenHost)}` : undefined;
+      const secret = new SecretCertificates({
+        client,
+        clock: this.#clock,
+        namespace: o.namespace,
+        names: servingNames({ service: { name: serviceName, namespace: o.namespace }, ...(urlForNames === undefined ? {} : { webhookUrl: urlForNames }) }),
+        mutatingConfigurations: [MUTATING_CONFIGURATION_NAME],
+        validatingConfigurations: [VALIDATING_CONFIGURATION_NAME],
+        log: this.#log,
+        ...(webhookOptions.secretName === undefined ? {} : { secretName: webhookOptions.secretName }),
+      });
+      await secret.start();
+      source = secret;
+    }
+    const current = source.current();
+    if (current !== undefined) onLoaded(current);
+    source.onChange(onLoaded);
+    return source;
+  }
+
+  #webhookEndpoint(serviceName: string): WebhookEndpoint {
+    const w = this.#o.webhook ?? {};
+    if (typeof w.url === 'string') return { url: w.url };
+    if (w.url !== undefined) return { url: w.url(this.#server?.url ?? '') };
+    return { service: { name: serviceName, namespace: this.#o.namespace, ...(w.servicePort === undefined ? {} : { port: w.servicePort }) } };
+  }
+
+  /** The CA the API server must trust: the generated one, or `ca.crt` of the cert dir (none: left to a CA injector). */
+  async #caBundle(): Promise<string | undefined> {
+    const source = this.#certificates;
+    if (source instanceof SecretCertificates) return source.caBundle();
+    const dir = this.#o.webhook?.certDir;
+    if (dir === undefined) return undefined;
+    try {
+      return await readFile(join(dir, 'ca.crt'), 'utf8');
+    } catch {
+      return undefined;
+    }
+  }
+
+  // ---- the controller, on the leader ----
+
+  #newController(): WorkloadSpreadController {
+    const shared = this.#shared;
+    if (shared === undefined || this.#client === undefined) throw new Error('the manager has not started');
+    const workers = this.#o.workers ?? DEFAULT_WORKERS;
+    this.#metrics.maxConcurrentReconciles(workers);
+    return new WorkloadSpreadController({
+      caches: shared.caches,
+      resolver: shared.resolver,
+      state: shared.state,
+      statusWriter: shared.statusWriter,
+      podWriter: new PodWriter(this.#client),
+      events: shared.controllerEvents,
+      clock: this.#clock,
+      log: withFields(this.#log, { component: 'controller' }),
+      workers,
+      metrics: this.#metrics.controller,
+      ...(this.#o.unschedulableRecoverySeconds === undefined ? {} : { recoverySeconds: this.#o.unschedulableRecoverySeconds }),
+    });
+  }
+
+  /** Runs the controller until `signal` aborts, then stops it (draining what its workers hold). */
+  async #runController(signal: AbortSignal | undefined): Promise<void> {
+    const controller = this.#newController();
+    this.#controller = controller;
+    try {
+      await controller.start(signal);
+      if (signal !== undefined && !signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    } finally {
+      if (signal !== undefined) {
+        await controller.stop();
+        if (this.#controller === controller) this.#controller = undefined;
+      }
+    }
+  }
+
+  #lead(): void {
+    const settings = this.#o.leaderElection;
+    const client = this.#client;
+    if (client === undefined || this.#stopping) return;
+    if (settings === false) {
+      this.#controllerDone = this.#runController(undefined).catch((err: unknown) => this.#log.error({ err: describeError(err) }, 'controller failed'));
+      return;
+    }
+    const s = settings ?? {};
+    const leaseName = s.leaseName ?? DEFAULT_LEASE_NAME;
+    this.#metrics.leading(leaseName, false);
+    this.#elector = new LeaderElector({
+      client,
+      namespace: this.#o.namespace,
+      name: leaseName,
+      identity: this.#identity,
+      log: this.#log,
+      ...(s.leaseDurationMs === undefined ? {} : { leaseDurationMs: s.leaseDurationMs }),
+      ...(s.renewDeadlineMs === undefined ? {} : { renewDeadlineMs: s.renewDeadlineMs }),
+      ...(s.retryPeriodMs === undefined ? {} : { retryPeriodMs: s.retryPeriodMs }),
+      ...(s.releaseOnStop === undefined ? {} : { releaseOnStop: s.releaseOnStop }),
+      onStartedLeading: async (signal) => {
+        this.#metrics.leading(leaseName, true);
+        await this.#runController(signal);
+      },
+      onStoppedLeading: () => {
+        this.#metrics.leading(leaseName, false);
+        if (this.#stopping) return;
+        this.#log.error({ lease: leaseName, identity: this.#identity }, 'leadership lost: the manager must exit');
+        this.#done.resolve({ reason: 'lost-leadership' });
+      },
+    });
+    this.#elector.start();
+  }
+
+  // ---- shutdown ----
+
+  async #stop(): Promise<void> {
+    const log = this.#log;
+    this.#stopping = true;
+    this.#isReady = false;
+    this.#abortStart.abort(new StopRequested());
+    await this.#started.catch(() => {});
+    log.info({ identity: this.#identity }, 'manager stopping');
+    const attempt = async (what: string, fn: () => Promise<void> | void): Promise<void> => {
+      try {
+        await fn();
+      } catch (err) {
+        log.error({ err: describeError(err) }, `manager stop: ${what} failed`);
+      }
+    };
+    // Leadership first: the controller drains, the lease goes to a successor.
+    if (this.#elector !== undefined) await attempt('leader election', () => this.#elector?.stop());
+    if (this.#controller !== undefined && this.#o.leaderElection === false) await attempt('controller', () => this.#controller?.stop());
+    await this.#controllerDone;
+    // Admissions in flight are answered before the server goes (they need the caches).
+    await attempt('webhook server', () => this.#server?.close(this.#o.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS));
+    this.#certificates?.stop();
+    await attempt('caches', () => this.#caches?.stop());
+    for (const sink of this.#sinks) await attempt('events', () => sink.flush());
+    await attempt('health endpoint', () => this.#health?.close());
+    await attempt('metrics endpoint', () => this.#metricsEndpoint?.close());
+    log.info({ identity: this.#identity }, 'manager stopped');
+    this.#done.resolve({ reason: 'stopped' });
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * `ManagerMetrics`: the manager's one prom-client `Registry`, and the
+ * implementations of every metrics hook the lower layers expose: the work
+ * queue and the watchers (src/client), the controller and its reconciler
+ * (src/controller), the status writer (src/kube) and the admission webhook
+ * with its group commit (src/webhook).
+ *
+ * Names follow controller-runtime and client-go where a metric exists there,
+ * so existing dashboards and alerts work unchanged:
+ *   controller_runtime_reconcile_total{controller,result}
+ *   controller_runtime_reconcile_errors_total{controller}
+ *   controller_runtime_terminal_reconcile_errors_total{controller}
+ *   controller_runtime_reconcile_time_seconds{controller}
+ *   controller_runtime_active_workers{controller}
+ *   controller_runtime_max_concurrent_reconciles{controller}
+ *   controller_runtime_webhook_requests_total{webhook,code}
+ *   controller_runtime_webhook_latency_seconds{webhook}
+ *   workqueue_depth / workqueue_adds_total / workqueue_retries_total{name,controller}
+ *   workqueue_queue_duration_seconds / workqueue_work_duration_seconds{name,controller}
+ *   leader_election_master_status{name}
+ * and `workloadspread_*` for what is ours (README "Metrics" lists each).
+ * Node's default process metrics (`process_*`, `nodejs_*`) are registered too.
+ *
+ * Invariants: one instance per manager (several managers in one process —
+ * tests — never share series); a series that names a WorkloadSpread is
+ * removed when the WorkloadSpread is gone. Durations arrive in clock time,
+ * so on a virtual clock they are virtual seconds. Start at the constructor.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { WatcherMetrics } from '../client/watcher.ts';
+import type { WorkQueueMetrics } from '../client/workqueue.ts';
+import { CONTROLLER_NAME, type ControllerMetrics } from '../controller/controller.ts';
+import type { StatusWriterMetrics } from '../kube/status-writer.ts';
+import type { WebhookMetrics } from '../webhook/metrics.ts';
+
+/** controller-runtime's buckets for reconcile time, in seconds. */
+const RECONCILE_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9, 10, 15, 20,
+  25, 30, 40, 50, 60,
+];
+/** client-go's work queue buckets: 10 ns to 10 s, by factors of ten. */
+const QUEUE_BUCKETS = Array.from({ length: 10 }, (_, i) => 1e-8 * 10 ** i);
+/** Admission latency: a webhook has 10 s before the API server gives up on it. */
+const ADMISSION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Admissions carried by one status write (D13). */
+const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+
+export interface ManagerMetricsOptions {
+  /** Register Node's default process metrics (default true). */
+  processMetrics?: boolean;
+}
+
+export class ManagerMetrics {
+  readonly registry = new Registry();
+  /** Hooks for `WorkloadSpreadController` (the queue's under `queue`). */
+  readonly controller: ControllerMetrics;
+  /** Hooks for the admission server, the pod handlers and the group commit. */
+  readonly webhook: WebhookMetrics;
+  /** Hooks for the informers' watchers (all resources share them). */
+  readonly watcher: WatcherMetrics;
+  readonly statusWriter: StatusWriterMetrics;
+
+  readonly #leader: Gauge<'name'>;
+  readonly #maxReconciles: Gauge<'controller'>;
+  /** Subset names with a `workloadspread_subset_pods` series, by `namespace/name`. */
+  readonly #subsetSeries = new Map<string, Set<string>>();
+
+  constructor(options: ManagerMetricsOptions = {}) {
+    const registers = [this.registry];
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+
+    // ---- controller (controller-runtime names) ----
+    const controller = CONTROLLER_NAME;
+    const reconcileTotal = new Counter({ name: 'controller_runtime_reconcile_total', help: 'Total number of reconciliations per controller', labelNames: ['controller', 'result'] as const, registers });
+    for (const result of ['success', 'error', 'requeue_after']) reconcileTotal.inc({ controller, result }, 0);
+    const reconcileErrors = new Counter({ name: 'controller_runtime_reconcile_errors_total', help: 'Total number of reconciliation errors per controller', labelNames: ['controller'] as const, registers });
+    reconcileErrors.inc({ controller }, 0);
+    const terminalErrors = new Counter({ name: 'controller_runtime_terminal_reconcile_errors_total', help: 'Total number of terminal reconciliation errors per controller', labelNames: ['controller'] as const, registers });
+    terminalErrors.inc({ controller }, 0);
+    const reconcileTime = new Histogram({ name: 'controller_runtime_reconcile_time_seconds', help: 'Length of time per reconciliation per controller', labelNames: ['controller'] as const, buckets: RECONCILE_BUCKETS, registers });
+    const activeWorkers = new Gauge({ name: 'controller_runtime_active_workers', help: 'Number of currently used workers per controller', labelNames: ['controller'] as const, registers });
+    activeWorkers.set({ controller }, 0);
+    this.#maxReconciles = new Gauge({ name: 'controller_runtime_max_concurrent_reconciles', help: 'Maximum number of concurrent reconciles per controller', labelNames: ['controller'] as const, registers });
+
+    const queue = { name: controller, controller };
+    const depth = new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue', labelNames: ['name', 'controller'] as const, registers });
+    depth.set(queue, 0);
+    const adds = new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames: ['name', 'controller'] as const, registers });
+    adds.inc(queue, 0);
+    const retries = new Counter({ name: 'workqueue_retries_total', help: 'Total number of retries handled by workqueue', labelNames: ['name', 'controller'] as const, registers });
+    retries.inc(queue, 0);
+    const queueDuration = new Histogram({ name: 'workqueue_queue_duration_seconds', help: 'How long in seconds an item stays in workqueue before being requested', labelNames: ['name', 'controller'] as const, buckets: QUEUE_BUCKETS, registers });
+    const workDuration = new Histogram({ name: 'workqueue_work_duration_seconds', help: 'How long in seconds processing an item from workqueue takes', labelNames: ['name', 'controller'] as const, buckets: QUEUE_BUCKETS, registers });
+
+    const subsetPods = new Gauge({ name: 'workloadspread_subset_pods', help: 'Active pods per subset of a WorkloadSpread, as of its last reconcile', labelNames: ['namespace', 'workloadspread', 'subset'] as const, registers });
+
+    const queueHooks: WorkQueueMetrics = {
+      depth: (n) => depth.set(queue, n),
+      adds: () => adds.inc(queue),
+      retries: () => retries.inc(queue),
+      latency: (ms) => queueDuration.observe(queue, ms / 1000),
+      workDuration: (ms) => workDuration.observe(queue, ms / 1000),
+      // Failures are counted once, by the controller's reconcileError hook (the same events).
+      errors: () => {},
+    };
+    this.controller = {
+      queue: queueHooks,
+      reconcile: (result) => reconcileTotal.inc({ controller, result }),
+      reconcileError: (terminal) => {
+        reconcileErrors.inc({ controller });
+        if (terminal) terminalErrors.inc({ controller });
+      },
+      reconcileTime: (seconds) => reconcileTime.observe({ controller }, seconds),
+      activeWorkers: (n) => activeWorkers.set({ controller }, n),
+      podsPerSubset: (namespace, workloadspread, subset, pods) => {
+        const key = `${namespace}/${workloadspread}`;
+        let known = this.#subsetSeries.get(key);
+        if (known === undefined) this.#subsetSeries.set(key, (known = new Set()));
+        known.add(subset);
+        subsetPods.set({ namespace, workloadspread, subset }, pods);
+      },
+      forgetWorkloadSpread: (namespace, workloadspread) => {
+        const key = `${namespace}/${workloadspread}`;
+        for (const subset of this.#subsetSeries.get(key) ?? []) subsetPods.remove({ namespace, workloadspread, subset });
+        this.#subsetSeries.delete(key);
+        noSubset.remove({ namespace, workloadspread });
+      },
+    };
+
+    // ---- admission ----
+    const webhookRequests = new Counter({ name: 'controller_runtime_webhook_requests_total', help: 'Total number of admission requests by HTTP status code', labelNames: ['webhook', 'code'] as const, registers });
+    const webhookLatency = new Histogram({ name: 'controller_runtime_webhook_latency_seconds', help: 'Histogram of the latency of processing admission requests', labelNames: ['webhook'] as const, buckets: ADMISSION_BUCKETS, registers });
+    const admissionDuration = new Histogram({
+      name: 'workloadspread_admission_duration_seconds',
+      help: 'Time to answer an admission review, by webhook path, operation and result (allowed, patched, denied, errored)',
+      labelNames: ['webhook', 'operation', 'result'] as const,
+      buckets: ADMISSION_BUCKETS,
+      registers,
+    });
+    const batchSize = new Histogram({ name: 'workloadspread_group_commit_batch_size', help: 'Admissions whose status changes one WorkloadSpread status write carried (D13)', buckets: BATCH_BUCKETS, registers });
+    const conflicts = new Counter({ name: 'workloadspread_status_write_conflicts_total', help: 'WorkloadSpread status writes refused with 409 Conflict (retried), by writer', labelNames: ['source'] as const, registers });
+    for (const source of ['webhook', 'controller']) conflicts.inc({ source }, 0);
+    const noSubset = new Counter({ name: 'workloadspread_no_subset_available_total', help: 'Pods admitted without a subset because none had quota (D11)', labelNames: ['namespace', 'workloadspread'] as const, registers });
+    const certNotAfter = new Gauge({ name: 'workloadspread_webhook_certificate_not_after_timestamp_seconds', help: 'Expiry of the serving certificate in use (Unix seconds)', registers });
+    this.webhook = {
+      admission: (webhook, operation, result, seconds) => {
+        admissionDuration.observe({ webhook, operation, result }, seconds);
+        webhookLatency.observe({ webhook }, seconds);
+        webhookRequests.inc({ webhook, code: '200' });
+      },
+      badRequest: (webhook, code) => webhookRequests.inc({ webhook, code: String(code) }),
+      noSubsetAvailable: (namespace, workloadspread) => noSubset.inc({ namespace, workloadspread }),
+      certificateLoaded: (notAfterMs) => certNotAfter.set(Math.floor(notAfterMs / 1000)),
+      batchSize: (n) => batchSize.observe(n),
+      conflict: () => conflicts.inc({ source: 'webhook' }),
+    };
+
+    // ---- status writes (both writers; the webhook's conflicts are counted by the group commit above) ----
+    const statusWrites = new Counter({ name: 'workloadspread_status_writes_total', help: 'WorkloadSpread status writes, by writer and result (ok, Conflict, NotFound, Error)', labelNames: ['source', 'result'] as const, registers });
+    this.statusWriter = {
+      statusWrite: (source, result) => {
+        statusWrites.inc({ source, result });
+        if (source === 'controller' && result === 'Conflict') conflicts.inc({ source });
+      },
+    };
+
+    // ---- watchers ----
+    const watchRequests = new Counter({ name: 'workloadspread_watcher_requests_total', help: 'List and watch requests the informers sent', labelNames: ['verb'] as const, registers });
+    const watchEvents = new Counter({ name: 'workloadspread_watcher_events_total', help: 'Watch events the informers received, by type', labelNames: ['type'] as const, registers });
+    const transitions = new Counter({ name: 'workloadspread_watcher_transitions_total', help: 'Watcher state changes, by cause (gone = 410 relist, idle = watchdog, resync, ...)', labelNames: ['from', 'to', 'cause'] as const, registers });
+    this.watcher = {
+      request: (verb) => watchRequests.inc({ verb }),
+      event: (type) => watchEvents.inc({ type }),
+      transition: (from, to, cause) => transitions.inc({ from, to, cause }),
+    };
+
+    this.#leader = new Gauge({ name: 'leader_election_master_status', help: '1 while this replica holds the lease named, else 0', labelNames: ['name'] as const, registers });
+  }
+
+  /** Whether this replica leads (the controller runs) under the lease `name`. */
+  leading(name: string, leading: boolean): void {
+    this.#leader.set({ name }, leading ? 1 : 0);
+  }
+
+  /** The controller's worker count. */
+  maxConcurrentReconciles(workers: number): void {
+    this.#maxReconciles.set({ controller: CONTROLLER_NAME }, workers);
+  }
+
+  /** The exposition text for `/metrics`. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
