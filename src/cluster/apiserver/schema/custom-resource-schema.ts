@@ -18,7 +18,7 @@ import type { KubeObject } from '../../../k8s/types.ts';
 import type { ApiServerCore } from '../core.ts';
 import type { ResourceStrategy, StrategyContext } from '../resource-def.ts';
 import { validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate, validateStoredVersions } from './crd-validation.ts';
-import { defaultResource } from './defaults.ts';
+import { defaultResource, hasDefaults, needsDefaults } from './defaults.ts';
 import { validateEmbeddedResources } from './embedded.ts';
 import { validateListTypes } from './list-type.ts';
 import { pruneResource } from './prune.ts';
@@ -70,7 +70,7 @@ export function normalizeCustomResource(obj: KubeObject, schema: Schema | undefi
 export function schemaStrategy(schema: Schema | undefined, validator: SchemaValidator, base: ResourceStrategy): ResourceStrategy {
   if (schema === undefined) return base;
   const check = (obj: KubeObject): FieldError[] => [...validator.validate(obj), ...validateListTypes(obj, schema), ...validateEmbeddedResources(obj, schema)];
-  return {
+  const strategy: ResourceStrategy = {
     ...base,
     applyDefaults: (obj) => {
       base.applyDefaults?.(obj);
@@ -91,11 +91,17 @@ export function schemaStrategy(schema: Schema | undefined, validator: SchemaVali
     validate: (obj: KubeObject, ctx: StrategyContext) => [...(base.validate?.(obj, ctx) ?? []), ...check(obj)],
     validateUpdate: (obj, old, ctx) => [...(base.validateUpdate?.(obj, old, ctx) ?? []), ...check(obj)],
     validateStatusUpdate: (obj, old, ctx) => [...(base.validateStatusUpdate?.(obj, old, ctx) ?? []), ...check(obj)],
-    decorateStored: (stored) => {
-      const copy = structuredClone(stored);
-      return defaultResource(copy, schema) ? copy : stored;
-    },
   };
+  if (hasDefaults(schema)) {
+    // Reads clone only the objects a default is missing from (lists of thousands stay cheap).
+    strategy.decorateStored = (stored) => {
+      if (!needsDefaults(stored, schema)) return stored;
+      const copy = structuredClone(stored);
+      defaultResource(copy, schema);
+      return copy;
+    };
+  }
+  return strategy;
 }
 
 /** Installs schema enforcement and CRD validation on a server core. */

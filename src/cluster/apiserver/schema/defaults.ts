@@ -19,12 +19,12 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function defaultNode(value: unknown, schema: Schema | undefined): boolean {
+function defaultNode(value: unknown, schema: Schema | undefined, apply: boolean): boolean {
   if (schema === undefined) return false;
   let changed = false;
   if (Array.isArray(value)) {
     const items = itemsSchema(schema);
-    if (items !== undefined) for (const el of value) changed = defaultNode(el, items) || changed;
+    if (items !== undefined) for (const el of value) changed = defaultNode(el, items, apply) || changed;
     return changed;
   }
   if (!isRecord(value)) return false;
@@ -33,6 +33,7 @@ function defaultNode(value: unknown, schema: Schema | undefined): boolean {
     if (!('default' in ps)) continue;
     const current = value[key];
     if (current === undefined || (current === null && !isNullable(ps))) {
+      if (!apply) return true;
       value[key] = structuredClone(ps['default']);
       changed = true;
     }
@@ -40,12 +41,31 @@ function defaultNode(value: unknown, schema: Schema | undefined): boolean {
   const additional = additionalPropertiesSchema(schema);
   for (const key of Object.keys(value)) {
     const childSchema = props[key] ?? (additional !== undefined && additional !== true ? additional : undefined);
-    if (childSchema !== undefined) changed = defaultNode(value[key], childSchema) || changed;
+    if (childSchema !== undefined) changed = defaultNode(value[key], childSchema, apply) || changed;
+    if (changed && !apply) return true;
   }
   return changed;
 }
 
 /** Applies the schema's defaults to `obj` in place; true when something was set. */
 export function defaultResource(obj: unknown, schema: Schema | undefined): boolean {
-  return defaultNode(obj, schema);
+  return defaultNode(obj, schema, true);
+}
+
+/** Whether defaulting would change `obj` (nothing is written). */
+export function needsDefaults(obj: unknown, schema: Schema | undefined): boolean {
+  return defaultNode(obj, schema, false);
+}
+
+/** Whether a schema declares any default at all (objects read back need no walk otherwise). */
+export function hasDefaults(schema: unknown): boolean {
+  if (Array.isArray(schema)) return schema.some(hasDefaults);
+  if (typeof schema !== 'object' || schema === null) return false;
+  const rec = schema as Record<string, unknown>;
+  if ('default' in rec) return true;
+  return ['properties', 'items', 'additionalProperties'].some((k) => {
+    const v = rec[k];
+    if (k === 'properties' && typeof v === 'object' && v !== null) return Object.values(v).some(hasDefaults);
+    return hasDefaults(v);
+  });
 }

@@ -12,7 +12,7 @@ import { parse as parseYaml } from 'yaml';
 import { formatFieldError, root } from '../../../k8s/field-errors.ts';
 import type { KubeObject } from '../../../k8s/types.ts';
 import { validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate } from './crd-validation.ts';
-import { defaultResource } from './defaults.ts';
+import { defaultResource, hasDefaults, needsDefaults } from './defaults.ts';
 import { validateEmbeddedResources } from './embedded.ts';
 import { validateListTypes } from './list-type.ts';
 import { pruneResource } from './prune.ts';
@@ -141,6 +141,14 @@ describe('defaulting', () => {
     const withParent = { spec: { size: 1, nested: {} } } as Record<string, unknown>;
     defaultResource(withParent, schema);
     assert.deepEqual((withParent['spec'] as Record<string, unknown>)['nested'], { inner: 7 });
+  });
+  test('needsDefaults and hasDefaults answer without writing', () => {
+    const obj = { spec: { size: 1 } };
+    assert.equal(needsDefaults(obj, schema), true);
+    assert.deepEqual(obj, { spec: { size: 1 } });
+    assert.equal(needsDefaults({ spec: { size: 1, mode: 'Slow', limits: { cpu: '2' } } }, schema), false);
+    assert.equal(hasDefaults(schema), true);
+    assert.equal(hasDefaults({ type: 'object', properties: { a: { type: 'string' } } }), false);
   });
   test('set values are kept; nothing to do answers false', () => {
     const obj = { spec: { size: 1, mode: 'Slow', limits: { cpu: '2' }, nested: { inner: 1 } } };
