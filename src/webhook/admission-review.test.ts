@@ -116,8 +116,12 @@ describe('response builders', () => {
   });
 
   test('patched round-trips any pair of JSON objects (property)', () => {
+    // rfc6902's applyPatch (the checker here) assigns keys plainly, so a "__proto__" key would set a prototype
+    // instead of a property; such keys are left out of the generated objects.
+    const noProto = (v: unknown): boolean => !JSON.stringify(v).includes('"__proto__"');
+    const object = fc.dictionary(fc.string(), fc.jsonValue()).filter(noProto);
     fc.assert(
-      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), fc.dictionary(fc.string(), fc.jsonValue()), (a, b) => {
+      fc.property(object, object, (a, b) => {
         const raw = JSON.parse(JSON.stringify(a)) as unknown;
         const want = JSON.parse(JSON.stringify(b)) as unknown;
         const target = structuredClone(raw);
