@@ -53,8 +53,8 @@ export interface Route {
 export interface ResponseFormatter {
   /** A replacement for a single object or list body, or undefined to keep JSON. */
   format?(input: { accept: string; def: ResourceDef; query: URLSearchParams; object?: KubeObject; list?: ListResult }): { contentType: string; body: string } | undefined;
-  /** A replacement for the object of one watch event, or undefined. */
-  formatWatchObject?(input: { accept: string; def: ResourceDef; query: URLSearchParams; type: string; object: KubeObject }): unknown;
+  /** A replacement for the object of one watch event, or undefined; `first` is true for a stream's first event (Tables carry headers only there). */
+  formatWatchObject?(input: { accept: string; def: ResourceDef; query: URLSearchParams; type: string; object: KubeObject; first: boolean }): unknown;
 }
 
 export interface ApiServerCoreOptions {

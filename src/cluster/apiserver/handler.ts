@@ -325,12 +325,14 @@ export class HttpHandler {
     }
     const accept = req.headers.accept ?? '';
     const formatters = this.#core.formatters.filter((f) => f.formatWatchObject !== undefined);
+    let events = 0;
     const transform =
       formatters.length === 0
         ? undefined
         : (type: string, object: KubeObject) => {
+            const first = events++ === 0;
             for (const f of formatters) {
-              const out = f.formatWatchObject?.({ accept, def, query, type, object });
+              const out = f.formatWatchObject?.({ accept, def, query, type, object, first });
               if (out !== undefined) return out;
             }
             return undefined;

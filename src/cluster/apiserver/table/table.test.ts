@@ -178,9 +178,11 @@ describe('over HTTP', () => {
     await c.core.deleteNamespacedPod({ name: 'web-1', namespace: 'default' });
     await w.next(2);
     w.stop();
-    const [added, modified] = w.events as unknown as { type: string; object: { kind: string; rows: { cells: unknown[] }[] } }[];
+    const [added, modified] = w.events as unknown as { type: string; object: { kind: string; columnDefinitions: unknown[] | null; rows: { cells: unknown[] }[] } }[];
     assert.equal(added?.type, 'ADDED');
     assert.equal(added?.object.kind, 'Table');
+    assert.equal(added?.object.columnDefinitions?.length, 9, 'the first event carries the headers');
+    assert.equal(modified?.object.columnDefinitions, null, 'later events do not');
     assert.equal(modified?.object.rows[0]?.cells[2], 'Terminating');
   });
 });

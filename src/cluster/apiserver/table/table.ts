@@ -11,8 +11,8 @@
  *   whole object;
  * - a list keeps its resourceVersion / continue / remainingItemCount; a single
  *   object's Table carries the object's resourceVersion;
- * - each watch event's object becomes a Table with that object's row (and
- *   the column definitions, which kubectl prints only when they change).
+ * - each watch event's object becomes a Table with that object's row; only
+ *   the first event of a stream carries the column definitions.
  * Start at `installTablePrinting`.
  */
 import type { KubeObject } from '../../../k8s/types.ts';
@@ -94,11 +94,14 @@ export class TablePrinting {
         } else return undefined;
         return { contentType: 'application/json', body: JSON.stringify(table) };
       },
-      formatWatchObject: ({ accept, def, query, object }) => {
+      formatWatchObject: ({ accept, def, query, object, first }) => {
         const version = tableVersion(accept);
         if (version === undefined) return undefined;
         const rv = object.metadata?.resourceVersion;
-        return this.table(def, [object], rv === undefined ? {} : { resourceVersion: rv }, query, version);
+        const table = this.table(def, [object], rv === undefined ? {} : { resourceVersion: rv }, query, version);
+        // Upstream prints headers on a watch's first event only (NoHeaders afterwards).
+        if (!first) table['columnDefinitions'] = null;
+        return table;
       },
     };
   }
