@@ -103,6 +103,7 @@ export function customResourceDefs(crd: KubeObject, strategyFor: CustomResourceS
       strategy: strategyFor(crd, version, customResourceStrategy({ statusSubresource: statusOn })),
       builtin: false,
     };
+    if (v['deprecated'] === true) def.deprecationWarning = asString(v['deprecationWarning']) ?? `${n.group}/${version} ${n.kind} is deprecated`;
     if (conversion !== undefined) {
       const served = `${n.group}/${version}`;
       def.conversion = { ...conversion, fromStorage: (obj) => ({ ...obj, apiVersion: served }) };

@@ -199,6 +199,23 @@ describe('CRDs that are not valid', () => {
   }
 });
 
+describe('deprecated versions', () => {
+  test('every request to a deprecated version carries a warning (the default text, or the CRD\'s own)', async () => {
+    const crd = structuredClone(widgetCrd) as any;
+    crd.metadata.name = 'oldies.example.com';
+    crd.spec.names = { plural: 'oldies', kind: 'Oldie' };
+    crd.spec.versions[0].deprecated = true;
+    crd.spec.versions.push({ ...structuredClone(crd.spec.versions[0]), name: 'v2', storage: false, deprecationWarning: 'v2 goes away, use v3' });
+    assert.equal((await createCrd(crd)).status, 201);
+    const v1 = await rawRequest(c.server, 'GET', '/apis/example.com/v1/namespaces/default/oldies');
+    assert.equal(v1.status, 200);
+    assert.equal(v1.headers['warning'], '299 - "example.com/v1 Oldie is deprecated"');
+    const v2 = await rawRequest(c.server, 'GET', '/apis/example.com/v2/namespaces/default/oldies');
+    assert.equal(v2.headers['warning'], '299 - "v2 goes away, use v3"');
+    assert.equal((await rawRequest(c.server, 'GET', '/apis/example.com/v1/namespaces/default/widgets')).headers['warning'], undefined);
+  });
+});
+
 describe('name conflicts within a group', () => {
   test('a CRD asking for a short name another CRD holds is not established nor served', async () => {
     const gadgets = structuredClone(widgetCrd) as any;

@@ -182,6 +182,8 @@ export interface ResourceDef {
    * Events): the storage it shares and the conversions to and from it.
    */
   conversion?: ResourceConversion;
+  /** A warning every request to this resource gets (a CRD version marked `deprecated`). */
+  deprecationWarning?: string;
 }
 
 export interface ResourceConversion {
