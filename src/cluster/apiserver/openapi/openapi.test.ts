@@ -15,6 +15,7 @@ import { rawRequest, startTestCluster, testCertificate, type TestCluster } from 
 import { compactSchemas } from './generate.ts';
 import { SchemaCatalog } from './schemas.ts';
 
+// `any`: OpenAPI documents are read as free JSON; the assertions name the exact paths they check.
 type Doc = { paths: Record<string, Record<string, any>>; components: { schemas: Record<string, any> } };
 
 let c: TestCluster;

@@ -42,6 +42,7 @@ const envelope = (apiVersion: string, kind: string, ...parts: Part[]): Buffer =>
 // ObjectMeta: name=1 generateName=2 namespace=3 generation=7 creationTimestamp=8 labels=11; Time: seconds=1 nanos=2.
 const meta = (name: string) => msg(1, bytes(1, name), bytes(2, ''), bytes(3, ''), int(7, 0), msg(8), entry(11, 'app', bytes(2, 'web')));
 
+// `any`: decoded objects are free JSON; each assertion names the exact shape it expects.
 function decode(buf: Buffer): Record<string, any> {
   const r = decodeKubernetesProtobuf(buf);
   assert.ok(r.ok, r.ok ? '' : r.error);

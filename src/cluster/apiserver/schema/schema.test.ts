@@ -189,6 +189,7 @@ const wsCrd = (): KubeObject => parseYaml(crdYaml) as KubeObject;
 describe('CRD validation', () => {
   test('the project CRD is valid', () => assert.deepEqual(validateCustomResourceDefinition(wsCrd()).map(formatFieldError), []));
 
+  // `any`: each case edits a different corner of a parsed YAML document; typing every path would drown the table.
   const mutate = (fn: (crd: { spec: Record<string, any> }) => void): string[] => {
     const crd = wsCrd() as unknown as { spec: Record<string, any> };
     fn(crd);
@@ -217,6 +218,7 @@ describe('CRD validation', () => {
   test('update: scope is immutable; stored versions must stay listed', () => {
     const old = wsCrd();
     old.status = { storedVersions: ['v1alpha1'] };
+    // `any`: as above, free edits of a parsed document.
     const next = structuredClone(old) as KubeObject & { spec: Record<string, any> };
     next.spec['scope'] = 'Cluster';
     next.spec['versions'][0].name = 'v1';

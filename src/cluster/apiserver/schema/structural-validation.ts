@@ -32,10 +32,10 @@ const VALUE_VALIDATIONS = ['allOf', 'anyOf', 'oneOf'] as const;
 type Level = 'root' | 'field' | 'item' | 'value-validation';
 
 function isIntOrStringAnyOf(s: Schema): boolean {
-  const any = s['anyOf'];
-  if (!Array.isArray(any) || any.length !== 2) return false;
-  const types = any.map((x) => asSchema(x)?.['type']);
-  return types[0] === 'integer' && types[1] === 'string' && any.every((x) => Object.keys(asSchema(x) ?? {}).length === 1);
+  const branches = s['anyOf'];
+  if (!Array.isArray(branches) || branches.length !== 2) return false;
+  const types = branches.map((x) => asSchema(x)?.['type']);
+  return types[0] === 'integer' && types[1] === 'string' && branches.every((x) => Object.keys(asSchema(x) ?? {}).length === 1);
 }
 
 function checkValueValidation(s: Schema, path: FieldPath, errs: FieldError[], allowIntOrString: boolean): void {
