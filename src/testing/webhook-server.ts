@@ -166,6 +166,9 @@ export async function startWebhookServer(options: WebhookServerOptions = {}): Pr
     const work = options.clock === undefined ? serve(req, res) : options.clock.activity.run(`test webhook ${req.url ?? ''}`, () => serve(req, res));
     work.catch((err: unknown) => send(res, 500, String(err), 'text/plain'));
   });
+  // The API server keeps webhook connections alive (its agent drops free sockets after 30 s): never close one it may reuse.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 70_000;
   server.on('tlsClientError', () => {
     // Clients that refuse our certificate are part of the tests.
   });

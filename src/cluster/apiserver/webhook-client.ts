@@ -13,8 +13,9 @@
  * Time: the wait for the answer is a sleep on the server's clock, so a
  * virtual clock may move while the webhook works — a webhook that takes
  * virtual time (or never answers) times out when the test advances the clock.
- * Only the moments the bytes are in our hands (connecting and sending,
- * receiving the answer) count as busy. A webhook server on the same virtual
+ * Only the moments the bytes are in our hands (connecting and sending, plus
+ * one turn of the event loop for the server to take them; receiving the
+ * answer) count as busy. A webhook server on the same virtual
  * clock should report its own work as activity (src/testing/webhook-server.ts
  * does), or `VirtualClock.settle()` may jump past its timeout.
  *
@@ -37,9 +38,14 @@ export type WebhookCallResult = { ok: true; status: number; contentType: string;
 
 const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
-/** One keep-alive agent per server: webhook calls reuse their TLS connections. */
+/**
+ * One keep-alive agent per server: webhook calls reuse their TLS connections.
+ * Free sockets are dropped after 30 s (`timeout` only closes free sockets),
+ * before servers drop idle connections (65 s here), so a reused socket is
+ * never one the webhook server is closing at that moment.
+ */
 export function webhookAgent(): Agent {
-  return new Agent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 16, minVersion: 'TLSv1.2' });
+  return new Agent({ keepAlive: true, timeout: 30_000, maxSockets: 64, maxFreeSockets: 16, minVersion: 'TLSv1.2' });
 }
 
 /** The URL the request is posted to (as printed in errors) and where to connect. */
@@ -201,8 +207,11 @@ export function postToWebhook(target: WebhookTarget, body: string, options: Post
       });
 
     req.on('finish', () => {
-      endSending?.();
-      endSending = undefined;
+      // One more turn of the event loop lets an in-process webhook server pick the bytes up and start its own activity.
+      setImmediate(() => {
+        endSending?.();
+        endSending = undefined;
+      });
     });
     req.on('error', (err: NodeJS.ErrnoException) => finish({ ok: false, error: describeTransportError(err, target) }));
     req.on('response', (res: IncomingMessage) => {
