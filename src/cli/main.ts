@@ -35,10 +35,12 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void): Comman
 
   program
     .command('manifests')
-    .description('Print manifests: `crd` for the CustomResourceDefinitions.')
-    .argument('[what]', 'crd', 'crd')
-    .action(async (what: string) => {
-      setExit(await runManifests({ what }, io));
+    .description('Print manifests for kubectl: `install` (default) for the whole install (the Helm chart\'s objects), `crd` for the CustomResourceDefinitions only.')
+    .argument('[what]', 'install or crd', 'install')
+    .option('-n, --namespace <namespace>', 'the manager\'s namespace (install)', 'workloadspread-system')
+    .option('--image <image>', 'the manager image, repository[:tag] (install; default workloadspread:<version>)')
+    .action(async (what: string, opts: { namespace: string; image?: string }) => {
+      setExit(await runManifests({ what, namespace: opts.namespace, ...(opts.image === undefined ? {} : { image: opts.image }) }, io));
     });
 
   program

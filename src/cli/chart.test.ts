@@ -1,0 +1,334 @@
+/**
+ * The Helm chart (charts/workloadspread), rendered with src/testing/helm-template.ts (Helm itself is
+ * not available here): every document parses, the kinds and key fields are there with default and
+ * non-default values, values.yaml equals the TS defaults, and the chart renders exactly the objects
+ * `workloadspread manifests` prints for the same values (Helm's own labels aside).
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { generatedCrdFiles } from '../api/crd.ts';
+import { WHITELIST_CONFIGMAP_KEY } from '../api/keys.ts';
+import { parseWhitelist } from '../api/whitelist.ts';
+import type { KubeObject } from '../k8s/types.ts';
+import { webhookConfigurations } from '../webhook/registration.ts';
+import { coalesceValues, loadChart, renderChart, renderedObjects, type RenderOptions } from '../testing/helm-template.ts';
+import { installObjects, rbacOptions } from './install-manifests.ts';
+import { managerClusterRules, managerNamespaceRules } from './install-rbac.ts';
+import { defaultInstallValues, INSTALL_NAMES, INSTALL_VERSION, type InstallValues } from './install-values.ts';
+
+const CHART_DIR = 'charts/workloadspread';
+const chart = loadChart(CHART_DIR);
+const HELM_LABELS = ['helm.sh/chart', 'app.kubernetes.io/managed-by', 'app.kubernetes.io/instance'];
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- test navigation of parsed YAML
+
+function render(values: Record<string, unknown> = {}, options: Omit<RenderOptions, 'values'> = {}): KubeObject[] {
+  const result = renderChart(chart, { release: { name: 'ws', namespace: 'workloadspread-system' }, ...options, values });
+  assert.ok(result.ok, result.ok ? '' : result.error);
+  const parsed = renderedObjects(result.manifests);
+  assert.ok(parsed.ok, parsed.ok ? '' : parsed.error);
+  return parsed.objects.map((o) => o.object);
+}
+
+function find(objects: KubeObject[], kind: string, name?: string): Obj {
+  const found = objects.find((o) => o.kind === kind && (name === undefined || o.metadata?.name === name));
+  assert.ok(found, `no ${kind} ${name ?? ''} in ${objects.map((o) => o.kind).join(', ')}`);
+  return found as Obj;
+}
+
+function key(o: KubeObject): string {
+  return `${o.kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+}
+
+/** Removes the labels only Helm adds, at every level (objects and pod templates). */
+function withoutHelmLabels(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutHelmLabels);
+  if (typeof v !== 'object' || v === null) return v;
+  const out: Obj = {};
+  for (const [k, val] of Object.entries(v)) {
+    if (k === 'labels' && typeof val === 'object' && val !== null) {
+      out[k] = Object.fromEntries(Object.entries(val).filter(([l]) => !HELM_LABELS.includes(l)));
+    } else {
+      out[k] = withoutHelmLabels(val);
+    }
+  }
+  return out;
+}
+
+const NON_DEFAULT: Record<string, unknown> = {
+  namespace: { create: true, name: 'ws-system' },
+  image: { repository: 'registry.example.com:5000/platform/workloadspread', tag: '1.2.3', pullPolicy: 'Always' },
+  imagePullSecrets: [{ name: 'pull' }],
+  replicas: 3,
+  logLevel: 'debug',
+  manager: { workers: 8, unschedulableRecoverySeconds: 120, extraArgs: ['--extra=1'] },
+  webhook: { port: 10250, failurePolicy: 'Ignore', timeoutSeconds: 5, excludeNamespaces: ['team-a', 'kube-system'], namespaceSelector: { matchExpressions: [{ key: 'workloadspread.io/enabled', operator: 'In', values: ['true'] }] } },
+  certificates: { certManager: { enabled: true } },
+  metrics: { port: 9090 },
+  health: { port: 9091 },
+  whitelist: { workloads: [{ Group: 'argoproj.io', Version: 'v1alpha1', Kind: 'Rollout', subResources: [{ Group: 'apps', Version: 'v1', Kind: 'ReplicaSet' }], replicasPath: 'spec.replicas' }] },
+  rbac: { customWorkloads: [{ apiGroup: 'argoproj.io', resources: ['rollouts'] }] },
+  serviceAccount: { annotations: { 'iam.example.com/role': 'ws' } },
+  resources: { requests: { cpu: '200m', memory: '256Mi' }, limits: { cpu: null, memory: '1Gi' } }, // maps merge with the defaults; null removes one
+  podDisruptionBudget: { enabled: false },
+  priorityClassName: 'system-cluster-critical',
+  podAnnotations: { 'prometheus.io/scrape': 'true' },
+  podLabels: { team: 'platform' },
+  nodeSelector: { 'node-role.example.com/infra': 'true' },
+  tolerations: [{ key: 'infra', operator: 'Exists', effect: 'NoSchedule' }],
+  affinity: { podAntiAffinity: null, nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }] }] } } },
+  topologySpreadConstraints: [],
+};
+
+describe('chart metadata and sources of truth', () => {
+  test('values.yaml is exactly the TS defaults (install-values.ts)', () => {
+    assert.deepEqual(chart.values, defaultInstallValues());
+  });
+
+  test('one version everywhere: Chart.yaml version and appVersion, package.json, INSTALL_VERSION', () => {
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    assert.equal(chart.metadata['apiVersion'], 'v2');
+    assert.equal(chart.metadata['appVersion'], pkg.version);
+    assert.equal(chart.metadata['version'], pkg.version);
+    assert.equal(INSTALL_VERSION, pkg.version);
+  });
+
+  test('crds/ holds the generated CRDs, byte for byte (copy deploy/crds/* there when they change)', () => {
+    const files = generatedCrdFiles();
+    assert.deepEqual(readdirSync(`${CHART_DIR}/crds`).sort(), files.map((f) => f.fileName).sort());
+    for (const f of files) assert.equal(readFileSync(`${CHART_DIR}/crds/${f.fileName}`, 'utf8'), f.content, f.fileName);
+  });
+});
+
+describe('helm template with default values', () => {
+  const objects = render();
+
+  test('renders the install: kinds in order, all in the release namespace', () => {
+    assert.deepEqual(objects.map((o) => o.kind).sort(), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'MutatingWebhookConfiguration', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'ValidatingWebhookConfiguration']);
+    for (const o of objects) {
+      const clusterScoped = ['ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'].includes(o.kind ?? '');
+      assert.equal(o.metadata?.namespace, clusterScoped ? undefined : 'workloadspread-system', key(o));
+      assert.equal(o.metadata?.labels?.['app.kubernetes.io/managed-by'], 'Helm');
+      assert.equal(o.metadata?.labels?.['app.kubernetes.io/instance'], 'ws');
+      assert.equal(o.metadata?.labels?.['helm.sh/chart'], 'workloadspread-0.1.0');
+    }
+  });
+
+  test('Deployment: 2 replicas, leader election, hardened pod, probes, resources, spread across nodes and zones', () => {
+    const d = find(objects, 'Deployment');
+    assert.equal(d.spec.replicas, 2);
+    assert.deepEqual(d.spec.strategy.rollingUpdate, { maxUnavailable: 0, maxSurge: 1 });
+    const pod = d.spec.template.spec;
+    assert.deepEqual(pod.securityContext, { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } });
+    const c = pod.containers[0];
+    assert.equal(c.image, 'workloadspread:0.1.0');
+    assert.deepEqual(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
+    assert.ok(c.args.includes('--leader-elect'));
+    assert.ok(c.args.includes('--namespace=$(POD_NAMESPACE)'));
+    assert.ok(c.args.includes('--webhook-port=9443'));
+    assert.ok(c.args.includes('--health-addr=:8081'));
+    assert.ok(!c.args.some((a: string) => a.startsWith('--cert-dir')));
+    assert.deepEqual(c.env[0], { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } });
+    assert.deepEqual(c.livenessProbe.httpGet, { path: '/healthz', port: 'health' });
+    assert.deepEqual(c.readinessProbe.httpGet, { path: '/readyz', port: 'health' });
+    assert.deepEqual(c.ports.map((p: Obj) => [p.name, p.containerPort]), [['webhook', 9443], ['metrics', 8080], ['health', 8081]]);
+    assert.deepEqual(c.resources, { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } });
+    assert.deepEqual(c.volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }]);
+    assert.equal(pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey, 'kubernetes.io/hostname');
+    assert.equal(pod.topologySpreadConstraints[0].topologyKey, 'topology.kubernetes.io/zone');
+    assert.deepEqual(d.spec.selector.matchLabels, { 'app.kubernetes.io/name': 'workloadspread', 'app.kubernetes.io/component': 'manager' });
+    for (const [k, v] of Object.entries(d.spec.selector.matchLabels)) assert.equal(d.spec.template.metadata.labels[k], v);
+  });
+
+  test('Service 443 → the webhook port; PDB allows one manager pod down', () => {
+    const s = find(objects, 'Service');
+    assert.equal(s.metadata.name, INSTALL_NAMES.service);
+    assert.deepEqual(s.spec.ports, [{ name: 'https', port: 443, targetPort: 'webhook', protocol: 'TCP' }]);
+    const pdb = find(objects, 'PodDisruptionBudget');
+    assert.equal(pdb.spec.maxUnavailable, 1);
+    assert.deepEqual(pdb.spec.selector.matchLabels, s.spec.selector);
+  });
+
+  test('RBAC: exactly the rules the code needs, bound to the manager ServiceAccount', () => {
+    const rules = (kind: string) => find(objects, kind).rules.map((r: Obj) => `${r.apiGroups.join(',')}|${r.resources.join(',')}|${r.verbs.join(',')}|${(r.resourceNames ?? []).join(',')}`);
+    assert.deepEqual(rules('ClusterRole'), [
+      '|pods|get,list,watch,patch,delete|',
+      '|nodes|list,watch|',
+      'apps.kruise.io|workloadspreads|get,list,watch|',
+      'apps.kruise.io|workloadspreads/status|update|',
+      'apps|deployments,replicasets,statefulsets|get,list,watch|',
+      'batch|jobs|get,list,watch|',
+      'apps.kruise.io|clonesets|get,list,watch|',
+      'apps.kruise.io|statefulsets|get|',
+      'events.k8s.io|events|create,patch|',
+      'admissionregistration.k8s.io|mutatingwebhookconfigurations|get,update|workloadspread-mutating-webhook-configuration',
+      'admissionregistration.k8s.io|validatingwebhookconfigurations|get,update|workloadspread-validating-webhook-configuration',
+    ]);
+    assert.deepEqual(rules('Role'), [
+      'coordination.k8s.io|leases|get,update|workloadspread-manager',
+      'coordination.k8s.io|leases|create|',
+      '|secrets|get,update|workloadspread-webhook-certs',
+      '|secrets|create|',
+      '|configmaps|get,list,watch|workloadspread-configuration',
+    ]);
+    assert.deepEqual(find(objects, 'ClusterRole').rules, managerClusterRules(rbacOptions(defaultInstallValues())));
+    assert.deepEqual(find(objects, 'Role').rules, managerNamespaceRules(rbacOptions(defaultInstallValues())));
+    for (const binding of ['ClusterRoleBinding', 'RoleBinding']) {
+      assert.deepEqual(find(objects, binding).subjects, [{ kind: 'ServiceAccount', name: 'workloadspread-manager', namespace: 'workloadspread-system' }]);
+    }
+    // No wildcard anywhere.
+    for (const r of [...find(objects, 'ClusterRole').rules, ...find(objects, 'Role').rules]) {
+      for (const field of ['apiGroups', 'resources', 'verbs']) assert.ok(!r[field].includes('*'), JSON.stringify(r));
+    }
+  });
+
+  test('webhook configurations: what src/webhook/registration.ts registers, pointed at the Service, caBundle left to the manager', () => {
+    const wanted = webhookConfigurations({ managerNamespace: 'workloadspread-system', endpoint: { service: { name: INSTALL_NAMES.service, namespace: 'workloadspread-system', port: 443 } } });
+    for (const [kind, want] of [['MutatingWebhookConfiguration', wanted.mutating], ['ValidatingWebhookConfiguration', wanted.validating]] as const) {
+      const have = find(objects, kind);
+      assert.equal(have.metadata.name, want.metadata?.name);
+      assert.deepEqual(have.webhooks, want['webhooks']);
+    }
+    const m = find(objects, 'MutatingWebhookConfiguration').webhooks[0];
+    assert.equal(m.failurePolicy, 'Fail');
+    assert.deepEqual(m.namespaceSelector, { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['workloadspread-system', 'kube-system'] }] });
+    assert.equal(m.clientConfig.caBundle, undefined);
+  });
+
+  test('the whitelist ConfigMap holds an empty whitelist the manager parses', () => {
+    const cm = find(objects, 'ConfigMap');
+    assert.equal(cm.metadata.name, 'workloadspread-configuration');
+    const parsed = parseWhitelist(cm.data[WHITELIST_CONFIGMAP_KEY]);
+    assert.ok(parsed.ok);
+    assert.deepEqual(parsed.whitelist.workloads, []);
+  });
+
+  test('namespace.name overrides the release namespace everywhere', () => {
+    for (const o of render({ namespace: { name: 'elsewhere' } })) {
+      if (o.metadata?.namespace !== undefined) assert.equal(o.metadata.namespace, 'elsewhere', key(o));
+    }
+  });
+});
+
+describe('helm template with non-default values', () => {
+  const objects = render(NON_DEFAULT);
+
+  test('namespace, cert-manager objects, no PDB', () => {
+    const kinds = objects.map((o) => o.kind);
+    assert.ok(kinds.includes('Namespace'));
+    assert.ok(kinds.includes('Issuer') && kinds.includes('Certificate'));
+    assert.ok(!kinds.includes('PodDisruptionBudget'));
+    assert.equal(find(objects, 'Namespace').metadata.name, 'ws-system');
+    const cert = find(objects, 'Certificate');
+    assert.deepEqual(cert.spec.dnsNames, ['workloadspread-webhook.ws-system.svc', 'workloadspread-webhook.ws-system.svc.cluster.local']);
+    assert.deepEqual(cert.spec.issuerRef, { kind: 'Issuer', name: 'workloadspread-selfsigned' });
+  });
+
+  test('Deployment follows the values', () => {
+    const d = find(objects, 'Deployment');
+    assert.equal(d.metadata.namespace, 'ws-system');
+    assert.equal(d.spec.replicas, 3);
+    const pod = d.spec.template.spec;
+    const c = pod.containers[0];
+    assert.equal(c.image, 'registry.example.com:5000/platform/workloadspread:1.2.3');
+    assert.equal(c.imagePullPolicy, 'Always');
+    for (const arg of ['--webhook-port=10250', '--metrics-addr=:9090', '--health-addr=:9091', '--workers=8', '--unschedulable-recovery-seconds=120', '--log-level=debug', '--cert-dir=/etc/workloadspread/certs', '--extra=1']) assert.ok(c.args.includes(arg), arg);
+    assert.deepEqual(c.resources, { requests: { cpu: '200m', memory: '256Mi' }, limits: { memory: '1Gi' } });
+    assert.deepEqual(c.volumeMounts[1], { name: 'certs', mountPath: '/etc/workloadspread/certs', readOnly: true });
+    assert.deepEqual(pod.volumes[1], { name: 'certs', secret: { secretName: 'workloadspread-webhook-tls' } });
+    assert.equal(pod.priorityClassName, 'system-cluster-critical');
+    assert.deepEqual(pod.imagePullSecrets, [{ name: 'pull' }]);
+    assert.deepEqual(pod.nodeSelector, { 'node-role.example.com/infra': 'true' });
+    assert.equal(pod.tolerations[0].key, 'infra');
+    assert.deepEqual(Object.keys(pod.affinity), ['nodeAffinity']);
+    assert.equal(pod.topologySpreadConstraints, undefined);
+    assert.equal(d.spec.template.metadata.labels.team, 'platform');
+    assert.equal(d.spec.template.metadata.annotations['prometheus.io/scrape'], 'true');
+    assert.equal(find(objects, 'ServiceAccount').metadata.annotations['iam.example.com/role'], 'ws');
+  });
+
+  test('webhooks: failure policy, timeout, excluded namespaces, extra selector, cert-manager CA injection', () => {
+    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
+      const config = find(objects, kind);
+      assert.equal(config.metadata.annotations['cert-manager.io/inject-ca-from'], 'ws-system/workloadspread-webhook');
+      for (const w of config.webhooks) {
+        assert.equal(w.failurePolicy, 'Ignore');
+        assert.equal(w.timeoutSeconds, 5);
+        assert.equal(w.clientConfig.service.namespace, 'ws-system');
+        if (w.name === 'vworkloadspread.workloadspread.io') {
+          assert.deepEqual(w.namespaceSelector, {});
+        } else {
+          assert.deepEqual(w.namespaceSelector.matchExpressions, [
+            { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['ws-system', 'kube-system', 'team-a'] },
+            { key: 'workloadspread.io/enabled', operator: 'In', values: ['true'] },
+          ]);
+        }
+      }
+    }
+  });
+
+  test('RBAC: no Secret or webhook-configuration access with cert-manager; custom workloads and their scale', () => {
+    const cluster = find(objects, 'ClusterRole').rules as Obj[];
+    assert.ok(!cluster.some((r) => r.apiGroups.includes('admissionregistration.k8s.io')));
+    assert.deepEqual(cluster.slice(-2), [
+      { apiGroups: ['argoproj.io'], resources: ['rollouts'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['argoproj.io'], resources: ['rollouts/scale'], verbs: ['get'] },
+    ]);
+    assert.ok(!(find(objects, 'Role').rules as Obj[]).some((r) => r.resources.includes('secrets')));
+  });
+
+  test('the whitelist reaches the ConfigMap as JSON the manager parses', () => {
+    const parsed = parseWhitelist(find(objects, 'ConfigMap').data[WHITELIST_CONFIGMAP_KEY]);
+    assert.ok(parsed.ok, parsed.ok ? '' : parsed.error);
+    assert.deepEqual(parsed.whitelist.workloads.map((w) => `${w.group}/${w.version}/${w.kind}:${w.replicasPath}:${w.subResources.map((s) => s.kind).join()}`), ['argoproj.io/v1alpha1/Rollout:spec.replicas:ReplicaSet']);
+  });
+
+  test('an issuerRef of your own replaces the self-signed Issuer', () => {
+    const own = render({ certificates: { certManager: { enabled: true, issuerRef: { kind: 'ClusterIssuer', name: 'corp-ca' } } } });
+    assert.ok(!own.some((o) => o.kind === 'Issuer'));
+    assert.deepEqual(find(own, 'Certificate').spec.issuerRef, { kind: 'ClusterIssuer', name: 'corp-ca' });
+  });
+
+  test('one replica without leader election: no Lease rules, no --leader-elect', () => {
+    const single = render({ replicas: 1, leaderElection: { enabled: false } });
+    assert.ok(!find(single, 'Deployment').spec.template.spec.containers[0].args.includes('--leader-elect'));
+    assert.ok(!(find(single, 'Role').rules as Obj[]).some((r) => r.resources.includes('leases')));
+  });
+});
+
+describe('the chart refuses bad values', () => {
+  const cases: [string, Record<string, unknown>, RegExp][] = [
+    ['several replicas without leader election', { replicas: 2, leaderElection: { enabled: false } }, /leaderElection\.enabled must stay true/],
+    ['an unknown failure policy', { webhook: { failurePolicy: 'Sometimes' } }, /webhook\.failurePolicy: must be equal to one of the allowed values/],
+    ['a webhook timeout above 30 s', { webhook: { timeoutSeconds: 31 } }, /webhook\.timeoutSeconds: must be <= 30/],
+    ['zero replicas', { replicas: 0 }, /replicas: must be >= 1/],
+    ['a log level the manager does not know', { logLevel: 'verbose' }, /logLevel: must be equal to one of the allowed values/],
+    ['a misspelt top-level key', { replica: 3 }, /must NOT have additional properties/],
+  ];
+  for (const [name, values, pattern] of cases) {
+    test(name, () => {
+      const r = renderChart(chart, { values });
+      assert.ok(!r.ok);
+      assert.match(r.error, pattern);
+    });
+  }
+});
+
+describe('`workloadspread manifests` and the chart render the same objects', () => {
+  const cases: [string, Record<string, unknown>][] = [
+    ['default values (with the namespace object)', { namespace: { create: true, name: 'workloadspread-system' } }],
+    ['non-default values', NON_DEFAULT],
+  ];
+  for (const [name, overrides] of cases) {
+    test(name, () => {
+      const values = coalesceValues(chart.values, overrides) as unknown as InstallValues;
+      const namespace = values.namespace.name;
+      const fromChart = render(overrides).map(withoutHelmLabels) as KubeObject[];
+      const fromTs = installObjects({ namespace, values }).filter((o) => o.kind !== 'CustomResourceDefinition');
+      assert.deepEqual(fromChart.map(key).sort(), fromTs.map(key).sort());
+      const byKey = new Map(fromTs.map((o) => [key(o), o]));
+      for (const o of fromChart) assert.deepEqual(o, byKey.get(key(o)), key(o));
+    });
+  }
+});

@@ -1,0 +1,235 @@
+/**
+ * The whole install as plain objects, for `workloadspread manifests` (kubectl
+ * users): CRDs, Namespace, ServiceAccount, RBAC, whitelist ConfigMap,
+ * Service, Deployment, PodDisruptionBudget, the webhook configurations and,
+ * with cert-manager, its Issuer and Certificate. The Helm chart renders the
+ * same objects from the same values (charts/workloadspread; a test renders
+ * both and compares them object by object, Helm's own labels aside).
+ *
+ * Shared sources of truth: the webhook configurations are
+ * `webhookConfigurations()` of src/webhook/registration.ts (what the manager
+ * itself registers) with the install's settings applied on top; the rules are
+ * install-rbac.ts; the CRDs are the generated ones of src/api/crd.ts.
+ * Pure: values in, objects out. Start at `installObjects`.
+ */
+import { generatedCrdFiles } from '../api/crd.ts';
+import { WHITELIST_CONFIGMAP_KEY } from '../api/keys.ts';
+import { parseManifests } from '../k8s/yaml.ts';
+import type { KubeObject } from '../k8s/types.ts';
+import { webhookConfigurations } from '../webhook/registration.ts';
+import { managerClusterRules, managerNamespaceRules, type RbacOptions } from './install-rbac.ts';
+import { commonLabels, INSTALL_NAMES, INSTALL_VERSION, managerSelectorLabels, type InstallValues } from './install-values.ts';
+
+export interface InstallOptions {
+  /** The manager's namespace. */
+  namespace: string;
+  values: InstallValues;
+}
+
+type Obj = Record<string, unknown>;
+
+function meta(name: string, namespace?: string, extra: Obj = {}): Obj {
+  return { name, ...(namespace === undefined ? {} : { namespace }), labels: commonLabels(), ...extra };
+}
+
+function isEmptyValue(v: unknown): boolean {
+  if (v === undefined || v === null || v === '' || v === false || v === 0) return true;
+  if (Array.isArray(v)) return v.length === 0;
+  if (typeof v === 'object') return Object.keys(v).length === 0;
+  return false;
+}
+
+/** Sets `key` only when the value is not empty (the chart's `{{- with }}` blocks). */
+function withValue(target: Obj, key: string, value: unknown): void {
+  if (!isEmptyValue(value)) target[key] = value;
+}
+
+/** JSON with keys sorted at every level, as Go's encoding/json (and the chart's toJson) writes maps. */
+export function sortedJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(sortedJson).join(',')}]`;
+  if (typeof v === 'object' && v !== null) {
+    const o = v as Obj;
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${sortedJson(o[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v ?? null);
+}
+
+export function rbacOptions(values: InstallValues): RbacOptions {
+  const certManager = values.certificates.certManager.enabled;
+  return {
+    leaderElection: values.leaderElection.enabled,
+    patchCaBundle: !certManager,
+    certificateSecret: !certManager,
+    mutatingConfigurationName: INSTALL_NAMES.mutating,
+    validatingConfigurationName: INSTALL_NAMES.validating,
+    leaseName: INSTALL_NAMES.lease,
+    secretName: INSTALL_NAMES.secret,
+    whitelistConfigMapName: INSTALL_NAMES.whitelistConfigMap,
+    customWorkloads: values.rbac.customWorkloads,
+  };
+}
+
+/** The `workloadspread manager` flags of the Deployment (the image's entrypoint is `… manager`). */
+export function managerArgs(values: InstallValues): string[] {
+  const args = [
+    '--namespace=$(POD_NAMESPACE)',
+    `--webhook-port=${values.webhook.port}`,
+    `--metrics-addr=:${values.metrics.port}`,
+    `--health-addr=:${values.health.port}`,
+    `--workers=${values.manager.workers}`,
+    `--unschedulable-recovery-seconds=${values.manager.unschedulableRecoverySeconds}`,
+    `--log-level=${values.logLevel}`,
+  ];
+  if (values.leaderElection.enabled) args.push('--leader-elect');
+  if (values.certificates.certManager.enabled) args.push(`--cert-dir=${INSTALL_NAMES.certDir}`);
+  return [...args, ...values.manager.extraArgs];
+}
+
+function deployment(namespace: string, values: InstallValues): Obj {
+  const certManager = values.certificates.certManager.enabled;
+  const tag = values.image.tag === '' ? INSTALL_VERSION : values.image.tag;
+  const volumeMounts: Obj[] = [{ name: 'tmp', mountPath: '/tmp' }];
+  const volumes: Obj[] = [{ name: 'tmp', emptyDir: {} }];
+  if (certManager) {
+    volumeMounts.push({ name: 'certs', mountPath: INSTALL_NAMES.certDir, readOnly: true });
+    volumes.push({ name: 'certs', secret: { secretName: INSTALL_NAMES.certificateSecret } });
+  }
+  const container: Obj = {
+    name: 'manager',
+    image: `${values.image.repository}:${tag}`,
+    imagePullPolicy: values.image.pullPolicy,
+    args: managerArgs(values),
+    env: [
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+    ],
+    ports: [
+      { name: 'webhook', containerPort: values.webhook.port, protocol: 'TCP' },
+      { name: 'metrics', containerPort: values.metrics.port, protocol: 'TCP' },
+      { name: 'health', containerPort: values.health.port, protocol: 'TCP' },
+    ],
+    livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, initialDelaySeconds: 15, periodSeconds: 20, failureThreshold: 3 },
+    readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, initialDelaySeconds: 5, periodSeconds: 10, failureThreshold: 3 },
+    securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } },
+    volumeMounts,
+  };
+  withValue(container, 'resources', values.resources);
+  const podSpec: Obj = {
+    serviceAccountName: INSTALL_NAMES.manager,
+    securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+    terminationGracePeriodSeconds: 30,
+    containers: [container],
+    volumes,
+  };
+  withValue(podSpec, 'priorityClassName', values.priorityClassName);
+  withValue(podSpec, 'imagePullSecrets', values.imagePullSecrets);
+  withValue(podSpec, 'nodeSelector', values.nodeSelector);
+  withValue(podSpec, 'tolerations', values.tolerations);
+  withValue(podSpec, 'affinity', values.affinity);
+  withValue(podSpec, 'topologySpreadConstraints', values.topologySpreadConstraints);
+  const podMeta: Obj = { labels: { ...commonLabels(), ...managerSelectorLabels(), ...values.podLabels } };
+  withValue(podMeta, 'annotations', values.podAnnotations);
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: meta(INSTALL_NAMES.manager, namespace),
+    spec: {
+      replicas: values.replicas,
+      selector: { matchLabels: managerSelectorLabels() },
+      // Never fewer serving replicas than wanted during a rollout: the webhook fails closed.
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+      template: { metadata: podMeta, spec: podSpec },
+    },
+  };
+}
+
+/** The webhook configurations the manager would register, with the install's policy on top. */
+function webhooks(namespace: string, values: InstallValues): Obj[] {
+  const built = webhookConfigurations({
+    managerNamespace: namespace,
+    endpoint: { service: { name: INSTALL_NAMES.service, namespace, port: 443 } },
+    timeoutSeconds: values.webhook.timeoutSeconds,
+    labels: commonLabels(),
+  });
+  const annotations = values.certificates.certManager.enabled ? { 'cert-manager.io/inject-ca-from': `${namespace}/${INSTALL_NAMES.certificate}` } : undefined;
+  const adjust = (config: KubeObject): Obj => {
+    const list = Array.isArray(config['webhooks']) ? (config['webhooks'] as Obj[]) : [];
+    return {
+      ...config,
+      metadata: { ...config.metadata, ...(annotations === undefined ? {} : { annotations }) },
+      webhooks: list.map((w) => {
+        const selector = (w['namespaceSelector'] ?? {}) as { matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+        const expressions = (selector.matchExpressions ?? []).map((e) =>
+          e.key === 'kubernetes.io/metadata.name' && e.operator === 'NotIn' ? { ...e, values: [...new Set([...(e.values ?? []), ...values.webhook.excludeNamespaces])] } : e,
+        );
+        // Extra namespace requirements apply to the pod webhooks only (those with a namespace selector).
+        const namespaceSelector = expressions.length === 0 ? {} : { matchExpressions: [...expressions, ...values.webhook.namespaceSelector.matchExpressions] };
+        return { ...w, failurePolicy: values.webhook.failurePolicy, namespaceSelector };
+      }),
+    };
+  };
+  return [adjust(built.mutating), adjust(built.validating)];
+}
+
+function certManagerObjects(namespace: string, values: InstallValues): Obj[] {
+  const out: Obj[] = [];
+  let issuerRef = values.certificates.certManager.issuerRef;
+  if (isEmptyValue(issuerRef)) {
+    issuerRef = { kind: 'Issuer', name: INSTALL_NAMES.issuer };
+    out.push({ apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: meta(INSTALL_NAMES.issuer, namespace), spec: { selfSigned: {} } });
+  }
+  const service = INSTALL_NAMES.service;
+  out.push({
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Certificate',
+    metadata: meta(INSTALL_NAMES.certificate, namespace),
+    spec: {
+      secretName: INSTALL_NAMES.certificateSecret,
+      dnsNames: [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`],
+      issuerRef,
+    },
+  });
+  return out;
+}
+
+/** Every object of the install, in apply order (CRDs and the namespace first). */
+export function installObjects(options: InstallOptions): KubeObject[] {
+  const { namespace, values } = options;
+  if (values.replicas > 1 && !values.leaderElection.enabled) throw new Error('leader election must stay on with more than one replica');
+  const crds: KubeObject[] = [];
+  for (const file of generatedCrdFiles()) {
+    const parsed = parseManifests(file.content, file.fileName);
+    if (!parsed.ok) throw new Error(parsed.error);
+    crds.push(...parsed.documents.map((d) => d.object));
+  }
+  const rbac = rbacOptions(values);
+  const selector = managerSelectorLabels();
+  const objects: Obj[] = [...crds];
+  if (values.namespace.create) {
+    objects.push({ apiVersion: 'v1', kind: 'Namespace', metadata: meta(namespace, undefined, { labels: { ...commonLabels(), 'pod-security.kubernetes.io/enforce': 'restricted' } }) });
+  }
+  const saMeta = meta(INSTALL_NAMES.manager, namespace);
+  withValue(saMeta, 'annotations', values.serviceAccount.annotations);
+  const subject = [{ kind: 'ServiceAccount', name: INSTALL_NAMES.manager, namespace }];
+  objects.push(
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: saMeta },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: meta(INSTALL_NAMES.manager), rules: managerClusterRules(rbac) },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: meta(INSTALL_NAMES.manager), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: INSTALL_NAMES.manager }, subjects: subject },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: meta(INSTALL_NAMES.manager, namespace), rules: managerNamespaceRules(rbac) },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: meta(INSTALL_NAMES.manager, namespace), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: INSTALL_NAMES.manager }, subjects: subject },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(INSTALL_NAMES.whitelistConfigMap, namespace), data: { [WHITELIST_CONFIGMAP_KEY]: sortedJson(values.whitelist) } },
+  );
+  if (values.certificates.certManager.enabled) objects.push(...certManagerObjects(namespace, values));
+  objects.push(
+    { apiVersion: 'v1', kind: 'Service', metadata: meta(INSTALL_NAMES.service, namespace), spec: { selector, ports: [{ name: 'https', port: 443, targetPort: 'webhook', protocol: 'TCP' }] } },
+    deployment(namespace, values),
+  );
+  if (values.podDisruptionBudget.enabled) {
+    objects.push({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: meta(INSTALL_NAMES.manager, namespace), spec: { maxUnavailable: values.podDisruptionBudget.maxUnavailable, selector: { matchLabels: selector } } });
+  }
+  objects.push(...webhooks(namespace, values));
+  return objects as KubeObject[];
+}
