@@ -135,6 +135,20 @@ export async function stopOnClock(env: ManagerCluster, manager: Manager): Promis
   await stopping;
 }
 
+/**
+ * Awaits `work` while the virtual clock keeps running: an admission that hit
+ * a conflict backs off on the clock, so a burst only completes as time moves.
+ */
+export async function onClock<T>(env: ManagerCluster, work: Promise<T>): Promise<T> {
+  let settled = false;
+  const watched = work.finally(() => {
+    settled = true;
+  });
+  watched.catch(() => {});
+  await settleUntil(env.clock, () => assert.ok(settled, 'still running'), { maxMs: 10 * 60_000 });
+  return watched;
+}
+
 // ---- one URL in front of several replicas ----
 
 export interface Forwarder {

@@ -1,0 +1,143 @@
+/**
+ * Two manager replicas sharing one cluster, as the Helm chart runs them:
+ * both serve the webhooks (behind one URL, connections dealt in turn, as a
+ * Service would), one leads and runs the controller.
+ *
+ * - a Deployment scaled from 0 to 500 (the ReplicaSet controller creates the
+ *   pods in parallel batches of up to 245): no subset ends above
+ *   its limit (optimistic concurrency between the replicas' group commits),
+ *   the status agrees with the pods, both replicas answered admissions, and
+ *   only the leader reconciled;
+ * - the leader dies without giving up its lease: the other replica takes
+ *   over only once the lease has expired (15 s of virtual time), and then
+ *   reconciles a change.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { WorkloadSpread } from '../api/workloadspread.ts';
+import { BUILTIN } from '../client/resources.ts';
+import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
+import { settleUntil } from '../testing/eventually.ts';
+import { countBySubset, deployment, podsOf, readSpread, workloadSpreadObject, zoneTerm } from '../webhook/e2e-kit.ts';
+import { sample, scrape, startForwarder, startManagerCluster, startTestManager, stopOnClock, type Forwarder, type ManagerCluster, type TestManager } from './manager-test-kit.ts';
+
+describe('two manager replicas', () => {
+  let env: ManagerCluster;
+  let forwarder: Forwarder;
+  before(async () => {
+    env = await startManagerCluster();
+    forwarder = await startForwarder();
+  });
+  after(async () => {
+    await forwarder?.close();
+    await env?.stop();
+  });
+
+  /** Starts replicas a and b behind the forwarder (a first, so a leads). */
+  async function twoReplicas(leaseName: string, releaseOnStop = true): Promise<[TestManager, TestManager]> {
+    const a = await startTestManager(env, { name: `${leaseName}-a`, url: forwarder.url, leaderElection: { leaseName, releaseOnStop } });
+    forwarder.setBackends([a.manager.endpoints().webhook ?? '']);
+    await settleUntil(env.clock, () => assert.ok(a.manager.isLeader(), 'a is not leading yet'));
+    const b = await startTestManager(env, { name: `${leaseName}-b`, url: forwarder.url, leaderElection: { leaseName, releaseOnStop } });
+    forwarder.setBackends([a.manager.endpoints().webhook ?? '', b.manager.endpoints().webhook ?? '']);
+    return [a, b];
+  }
+
+  test('500 pods created at once (a Deployment of 500): no subset above its limit, the status agrees, both replicas admitted, only the leader reconciled', async (t) => {
+    const [a, b] = await twoReplicas('burst-lease');
+    try {
+      const ns = await env.namespace('burst');
+      await env.cluster.client.create(
+        WORKLOADSPREAD_REF,
+        workloadSpreadObject(ns, 'spread', {
+          targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+          subsets: [
+            { name: 'a', requiredNodeSelectorTerm: zoneTerm('a'), maxReplicas: 150 },
+            { name: 'b', requiredNodeSelectorTerm: zoneTerm('b'), maxReplicas: 150 },
+            { name: 'c', requiredNodeSelectorTerm: zoneTerm('c') },
+          ],
+        }),
+      );
+      await env.clock.quiesce();
+      // The ReplicaSet controller creates the 500 pods in one sync, its slow-start batches (…, 128, 245) all in parallel.
+      await env.cluster.client.create(BUILTIN.deployments, deployment(ns, 'web', 500));
+      await env.cluster.settle();
+
+      const pods = await podsOf(env.cluster.client, ns);
+      assert.deepEqual(countBySubset(pods), { a: 150, b: 150, c: 200 }, 'as stored after settling');
+      for (const p of pods) assert.match(p.spec?.nodeName ?? '', new RegExp(`^${p.metadata.annotations?.['apps.kruise.io/matched-workloadspread']?.match(/"subset":"(\w)"/)?.[1] ?? '?'}[12]$`), `${p.metadata.name} runs in its subset's zone`);
+      const ws: WorkloadSpread = await readSpread(env.cluster.client, ns, 'spread');
+      assert.deepEqual(
+        (ws.status?.subsetStatuses ?? []).map((s) => [s.name, s.replicas, s.missingReplicas, Object.keys(s.creatingPods ?? {}).length]),
+        [
+          ['a', 150, 0, 0],
+          ['b', 150, 0, 0],
+          ['c', 200, -1, 0],
+        ],
+      );
+
+      const [ma, mb] = [await scrape(a.manager), await scrape(b.manager)];
+      const admitted = (m: string) => sample(m, 'workloadspread_admission_duration_seconds_count', { webhook: '/mutate-pod' }) ?? 0;
+      assert.equal(admitted(ma) + admitted(mb), 500, 'every creation was admitted once');
+      assert.ok(admitted(ma) > 0 && admitted(mb) > 0, `both replicas admitted (a ${admitted(ma)}, b ${admitted(mb)})`);
+      assert.ok(a.manager.isLeader() && !b.manager.isLeader());
+      assert.ok((sample(ma, 'controller_runtime_reconcile_total', { result: 'success' }) ?? 0) > 0, 'the leader reconciled');
+      assert.equal(sample(mb, 'controller_runtime_reconcile_total'), 0, 'the follower never reconciled');
+      assert.equal(sample(mb, 'workloadspread_status_writes_total', { source: 'controller' }) ?? 0, 0);
+      assert.equal(sample(ma, 'leader_election_master_status', { name: 'burst-lease' }), 1);
+      assert.equal(sample(mb, 'leader_election_master_status', { name: 'burst-lease' }), 0);
+      // Group commit (D13): far fewer reservation writes than admissions, even across two replicas.
+      const writes = (sample(ma, 'workloadspread_status_writes_total', { source: 'webhook', result: 'ok' }) ?? 0) + (sample(mb, 'workloadspread_status_writes_total', { source: 'webhook', result: 'ok' }) ?? 0);
+      assert.ok(writes < 250, `${writes} reservation writes for 300 limited admissions`);
+      t.diagnostic(`admissions a=${admitted(ma)} b=${admitted(mb)}; reservation writes ${writes}; conflicts ${sample(ma, 'workloadspread_status_write_conflicts_total')}+${sample(mb, 'workloadspread_status_write_conflicts_total')}`);
+    } finally {
+      forwarder.setBackends([]);
+      await stopOnClock(env, b.manager);
+      await stopOnClock(env, a.manager);
+    }
+  });
+
+  test('the leader dies holding the lease: the other replica leads only after the lease expired, then reconciles', async () => {
+    const [a, b] = await twoReplicas('takeover-lease', false);
+    try {
+      const ns = await env.namespace('takeover');
+      await env.cluster.client.create(
+        WORKLOADSPREAD_REF,
+        workloadSpreadObject(ns, 'spread', {
+          targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+          subsets: [
+            { name: 'a', requiredNodeSelectorTerm: zoneTerm('a'), maxReplicas: 2 },
+            { name: 'b', requiredNodeSelectorTerm: zoneTerm('b') },
+          ],
+        }),
+      );
+      await env.cluster.client.create(BUILTIN.deployments, deployment(ns, 'web', 3));
+      await env.cluster.settle();
+      assert.deepEqual((await readSpread(env.cluster.client, ns, 'spread')).status?.subsetStatuses?.map((s) => s.replicas), [2, 1]);
+
+      // Killed: its endpoint leaves the Service, the lease stays with it.
+      forwarder.setBackends([b.manager.endpoints().webhook ?? '']);
+      const killedAt = env.clock.now();
+      await stopOnClock(env, a.manager);
+      let tookOverAt: number | undefined;
+      await settleUntil(env.clock, () => {
+        assert.ok(b.manager.isLeader(), 'b is not leading yet');
+        tookOverAt ??= env.clock.now();
+      }, { maxMs: 60_000 });
+      const waited = (tookOverAt ?? 0) - killedAt;
+      assert.ok(waited >= 13_000 && waited <= 20_000, `b took over ${waited} ms after the kill (lease 15 s, renewed every 2 s)`);
+
+      await env.cluster.client.patch(BUILTIN.deployments, 'web', { type: 'merge', body: { spec: { replicas: 5 } } }, { namespace: ns });
+      await env.cluster.settle();
+      const ws = await readSpread(env.cluster.client, ns, 'spread');
+      assert.deepEqual(ws.status?.subsetStatuses?.map((s) => [s.name, s.replicas, s.missingReplicas]), [['a', 2, 0], ['b', 3, -1]]);
+      const costs = (await podsOf(env.cluster.client, ns)).map((p) => p.metadata.annotations?.['controller.kubernetes.io/pod-deletion-cost']).sort();
+      assert.deepEqual(costs, ['100', '100', '100', '200', '200']);
+      assert.ok((sample(await scrape(b.manager), 'controller_runtime_reconcile_total', { result: 'success' }) ?? 0) > 0, 'the new leader reconciled');
+    } finally {
+      forwarder.setBackends([]);
+      await stopOnClock(env, b.manager);
+      if (!a.manager.isReady()) await a.manager.stop();
+    }
+  });
+});
