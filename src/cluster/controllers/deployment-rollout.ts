@@ -236,6 +236,9 @@ export class DeploymentRollout {
       const available = statusNumber(rs, 'availableReplicas');
       if (size === 0 || size === available) continue;
       const count = Math.min(maxCleanup - total, size - available);
+      // A status read before the set's last scale-down can count more available replicas than it may have:
+      // never "clean up" upwards (upstream refuses the same way, and the rollout waits for the next sync).
+      if (size - count > size) throw new Error(`when cleaning up unhealthy replicas, got invalid request to scale down ${rs.metadata?.namespace ?? ''}/${rs.metadata?.name ?? ''} ${size} -> ${size - count}`);
       const result = await this.scaleAndRecord(rs, size - count, d);
       total += count;
       sorted[i] = result.rs;
@@ -253,6 +256,7 @@ export class DeploymentRollout {
       if (total >= target) break;
       if (specReplicas(rs) === 0) continue;
       const count = Math.min(specReplicas(rs), target - total);
+      if (count < 0) throw new Error(`when scaling down old replica set, got invalid request to scale down ${rs.metadata?.namespace ?? ''}/${rs.metadata?.name ?? ''} ${specReplicas(rs)} -> ${specReplicas(rs) - count}`);
       await this.scaleAndRecord(rs, specReplicas(rs) - count, d);
       total += count;
     }

@@ -279,6 +279,38 @@ describe('availability', () => {
   });
 });
 
+describe('stale ReplicaSet status', () => {
+  test('an old set whose status still counts replicas it no longer has is never scaled up by the clean-up of unhealthy replicas', async () => {
+    const ns = await freshNamespace(bed.client);
+    // The ReplicaSet controller stays off: the test writes the ReplicaSets' statuses, stale on purpose.
+    await rsc.stop();
+    try {
+      const rsStatus = (image: string, s: Record<string, number>) => bed.client.patchStatus(BUILTIN.replicasets, rsByImage(ns, image).metadata?.name ?? '', { type: 'merge', body: { status: s } }, { namespace: ns });
+      await deploy(ns, { replicas: 4, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 1 } } });
+      await clock.settle();
+      await rsStatus('v1', { replicas: 4, readyReplicas: 4, availableReplicas: 4 });
+      await clock.settle();
+      await setImage(ns, 'v2');
+      await clock.settle();
+      assert.deepEqual([replicasOf(rsByImage(ns, 'v1')), replicasOf(rsByImage(ns, 'v2'))], [3, 2]);
+      // v1's status has not caught up with its scale-down (4 available of 3); v2's two pods become available.
+      await rsStatus('v2', { replicas: 2, readyReplicas: 2, availableReplicas: 2 });
+      await clock.settle();
+      assert.equal(replicasOf(rsByImage(ns, 'v1')), 3, 'not scaled up to 4 by a negative "clean-up"');
+      const v1Name = rsByImage(ns, 'v1').metadata?.name ?? '';
+      assert.deepEqual(scalingEvents(ns).filter((e) => e.startsWith(`Scaled up replica set ${v1Name}`)), [`Scaled up replica set ${v1Name} to 4 from 0`], 'only its creation');
+      // Once v1's status is current, the rollout goes on.
+      await rsStatus('v1', { replicas: 3, readyReplicas: 3, availableReplicas: 3 });
+      await clock.settle();
+      assert.equal(replicasOf(rsByImage(ns, 'v1')), 1);
+    } finally {
+      rsc = new ReplicaSetController({ client: bed.client, clock });
+      rsc.start();
+      await clock.settle();
+    }
+  });
+});
+
 describe('hash collisions', () => {
   test('a foreign ReplicaSet holding the name makes the Deployment bump collisionCount and use another hash', async () => {
     const ns = await freshNamespace(bed.client);
