@@ -7,6 +7,9 @@
  * - extend it: `server.core` (core.ts) — registry, admission chain,
  *   `customResourceStrategy`, routes, formatters — or pass `plugins` to
  *   `startApiServer` to extend it before the first request.
+ * Schemas, printing and encodings: schema/ (CRD validation, custom resource
+ * validation/pruning/defaulting) · table/ (server-side printing) · openapi/
+ * (OpenAPI v2/v3, field validation) · protobuf/ (protobuf request bodies).
  * Module map: resources.ts (registry) · resource-def.ts (types) · storage.ts ·
  * operations.ts (create/update pipeline) · patch.ts · apply.ts · delete.ts ·
  * scale.ts · list.ts · watch.ts · discovery.ts · handler.ts · errors.ts ·
@@ -49,3 +52,13 @@ export type { Status, Result } from './errors.ts';
 export { createCertificateAuthority, issueServingCertificate, generateServingCertificate, type CertificateAuthority, type ServingCertificate } from './certs.ts';
 export { renderKubeconfig } from './kubeconfig.ts';
 export { SERVER_VERSION } from './discovery.ts';
+export { installCustomResourceSchemas, schemaStrategy, versionSchema } from './schema/custom-resource-schema.ts';
+export { validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate } from './schema/crd-validation.ts';
+export { acceptNames, type NamesVerdict } from './crd-names.ts';
+export { installTablePrinting, TablePrinting, tableVersion } from './table/table.ts';
+export { printerFor } from './table/printers-workloads.ts';
+export { customResourcePrinter } from './table/custom-columns.ts';
+export type { Cell, Column, Printer } from './table/columns.ts';
+export { installOpenApi, OpenApiDocuments } from './openapi/openapi.ts';
+export { builtinUnknownFields } from './openapi/field-validation.ts';
+export { decodeKubernetesProtobuf, PROTOBUF_MEDIA_TYPE } from './protobuf/decode.ts';
