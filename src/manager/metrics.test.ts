@@ -1,0 +1,143 @@
+/**
+ * `ManagerMetrics`: each hook feeds the series named in the README (one case
+ * per hook, read back from the exposition text), series of a deleted
+ * WorkloadSpread disappear, two instances never share series; and a real
+ * manager's `/metrics` after a Deployment is spread, with values that follow
+ * from what happened (5 admissions, 2 reservations, 2/3 pods per subset, a
+ * NoSubsetAvailable, the leader, the certificate's expiry, process metrics).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BUILTIN } from '../client/resources.ts';
+import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
+import { deployment, workloadSpreadObject, zoneTerm } from '../webhook/e2e-kit.ts';
+import { ManagerMetrics } from './metrics.ts';
+import { sample, scrape, startManagerCluster, startTestManager, stopOnClock, type ManagerCluster } from './manager-test-kit.ts';
+
+describe('ManagerMetrics hooks', () => {
+  const cases: { hook: string; feed: (m: ManagerMetrics) => void; series: string; labels?: Record<string, string>; value: number }[] = [
+    { hook: 'controller.reconcile', feed: (m) => m.controller.reconcile?.('requeue_after'), series: 'controller_runtime_reconcile_total', labels: { controller: 'workloadspread', result: 'requeue_after' }, value: 1 },
+    { hook: 'controller.reconcileError', feed: (m) => m.controller.reconcileError?.(false), series: 'controller_runtime_reconcile_errors_total', value: 1 },
+    { hook: 'controller.reconcileError (terminal)', feed: (m) => m.controller.reconcileError?.(true), series: 'controller_runtime_terminal_reconcile_errors_total', value: 1 },
+    { hook: 'controller.reconcileTime', feed: (m) => m.controller.reconcileTime?.(0.2), series: 'controller_runtime_reconcile_time_seconds_sum', value: 0.2 },
+    { hook: 'controller.activeWorkers', feed: (m) => m.controller.activeWorkers?.(2), series: 'controller_runtime_active_workers', value: 2 },
+    { hook: 'maxConcurrentReconciles', feed: (m) => m.maxConcurrentReconciles(3), series: 'controller_runtime_max_concurrent_reconciles', value: 3 },
+    { hook: 'queue.depth', feed: (m) => m.controller.queue?.depth?.(7), series: 'workqueue_depth', labels: { name: 'workloadspread' }, value: 7 },
+    { hook: 'queue.adds', feed: (m) => m.controller.queue?.adds?.(), series: 'workqueue_adds_total', value: 1 },
+    { hook: 'queue.retries', feed: (m) => m.controller.queue?.retries?.(), series: 'workqueue_retries_total', value: 1 },
+    { hook: 'queue.latency (ms in, seconds out)', feed: (m) => m.controller.queue?.latency?.(250), series: 'workqueue_queue_duration_seconds_sum', value: 0.25 },
+    { hook: 'queue.workDuration', feed: (m) => m.controller.queue?.workDuration?.(1500), series: 'workqueue_work_duration_seconds_sum', value: 1.5 },
+    { hook: 'podsPerSubset', feed: (m) => m.controller.podsPerSubset?.('ns', 'ws', 'a', 4), series: 'workloadspread_subset_pods', labels: { namespace: 'ns', workloadspread: 'ws', subset: 'a' }, value: 4 },
+    { hook: 'webhook.admission', feed: (m) => m.webhook.admission?.('/mutate-pod', 'CREATE', 'patched', 0.003), series: 'workloadspread_admission_duration_seconds_count', labels: { webhook: '/mutate-pod', operation: 'CREATE', result: 'patched' }, value: 1 },
+    { hook: 'webhook.admission (controller-runtime count)', feed: (m) => m.webhook.admission?.('/validate-pod', 'DELETE', 'allowed', 0.001), series: 'controller_runtime_webhook_requests_total', labels: { webhook: '/validate-pod', code: '200' }, value: 1 },
+    { hook: 'webhook.admission (controller-runtime latency)', feed: (m) => m.webhook.admission?.('/validate-pod', 'DELETE', 'allowed', 0.004), series: 'controller_runtime_webhook_latency_seconds_sum', labels: { webhook: '/validate-pod' }, value: 0.004 },
+    { hook: 'webhook.badRequest', feed: (m) => m.webhook.badRequest?.('/mutate-pod', 413), series: 'controller_runtime_webhook_requests_total', labels: { code: '413' }, value: 1 },
+    { hook: 'webhook.noSubsetAvailable', feed: (m) => m.webhook.noSubsetAvailable?.('ns', 'ws'), series: 'workloadspread_no_subset_available_total', labels: { namespace: 'ns', workloadspread: 'ws' }, value: 1 },
+    { hook: 'webhook.certificateLoaded', feed: (m) => m.webhook.certificateLoaded?.(1_800_000_000_500), series: 'workloadspread_webhook_certificate_not_after_timestamp_seconds', value: 1_800_000_000 },
+    { hook: 'webhook.batchSize', feed: (m) => m.webhook.batchSize?.(12), series: 'workloadspread_group_commit_batch_size_sum', value: 12 },
+    { hook: 'webhook.conflict', feed: (m) => m.webhook.conflict?.(), series: 'workloadspread_status_write_conflicts_total', labels: { source: 'webhook' }, value: 1 },
+    { hook: 'statusWriter.statusWrite', feed: (m) => m.statusWriter.statusWrite?.('webhook', 'ok'), series: 'workloadspread_status_writes_total', labels: { source: 'webhook', result: 'ok' }, value: 1 },
+    { hook: 'statusWriter.statusWrite (controller conflict)', feed: (m) => m.statusWriter.statusWrite?.('controller', 'Conflict'), series: 'workloadspread_status_write_conflicts_total', labels: { source: 'controller' }, value: 1 },
+    { hook: 'watcher.request', feed: (m) => m.watcher.request?.('list'), series: 'workloadspread_watcher_requests_total', labels: { verb: 'list' }, value: 1 },
+    { hook: 'watcher.event', feed: (m) => m.watcher.event?.('BOOKMARK'), series: 'workloadspread_watcher_events_total', labels: { type: 'BOOKMARK' }, value: 1 },
+    { hook: 'watcher.transition', feed: (m) => m.watcher.transition?.('watching', 'listing', 'gone'), series: 'workloadspread_watcher_transitions_total', labels: { from: 'watching', to: 'listing', cause: 'gone' }, value: 1 },
+    { hook: 'leading', feed: (m) => m.leading('lease', true), series: 'leader_election_master_status', labels: { name: 'lease' }, value: 1 },
+  ];
+  for (const c of cases) {
+    test(c.hook, async () => {
+      const m = new ManagerMetrics({ processMetrics: false });
+      c.feed(m);
+      assert.equal(sample(await m.text(), c.series, c.labels), c.value);
+    });
+  }
+
+  test('counters start at 0 so dashboards see them before the first event', async () => {
+    const text = await new ManagerMetrics({ processMetrics: false }).text();
+    for (const series of ['controller_runtime_reconcile_total', 'controller_runtime_reconcile_errors_total', 'workqueue_adds_total', 'workqueue_retries_total', 'workloadspread_status_write_conflicts_total']) {
+      assert.equal(sample(text, series), 0, series);
+    }
+  });
+
+  test('a deleted WorkloadSpread takes its series with it', async () => {
+    const m = new ManagerMetrics({ processMetrics: false });
+    m.controller.podsPerSubset?.('ns', 'gone', 'a', 1);
+    m.controller.podsPerSubset?.('ns', 'gone', 'b', 2);
+    m.controller.podsPerSubset?.('ns', 'kept', 'a', 3);
+    m.webhook.noSubsetAvailable?.('ns', 'gone');
+    m.controller.forgetWorkloadSpread?.('ns', 'gone');
+    const text = await m.text();
+    assert.equal(sample(text, 'workloadspread_subset_pods', { workloadspread: 'gone' }), undefined);
+    assert.equal(sample(text, 'workloadspread_no_subset_available_total', { workloadspread: 'gone' }), undefined);
+    assert.equal(sample(text, 'workloadspread_subset_pods', { workloadspread: 'kept' }), 3);
+  });
+
+  test('two instances keep separate series; process metrics are included by default', async () => {
+    const a = new ManagerMetrics();
+    const b = new ManagerMetrics();
+    a.controller.queue?.adds?.();
+    assert.equal(sample(await a.text(), 'workqueue_adds_total'), 1);
+    assert.equal(sample(await b.text(), 'workqueue_adds_total'), 0);
+    assert.ok((sample(await a.text(), 'process_cpu_user_seconds_total') ?? 0) > 0);
+    assert.ok((sample(await b.text(), 'nodejs_heap_size_used_bytes') ?? 0) > 0);
+  });
+});
+
+describe('a manager’s /metrics', () => {
+  let env: ManagerCluster;
+  before(async () => {
+    env = await startManagerCluster();
+  });
+  after(async () => {
+    await env?.stop();
+  });
+
+  test('after spreading a Deployment of 5 over a (max 2) and b (unlimited), then 3 more with only a (max 1) left', async () => {
+    const { manager } = await startTestManager(env, { name: 'scraped', leaderElection: { leaseName: 'scraped' } });
+    try {
+      const ns = await env.namespace('metrics');
+      await env.cluster.client.create(
+        WORKLOADSPREAD_REF,
+        workloadSpreadObject(ns, 'spread', {
+          targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+          subsets: [{ name: 'a', requiredNodeSelectorTerm: zoneTerm('a'), maxReplicas: 2 }, { name: 'b', requiredNodeSelectorTerm: zoneTerm('b') }],
+        }),
+      );
+      await env.cluster.client.create(BUILTIN.deployments, deployment(ns, 'web', 5));
+      await env.cluster.settle();
+      let text = await scrape(manager);
+      assert.equal(sample(text, 'workloadspread_admission_duration_seconds_count', { webhook: '/mutate-pod', operation: 'CREATE', result: 'patched' }), 5);
+      assert.equal(sample(text, 'controller_runtime_webhook_requests_total', { webhook: '/mutate-pod', code: '200' }), 5);
+      assert.equal(sample(text, 'workloadspread_group_commit_batch_size_sum'), 2, 'two reservations (subset a); b is unlimited and needs none');
+      assert.equal(sample(text, 'workloadspread_subset_pods', { namespace: ns, workloadspread: 'spread', subset: 'a' }), 2);
+      assert.equal(sample(text, 'workloadspread_subset_pods', { namespace: ns, workloadspread: 'spread', subset: 'b' }), 3);
+      assert.ok((sample(text, 'controller_runtime_reconcile_total', { result: 'success' }) ?? 0) + (sample(text, 'controller_runtime_reconcile_total', { result: 'requeue_after' }) ?? 0) > 0);
+      assert.equal(sample(text, 'controller_runtime_reconcile_errors_total'), sample(text, 'controller_runtime_reconcile_total', { result: 'error' }));
+      assert.ok((sample(text, 'controller_runtime_reconcile_time_seconds_count') ?? 0) > 0);
+      assert.ok((sample(text, 'workqueue_adds_total') ?? 0) > 0);
+      assert.equal(sample(text, 'workqueue_depth'), 0, 'nothing waits once settled');
+      assert.equal(sample(text, 'controller_runtime_max_concurrent_reconciles'), 3);
+      assert.equal(sample(text, 'leader_election_master_status', { name: 'scraped' }), 1);
+      assert.ok((sample(text, 'workloadspread_watcher_requests_total', { verb: 'list' }) ?? 0) >= 7, 'every informer listed');
+      assert.ok((sample(text, 'workloadspread_watcher_events_total', { type: 'ADDED' }) ?? 0) >= 5);
+      assert.ok((sample(text, 'workloadspread_webhook_certificate_not_after_timestamp_seconds') ?? 0) > Date.now() / 1000 + 300 * 86_400, 'a serving certificate valid for about a year');
+      assert.ok((sample(text, 'process_resident_memory_bytes') ?? sample(text, 'nodejs_heap_size_used_bytes') ?? 0) > 0);
+
+      // Only a (max 1) this time: three pods, one placed, two admitted without a subset (D11).
+      await env.cluster.client.create(
+        WORKLOADSPREAD_REF,
+        workloadSpreadObject(ns, 'narrow', { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'api' }, subsets: [{ name: 'a', requiredNodeSelectorTerm: zoneTerm('a'), maxReplicas: 1 }] }),
+      );
+      await env.cluster.client.create(BUILTIN.deployments, deployment(ns, 'api', 3));
+      await env.cluster.settle();
+      text = await scrape(manager);
+      assert.equal(sample(text, 'workloadspread_no_subset_available_total', { namespace: ns, workloadspread: 'narrow' }), 2);
+
+      await env.cluster.client.delete(WORKLOADSPREAD_REF, 'spread', { namespace: ns });
+      await env.cluster.settle();
+      text = await scrape(manager);
+      assert.equal(sample(text, 'workloadspread_subset_pods', { namespace: ns, workloadspread: 'spread' }), undefined, 'the deleted WorkloadSpread has no series left');
+    } finally {
+      await stopOnClock(env, manager);
+    }
+  });
+});
