@@ -1,0 +1,209 @@
+/**
+ * `workloadspread manifests`: the plain-YAML install. In-process through `main()`, then through the
+ * real kubectl (skipped with a message when it is not on PATH) against the embedded API server:
+ * `kubectl apply --dry-run=client` and a real `kubectl apply --validate=strict` of the output and of
+ * the chart's rendering with non-default values, so every built-in object is checked against the
+ * Kubernetes schemas. The embedded server has no RBAC and no cert-manager API: permissive stand-in
+ * CRDs serve those kinds (their content is checked by chart.test.ts instead).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { VirtualClock } from '../clock/virtual-clock.ts';
+import { startTestCluster, testCertificate, type TestCluster } from '../cluster/apiserver/test-support.ts';
+import { parseManifests } from '../k8s/yaml.ts';
+import type { KubeObject } from '../k8s/types.ts';
+import { captureIo } from '../testing/cli-io.ts';
+import { loadChart, renderChart } from '../testing/helm-template.ts';
+import { main } from './main.ts';
+import { splitImage } from './manifests.ts';
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- test navigation of parsed YAML
+
+async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const io = captureIo();
+  const code = await main(args, io);
+  return { code, out: io.stdout, err: io.stderr };
+}
+
+async function objectsOf(args: string[]): Promise<KubeObject[]> {
+  const r = await run(args);
+  assert.equal(r.code, 0, r.err);
+  const parsed = parseManifests(r.out);
+  assert.ok(parsed.ok, parsed.ok ? '' : parsed.error);
+  return parsed.documents.map((d) => d.object);
+}
+
+const INSTALL_ORDER = [
+  'CustomResourceDefinition',
+  'Namespace',
+  'ServiceAccount',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Role',
+  'RoleBinding',
+  'ConfigMap',
+  'Service',
+  'Deployment',
+  'PodDisruptionBudget',
+  'MutatingWebhookConfiguration',
+  'ValidatingWebhookConfiguration',
+];
+
+describe('workloadspread manifests', () => {
+  test('prints the whole install in apply order, CRDs and namespace first', async () => {
+    const objects = await objectsOf(['manifests']);
+    assert.deepEqual(objects.map((o) => o.kind), INSTALL_ORDER);
+    assert.equal(objects[0]?.metadata?.name, 'workloadspreads.apps.kruise.io');
+    assert.equal(objects[1]?.metadata?.name, 'workloadspread-system');
+    const d = objects.find((o) => o.kind === 'Deployment') as Obj;
+    assert.equal(d.spec.replicas, 2);
+    assert.equal(d.spec.template.spec.containers[0].image, 'workloadspread:0.1.0');
+  });
+
+  test('`install` is the default set; `crd` still prints only the CRDs', async () => {
+    assert.equal((await run(['manifests', 'install'])).out, (await run(['manifests'])).out);
+    const crd = await objectsOf(['manifests', 'crd']);
+    assert.deepEqual(crd.map((o) => o.kind), ['CustomResourceDefinition']);
+  });
+
+  test('--namespace moves every namespaced object, the bindings and the webhook exclusions', async () => {
+    const objects = (await objectsOf(['manifests', '--namespace', 'platform-ws'])) as Obj[];
+    const namespaced = objects.filter((o) => o.metadata.namespace !== undefined);
+    assert.ok(namespaced.length >= 7);
+    for (const o of namespaced) assert.equal(o.metadata.namespace, 'platform-ws', `${o.kind}`);
+    assert.equal(objects.find((o) => o.kind === 'Namespace')?.metadata.name, 'platform-ws');
+    for (const kind of ['ClusterRoleBinding', 'RoleBinding']) assert.equal(objects.find((o) => o.kind === kind)?.subjects[0].namespace, 'platform-ws');
+    const mutating = objects.find((o) => o.kind === 'MutatingWebhookConfiguration')!;
+    assert.equal(mutating.webhooks[0].clientConfig.service.namespace, 'platform-ws');
+    assert.deepEqual(mutating.webhooks[0].namespaceSelector.matchExpressions[0].values, ['platform-ws', 'kube-system']);
+  });
+
+  test('--image sets the manager image; without a tag, this version', async () => {
+    const image = async (arg: string) => ((await objectsOf(['manifests', '--image', arg])).find((o) => o.kind === 'Deployment') as Obj).spec.template.spec.containers[0].image;
+    assert.equal(await image('registry.example.com:5000/team/ws:1.2.3'), 'registry.example.com:5000/team/ws:1.2.3');
+    assert.equal(await image('registry.example.com:5000/team/ws'), 'registry.example.com:5000/team/ws:0.1.0');
+  });
+
+  test('usage errors exit 2 with one line', async () => {
+    for (const args of [['manifests', '--namespace', 'Not_A_Name'], ['manifests', '--image', 'a b'], ['manifests', 'everything']]) {
+      const r = await run(args);
+      assert.equal(r.code, 2, args.join(' '));
+      assert.equal(r.out, '');
+      assert.match(r.err, /^error: .+\n$/);
+    }
+  });
+
+  test('splitImage: a colon before the last slash is a registry port', () => {
+    const table: [string, { repository: string; tag: string }][] = [
+      ['ws', { repository: 'ws', tag: '' }],
+      ['ws:1', { repository: 'ws', tag: '1' }],
+      ['reg:5000/ws', { repository: 'reg:5000/ws', tag: '' }],
+      ['reg:5000/a/ws:v2', { repository: 'reg:5000/a/ws', tag: 'v2' }],
+    ];
+    for (const [input, want] of table) assert.deepEqual(splitImage(input), want, input);
+  });
+});
+
+// ---- through kubectl ----
+
+const hasKubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
+const skip = hasKubectl ? false : 'kubectl is not on PATH: skipping the kubectl checks of the install';
+
+let cluster: TestCluster;
+let dir: string;
+
+function kubectl(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    // Asynchronous on purpose: the API server runs in this process.
+    const child = execFile('kubectl', ['--cache-dir', join(dir, 'cache'), ...args], { env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) => {
+      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
+    });
+    child.stdin?.end(input ?? '');
+  });
+}
+
+/** A permissive CRD serving a kind the embedded API server does not have (RBAC, cert-manager). */
+function standIn(group: string, version: string, kind: string, plural: string, scope: 'Cluster' | 'Namespaced'): Obj {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${group}`, annotations: { 'api-approved.kubernetes.io': 'unapproved, test stand-in' } },
+    spec: { group, scope, names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` }, versions: [{ name: version, served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
+  };
+}
+
+describe('the install through kubectl', { skip }, () => {
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'ws-manifests-'));
+    cluster = await startTestCluster(new VirtualClock(Date.UTC(2026, 0, 1)), testCertificate());
+    await cluster.server.writeKubeconfig(join(dir, 'kubeconfig'));
+    const standIns = [
+      standIn('rbac.authorization.k8s.io', 'v1', 'ClusterRole', 'clusterroles', 'Cluster'),
+      standIn('rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', 'Cluster'),
+      standIn('rbac.authorization.k8s.io', 'v1', 'Role', 'roles', 'Namespaced'),
+      standIn('rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings', 'Namespaced'),
+      standIn('cert-manager.io', 'v1', 'Issuer', 'issuers', 'Namespaced'),
+      standIn('cert-manager.io', 'v1', 'Certificate', 'certificates', 'Namespaced'),
+    ];
+    writeFileSync(join(dir, 'stand-ins.yaml'), standIns.map((o) => stringify(o)).join('---\n'));
+    const r = await kubectl(['apply', '-f', join(dir, 'stand-ins.yaml')]);
+    assert.equal(r.code, 0, r.stderr);
+  });
+
+  after(async () => {
+    await cluster.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('`manifests | kubectl apply --dry-run=client -f -` parses every object', async () => {
+    const r = await kubectl(['apply', '--dry-run=client', '-f', '-'], (await run(['manifests', '-n', 'dry-ws'])).out);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    assert.equal(r.stdout.trim().split('\n').length, INSTALL_ORDER.length);
+    assert.match(r.stdout, /deployment\.apps\/workloadspread-manager created \(dry run\)/);
+  });
+
+  test('`manifests | kubectl apply --validate=strict -f -` is accepted by the API server, and applying again changes nothing', async () => {
+    const text = (await run(['manifests'])).out;
+    const first = await kubectl(['apply', '--validate=strict', '-f', '-'], text);
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(first.stderr, '');
+    assert.equal((first.stdout.match(/ created$/gm) ?? []).length, INSTALL_ORDER.length, first.stdout);
+    const second = await kubectl(['apply', '--validate=strict', '-f', '-'], text);
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal((second.stdout.match(/ unchanged$/gm) ?? []).length, INSTALL_ORDER.length, second.stdout);
+    // Removed again so the next test installs the chart in its place (the namespace takes its content with it).
+    const removed = await kubectl(['delete', '--wait=false', '--ignore-not-found', '-f', '-'], text);
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.match(removed.stdout, /clusterrole\.rbac\.authorization\.k8s\.io "workloadspread-manager" deleted/);
+  });
+
+  test('the chart rendered with cert-manager and other non-default values applies with strict validation', async () => {
+    const rendered = renderChart(loadChart('charts/workloadspread'), {
+      release: { name: 'ws', namespace: 'chart-ws' },
+      values: {
+        namespace: { create: true },
+        certificates: { certManager: { enabled: true } },
+        webhook: { failurePolicy: 'Ignore', excludeNamespaces: ['team-a'] },
+        priorityClassName: 'system-cluster-critical',
+        tolerations: [{ key: 'infra', operator: 'Exists', effect: 'NoSchedule' }],
+        whitelist: { workloads: [{ Group: 'argoproj.io', Version: 'v1alpha1', Kind: 'Rollout' }] },
+        rbac: { customWorkloads: [{ apiGroup: 'argoproj.io', resources: ['rollouts'] }] },
+      },
+    });
+    assert.ok(rendered.ok, rendered.ok ? '' : rendered.error);
+    // The namespace first (Helm orders by kind; kubectl applies in file order).
+    const files = [...rendered.manifests.entries()].sort(([a], [b]) => (a === 'templates/namespace.yaml' ? -1 : b === 'templates/namespace.yaml' ? 1 : 0));
+    const text = files.map(([, t]) => t).join('\n---\n');
+    const r = await kubectl(['apply', '--validate=strict', '-f', '-'], text);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    assert.match(r.stdout, /certificate\.cert-manager\.io\/workloadspread-webhook created/);
+    assert.match(r.stdout, /deployment\.apps\/workloadspread-manager created/);
+  });
+});
