@@ -124,7 +124,7 @@ describe('helm template with default values', () => {
     const c = pod.containers[0];
     assert.equal(c.image, 'workloadspread:0.1.0');
     assert.deepEqual(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
-    assert.ok(c.args.includes('--leader-elect'));
+    assert.ok(c.args.includes('--leader-elect=true'));
     assert.ok(c.args.includes('--namespace=$(POD_NAMESPACE)'));
     assert.ok(c.args.includes('--webhook-port=9443'));
     assert.ok(c.args.includes('--health-addr=:8081'));
@@ -292,7 +292,7 @@ describe('helm template with non-default values', () => {
 
   test('one replica without leader election: no Lease rules, no --leader-elect', () => {
     const single = render({ replicas: 1, leaderElection: { enabled: false } });
-    assert.ok(!find(single, 'Deployment').spec.template.spec.containers[0].args.includes('--leader-elect'));
+    assert.ok(!find(single, 'Deployment').spec.template.spec.containers[0].args.some((a: string) => a.startsWith('--leader-elect')));
     assert.ok(!(find(single, 'Role').rules as Obj[]).some((r) => r.resources.includes('leases')));
   });
 });

@@ -83,7 +83,7 @@ export function managerArgs(values: InstallValues): string[] {
     `--unschedulable-recovery-seconds=${values.manager.unschedulableRecoverySeconds}`,
     `--log-level=${values.logLevel}`,
   ];
-  if (values.leaderElection.enabled) args.push('--leader-elect');
+  if (values.leaderElection.enabled) args.push('--leader-elect=true');
   if (values.certificates.certManager.enabled) args.push(`--cert-dir=${INSTALL_NAMES.certDir}`);
   return [...args, ...values.manager.extraArgs];
 }
