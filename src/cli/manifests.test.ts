@@ -4,17 +4,18 @@
  * `kubectl apply --dry-run=client` and a real `kubectl apply --validate=strict` of the output and of
  * the chart's rendering with non-default values, so every built-in object is checked against the
  * Kubernetes schemas. The embedded server has no RBAC and no cert-manager API: permissive stand-in
- * CRDs serve those kinds (their content is checked by chart.test.ts instead).
+ * CRDs serve those kinds (their content is checked by chart.test.ts instead). Also runs the pod
+ * clean-up snippet of docs/operations.md as written there.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { VirtualClock } from '../clock/virtual-clock.ts';
-import { startTestCluster, testCertificate, type TestCluster } from '../cluster/apiserver/test-support.ts';
+import { pod, startTestCluster, testCertificate, type TestCluster } from '../cluster/apiserver/test-support.ts';
 import { parseManifests } from '../k8s/yaml.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { captureIo } from '../testing/cli-io.ts';
@@ -127,6 +128,15 @@ function kubectl(args: string[], input?: string): Promise<{ code: number; stdout
   });
 }
 
+/** Runs a shell script (a documented snippet) with kubectl pointed at the embedded API server. */
+function shell(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile('bash', ['-c', script], { env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) => {
+      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
+    });
+  });
+}
+
 /** A permissive CRD serving a kind the embedded API server does not have (RBAC, cert-manager). */
 function standIn(group: string, version: string, kind: string, plural: string, scope: 'Cluster' | 'Namespaced'): Obj {
   return {
@@ -158,6 +168,33 @@ describe('the install through kubectl', { skip }, () => {
   after(async () => {
     await cluster.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the documented clean-up (docs/operations.md) strips the marker and the deletion cost from marked pods only', async () => {
+    const doc = readFileSync('docs/operations.md', 'utf8');
+    const block = /<!-- cleanup-pods[^\n]*\n\s*```sh\n([\s\S]*?)\n\s*```/.exec(doc)?.[1];
+    assert.ok(block, 'the cleanup-pods block is missing from docs/operations.md');
+    const script = block.replace(/^ {2}/gm, '');
+    await cluster.core.createNamespace({ body: { metadata: { name: 'cleanup' } } });
+    const pods: [string, Record<string, string>][] = [
+      ['marked', { 'apps.kruise.io/matched-workloadspread': '{"name":"ws","subset":"a"}', 'controller.kubernetes.io/pod-deletion-cost': '200' }],
+      ['marked-no-cost', { 'apps.kruise.io/matched-workloadspread': '{"name":"ws","subset":"b"}' }],
+      ['cost-of-someone-else', { 'controller.kubernetes.io/pod-deletion-cost': '5' }],
+      ['plain', { keep: 'me' }],
+    ];
+    for (const [name, annotations] of pods) {
+      const body = pod(name, { namespace: 'cleanup' });
+      body.metadata = { ...body.metadata, annotations };
+      await cluster.core.createNamespacedPod({ namespace: 'cleanup', body });
+    }
+    const r = await shell(script);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'pod/marked annotated\npod/marked-no-cost annotated\n');
+    const annotations = async (name: string) => (await cluster.core.readNamespacedPod({ name, namespace: 'cleanup' })).metadata?.annotations ?? {};
+    assert.deepEqual(await annotations('marked'), {});
+    assert.deepEqual(await annotations('marked-no-cost'), {});
+    assert.deepEqual(await annotations('cost-of-someone-else'), { 'controller.kubernetes.io/pod-deletion-cost': '5' });
+    assert.deepEqual(await annotations('plain'), { keep: 'me' });
   });
 
   test('`manifests | kubectl apply --dry-run=client -f -` parses every object', async () => {
