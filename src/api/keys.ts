@@ -6,8 +6,8 @@
 /** Pod annotation naming the WorkloadSpread and subset a pod was placed in. */
 export const MATCHED_WORKLOADSPREAD_ANNOTATION = 'apps.kruise.io/matched-workloadspread';
 
-/** Upstream ReplicaSet scale-down honours this annotation (lower cost goes first). */
-export const POD_DELETION_COST_ANNOTATION = 'controller.kubernetes.io/pod-deletion-cost';
+/** Upstream ReplicaSet scale-down honours this annotation (lower cost goes first); defined with the other pod semantics. */
+export { POD_DELETION_COST_ANNOTATION } from '../k8s/pod.ts';
 
 /** Unit of deletion cost: positive for pods in their subset's quota, negative for surplus. */
 export const POD_DELETION_COST_POSITIVE = 100;

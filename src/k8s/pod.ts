@@ -11,7 +11,9 @@ import type { KubeObject, Pod, PodCondition, PodStatus } from './types.ts';
 import { parseTime } from './time.ts';
 import { parseQuantityNanos } from './quantity.ts';
 import { isPlainObject } from './json.ts';
-import { POD_DELETION_COST_ANNOTATION } from '../api/keys.ts';
+
+/** Upstream's annotation: a ReplicaSet scale-down removes pods with a lower cost first (Kubernetes ≥ 1.22). */
+export const POD_DELETION_COST_ANNOTATION = 'controller.kubernetes.io/pod-deletion-cost';
 
 export { controllerRef } from './owner.ts';
 
