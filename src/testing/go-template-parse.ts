@@ -367,7 +367,7 @@ class PipelineParser {
       case 'number':
         return parseNumber(t.text);
       case 'lparen': {
-        const pipe = this.pipeline('one', 'rparen');
+        const pipe = this.pipeline('none', 'rparen');
         if (this.next()?.k !== 'rparen') this.fail('unclosed left paren');
         return { t: 'pipe', pipe, names: this.chain() };
       }

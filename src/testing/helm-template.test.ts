@@ -113,6 +113,8 @@ describe('Go template errors (loud, like Go and Helm)', () => {
     ['ranging over a string', '{{ range "abc" }}{{ end }}', /range can't iterate over abc/],
     ['index out of range', '{{ index .Values.l 5 }}', /index out of range: 5/, { l: [] }],
     ['an unterminated string', '{{ "abc }}', /unterminated quoted string/],
+    ['a declaration inside parentheses', '{{ ($x := 1) }}', /unexpected declare/],
+    ['a field name with a dash (use index)', '{{ .Values.foo-bar }}', /bad character|bad number/],
     ['unbounded include recursion', '{{ define "loop" }}{{ include "loop" . }}{{ end }}{{ include "loop" . }}', /nested reference/],
   ];
   for (const [name, src, pattern, values] of cases) {
