@@ -11,7 +11,10 @@
  * which the command refuses to write — and is removed again on exit, since
  * the server and its certificate authority die with the process. Ctrl-C
  * (SIGINT) or SIGTERM stops everything and exits 0.
- * The seam for more in-process components (the WorkloadSpread manager):
+ * The WorkloadSpread manager runs inside by default (`--no-manager` to
+ * skip): the CRD is installed, the webhooks are registered by URL, so
+ * `kubectl apply` of a WorkloadSpread and its workload just works; its
+ * warnings and errors go to stderr as JSON lines. More in-process components:
  * `ClusterCommandHooks.components`, started after the nodes.
  */
 import { rmSync } from 'node:fs';
@@ -23,7 +26,10 @@ import { startCluster, type EmbeddedCluster } from '../cluster/cluster.ts';
 import type { ControllerFactory } from '../cluster/controllers/registry.ts';
 import type { NodeSpec } from '../cluster/nodes.ts';
 import { KUBELET_VERSION } from '../cluster/nodes.ts';
+import type { Manager } from '../manager/manager.ts';
+import { embeddedManagerComponent } from './embedded-manager.ts';
 import { CommandError, UsageError, type CliIo } from './io.ts';
+import { jsonLogger } from './manager.ts';
 
 export const DEFAULT_KUBECONFIG = 'workloadspread.kubeconfig';
 export const DEFAULT_PORT = 6443;
@@ -92,6 +98,8 @@ export interface ClusterCommandOptions {
   nodes?: string;
   port?: string;
   kubeconfig?: string;
+  /** Run the WorkloadSpread manager inside (default true). */
+  manager?: boolean;
 }
 
 export interface ClusterCommandHooks {
@@ -136,9 +144,22 @@ export async function runCluster(options: ClusterCommandOptions, io: CliIo, hook
   const kubeconfig = kubeconfigPath(options.kubeconfig, io);
   const layout = parsed.layout;
 
+  let manager: Manager | undefined;
+  const components = [...(hooks.components ?? [])];
+  if (options.manager !== false) {
+    components.push(
+      embeddedManagerComponent({
+        log: jsonLogger((line) => io.err(line), 'warn'),
+        metricsAddress: { host: '127.0.0.1', port: 0 },
+        onReady: (m) => {
+          manager = m;
+        },
+      }),
+    );
+  }
   let cluster: EmbeddedCluster;
   try {
-    cluster = await startCluster({ clock: realClock(), nodes: layoutNodes(layout), port, ...(hooks.components !== undefined ? { components: hooks.components } : {}) });
+    cluster = await startCluster({ clock: realClock(), nodes: layoutNodes(layout), port, components });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw new CommandError(`port ${port} is in use; pick another with --port (0 picks a free one)`);
@@ -156,6 +177,9 @@ export async function runCluster(options: ClusterCommandOptions, io: CliIo, hook
       `Kubernetes ${KUBELET_VERSION} (embedded) is running at ${cluster.apiServer.url}`,
       `nodes: ${layout.zones * layout.perZone} in ${layout.zones} zone(s) (${zones.join(', ')}), ${layout.cpu} cpu / ${layout.memory} memory / ${layout.pods} pods each`,
       `kubeconfig: ${kubeconfig}`,
+      ...(manager === undefined
+        ? ['WorkloadSpread manager: not running (--no-manager)']
+        : [`WorkloadSpread manager: running inside (CRD installed, webhooks at ${manager.endpoints().webhook ?? '?'}, metrics at ${manager.endpoints().metrics ?? '?'}/metrics)`]),
       '',
       'To use it:',
       `  export KUBECONFIG=${kubeconfig}`,

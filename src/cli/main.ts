@@ -10,6 +10,7 @@ import { runValidate, type ValidateOptions } from './validate.ts';
 import { runManifests } from './manifests.ts';
 import { runPlan } from './plan.ts';
 import { runCluster, DEFAULT_KUBECONFIG, DEFAULT_PORT, type ClusterCommandOptions } from './cluster.ts';
+import { registerManagerCommand } from './manager.ts';
 
 const VERSION = '0.1.0';
 
@@ -59,10 +60,13 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void): Comman
     .option('--nodes <layout>', 'fake nodes: zones=N,perZone=N,cpu=Q,memory=Q,pods=N', 'zones=3,perZone=2,cpu=8,memory=32Gi')
     .option('--port <port>', 'API server port on 127.0.0.1 (0 picks a free one)', String(DEFAULT_PORT))
     .option('--kubeconfig <file>', 'where to write the kubeconfig (never ~/.kube/config; removed on exit)', DEFAULT_KUBECONFIG)
-    .action(async (opts: { nodes: string; port: string; kubeconfig: string }) => {
-      const options: ClusterCommandOptions = { nodes: opts.nodes, port: opts.port, kubeconfig: opts.kubeconfig };
+    .option('--no-manager', 'do not run the WorkloadSpread manager inside')
+    .action(async (opts: { nodes: string; port: string; kubeconfig: string; manager: boolean }) => {
+      const options: ClusterCommandOptions = { nodes: opts.nodes, port: opts.port, kubeconfig: opts.kubeconfig, manager: opts.manager };
       setExit(await runCluster(options, io));
     });
+
+  registerManagerCommand(program, io, setExit);
 
   return program;
 }

@@ -1,0 +1,261 @@
+/**
+ * `workloadspread manager`: the production process (admission webhooks on
+ * every replica, the controller on the elected leader, metrics and probes),
+ * with flags in the style of controller-runtime managers.
+ *
+ * Flags are parsed into `ManagerSettings` by `managerSettings()` (pure but
+ * for reading the service account's namespace file): a bad value is a
+ * `UsageError` (exit 2, one line). The process logs JSON lines (pino) on
+ * stdout; SIGTERM or SIGINT stops it gracefully (exit 0); losing the lease
+ * or failing to start exits 1, so the kubelet restarts the container.
+ * Defaults: namespace from `--namespace`, else `$POD_NAMESPACE`, else the
+ * service account's namespace file, else `workloadspread-system`; leader
+ * election OFF unless `--leader-elect` (controller-runtime's default; the
+ * Helm chart passes it), webhook configurations NOT registered unless
+ * `--register-webhooks` (the chart ships them; `workloadspread cluster` and
+ * local development pass it). Start at `runManager`.
+ */
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { Command } from 'commander';
+import pino from 'pino';
+import { realClock, type Clock } from '../clock/clock.ts';
+import { loadConnection, SERVICE_ACCOUNT_DIR } from '../client/config.ts';
+import { describeError } from '../client/errors.ts';
+import type { Logger } from '../client/logger.ts';
+import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
+import { parseBindAddress, type BindAddress } from '../manager/endpoints.ts';
+import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE, startManager, type Manager, type ManagerOptions } from '../manager/manager.ts';
+import { CommandError, UsageError, type CliIo } from './io.ts';
+
+export const DEFAULT_MANAGER_NAMESPACE = 'workloadspread-system';
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** The flags as commander hands them over (strings, booleans). */
+export interface ManagerFlags {
+  kubeconfig?: string;
+  namespace?: string;
+  webhookPort?: string;
+  webhookUrl?: string;
+  webhookService?: string;
+  certDir?: string;
+  registerWebhooks?: boolean | string;
+  metricsAddr?: string;
+  healthAddr?: string;
+  leaderElect?: boolean | string;
+  leaderElectionId?: string;
+  workers?: string;
+  unschedulableRecoverySeconds?: string;
+  whitelistConfigmap?: string;
+  logLevel?: string;
+}
+
+/** What the flags mean, checked. */
+export interface ManagerSettings {
+  kubeconfig?: string;
+  namespace: string;
+  webhookPort: number;
+  webhookUrl?: string;
+  webhookService: string;
+  certDir?: string;
+  registerWebhooks: boolean;
+  metricsAddress: BindAddress | undefined;
+  healthAddress: BindAddress | undefined;
+  leaderElect: boolean;
+  leaderElectionId: string;
+  workers: number;
+  unschedulableRecoverySeconds: number;
+  whitelistConfigMap: string;
+  logLevel: LogLevel;
+}
+
+function integer(text: string | undefined, flag: string, fallback: number, min: number, max: number): number {
+  if (text === undefined) return fallback;
+  const n = /^[0-9]+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!(n >= min && n <= max)) throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got ${JSON.stringify(text)}`);
+  return n;
+}
+
+function bool(value: boolean | string | undefined, flag: string, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value === 'boolean') return value;
+  if (/^(true|1)$/i.test(value)) return true;
+  if (/^(false|0)$/i.test(value)) return false;
+  throw new UsageError(`${flag} must be true or false, got ${JSON.stringify(value)}`);
+}
+
+function address(text: string | undefined, flag: string, fallback: string): BindAddress | undefined {
+  const parsed = parseBindAddress(text ?? fallback, flag);
+  if (!parsed.ok) throw new UsageError(parsed.error);
+  return parsed.address;
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+function name(text: string, flag: string, pattern: RegExp): string {
+  if (!pattern.test(text)) throw new UsageError(`${flag}: ${JSON.stringify(text)} is not a valid Kubernetes name`);
+  return text;
+}
+
+/** The manager's namespace: the flag, `$POD_NAMESPACE`, the service account's file, or the default. */
+export function managerNamespace(flag: string | undefined, io: CliIo, serviceAccountDir = SERVICE_ACCOUNT_DIR): string {
+  if (flag !== undefined) return name(flag, '--namespace', DNS_LABEL);
+  const fromEnv = io.env['POD_NAMESPACE'];
+  if (fromEnv !== undefined && fromEnv !== '') return name(fromEnv, '$POD_NAMESPACE', DNS_LABEL);
+  try {
+    const fromFile = io.readFile(`${serviceAccountDir}/namespace`).trim();
+    if (fromFile !== '') return fromFile;
+  } catch {
+    // Not in a cluster: the default below.
+  }
+  return DEFAULT_MANAGER_NAMESPACE;
+}
+
+/** Checks every flag; throws `UsageError` (exit 2) on the first bad one. */
+export function managerSettings(flags: ManagerFlags, io: CliIo, serviceAccountDir?: string): ManagerSettings {
+  const logLevel = flags.logLevel ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`);
+  let webhookUrl: string | undefined;
+  if (flags.webhookUrl !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(flags.webhookUrl);
+    } catch {
+      throw new UsageError(`--webhook-url must be an https:// URL, got ${JSON.stringify(flags.webhookUrl)}`);
+    }
+    // The API server only calls webhooks over HTTPS, and appends the paths itself.
+    if (url.protocol !== 'https:' || url.search !== '' || url.hash !== '' || url.username !== '') throw new UsageError(`--webhook-url must be an https:// URL without query, fragment or credentials, got ${JSON.stringify(flags.webhookUrl)}`);
+    webhookUrl = flags.webhookUrl.replace(/\/+$/, '');
+  }
+  const settings: ManagerSettings = {
+    namespace: managerNamespace(flags.namespace, io, serviceAccountDir),
+    webhookPort: integer(flags.webhookPort, '--webhook-port', DEFAULT_WEBHOOK_PORT, 1, 65535),
+    webhookService: name(flags.webhookService ?? DEFAULT_WEBHOOK_SERVICE, '--webhook-service', DNS_LABEL),
+    registerWebhooks: bool(flags.registerWebhooks, '--register-webhooks', false),
+    metricsAddress: address(flags.metricsAddr, '--metrics-addr', ':8080'),
+    healthAddress: address(flags.healthAddr, '--health-addr', ':8081'),
+    leaderElect: bool(flags.leaderElect, '--leader-elect', false),
+    leaderElectionId: name(flags.leaderElectionId ?? DEFAULT_LEASE_NAME, '--leader-election-id', DNS_SUBDOMAIN),
+    workers: integer(flags.workers, '--workers', 3, 1, 1000),
+    // D10: the window bounds rescheduleCriticalSeconds through (window - 5) / (n - 1), so it must exceed 5 s.
+    unschedulableRecoverySeconds: integer(flags.unschedulableRecoverySeconds, '--unschedulable-recovery-seconds', 300, 6, 86_400),
+    whitelistConfigMap: name(flags.whitelistConfigmap ?? DEFAULT_CONFIGMAP_NAME, '--whitelist-configmap', DNS_SUBDOMAIN),
+    logLevel: logLevel as LogLevel,
+  };
+  if (flags.kubeconfig !== undefined && flags.kubeconfig !== '') settings.kubeconfig = flags.kubeconfig;
+  if (webhookUrl !== undefined) settings.webhookUrl = webhookUrl;
+  if (flags.certDir !== undefined && flags.certDir !== '') settings.certDir = flags.certDir;
+  return settings;
+}
+
+/** The manager's options for these settings (connection and logger added by the caller). */
+export function managerOptions(s: ManagerSettings): Omit<ManagerOptions, 'connection' | 'client' | 'log'> {
+  return {
+    namespace: s.namespace,
+    identity: `${hostname()}_${randomUUID()}`,
+    webhook: {
+      port: s.webhookPort,
+      serviceName: s.webhookService,
+      register: s.registerWebhooks,
+      ...(s.webhookUrl === undefined ? {} : { url: s.webhookUrl }),
+      ...(s.certDir === undefined ? {} : { certDir: s.certDir }),
+    },
+    ...(s.metricsAddress === undefined ? {} : { metricsAddress: s.metricsAddress }),
+    ...(s.healthAddress === undefined ? {} : { healthAddress: s.healthAddress }),
+    leaderElection: s.leaderElect ? { leaseName: s.leaderElectionId } : false,
+    workers: s.workers,
+    unschedulableRecoverySeconds: s.unschedulableRecoverySeconds,
+    whitelistConfigMap: s.whitelistConfigMap,
+  };
+}
+
+/** JSON lines (pino) at `level`, each handed to `write`. */
+export function jsonLogger(write: (line: string) => void, level: LogLevel): Logger {
+  return pino({ level, base: { component: 'workloadspread-manager' }, timestamp: pino.stdTimeFunctions.isoTime }, { write });
+}
+
+export interface ManagerCommandHooks {
+  /** Resolves with the signal's name when the process should stop (default SIGTERM or SIGINT). */
+  waitForStop?: () => Promise<string>;
+  /** Called once the manager is started (tests). */
+  onStarted?: (manager: Manager) => void;
+  serviceAccountDir?: string;
+  /** Default the real clock (tests run the manager on a cluster's virtual clock). */
+  clock?: Clock;
+}
+
+function waitForSignal(): { promise: Promise<string>; dispose(): void } {
+  let on: ((signal: string) => void) | undefined;
+  const promise = new Promise<string>((resolve) => {
+    on = (signal: string) => resolve(signal);
+    process.once('SIGINT', on);
+    process.once('SIGTERM', on);
+  });
+  return {
+    promise,
+    dispose: () => {
+      if (on === undefined) return;
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+    },
+  };
+}
+
+export async function runManager(flags: ManagerFlags, io: CliIo, hooks: ManagerCommandHooks = {}): Promise<number> {
+  const settings = managerSettings(flags, io, hooks.serviceAccountDir);
+  const loaded = await loadConnection({ ...(settings.kubeconfig === undefined ? {} : { kubeconfig: settings.kubeconfig }), env: io.env });
+  if (!loaded.ok) throw new CommandError(`${loaded.error.source}: ${loaded.error.message}`);
+  const connection = loaded.connection;
+  const log = jsonLogger((line) => io.out(line), settings.logLevel);
+  const signals = hooks.waitForStop === undefined ? waitForSignal() : { promise: hooks.waitForStop(), dispose: () => {} };
+  const manager = startManager({ connection, clock: hooks.clock ?? realClock(), log, ...managerOptions(settings) });
+  hooks.onStarted?.(manager);
+  try {
+    const outcome = await Promise.race([signals.promise.then((signal) => ({ signal })), manager.done.then((done) => ({ done }))]);
+    if ('signal' in outcome) {
+      log.info({ signal: outcome.signal }, 'signal received, shutting down');
+      await manager.stop();
+      return 0;
+    }
+    await manager.stop();
+    if (outcome.done.reason === 'failed') throw new CommandError(`the manager could not start: ${outcome.done.error ?? 'unknown error'}`);
+    if (outcome.done.reason === 'lost-leadership') {
+      io.err(`error: leadership of the lease ${settings.namespace}/${settings.leaderElectionId} was lost; exiting so a fresh process takes part in the election\n`);
+      return 1;
+    }
+    return 0;
+  } catch (err) {
+    if (err instanceof CommandError) throw err;
+    throw new CommandError(describeError(err));
+  } finally {
+    signals.dispose();
+    connection.close();
+  }
+}
+
+/** `workloadspread manager` on the program. */
+export function registerManagerCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('manager')
+    .description('Run the WorkloadSpread manager against a cluster: admission webhooks (every replica), the controller (the elected leader), metrics and health probes.')
+    .option('--kubeconfig <file>', 'kubeconfig to use (default $KUBECONFIG, ~/.kube/config, then the in-cluster service account)')
+    .option('--namespace <ns>', `the manager's own namespace: certificates Secret, Lease, whitelist config map (default $POD_NAMESPACE, the service account's, or ${DEFAULT_MANAGER_NAMESPACE})`)
+    .option('--webhook-port <port>', 'port of the HTTPS admission server', String(DEFAULT_WEBHOOK_PORT))
+    .option('--webhook-url <url>', 'the URL the API server calls the webhooks at, for a manager outside the cluster (default: the Service)')
+    .option('--webhook-service <name>', 'the Service in front of the webhook, in --namespace', DEFAULT_WEBHOOK_SERVICE)
+    .option('--cert-dir <dir>', 'use tls.crt/tls.key (and ca.crt) from this directory instead of generated certificates')
+    .option('--register-webhooks [bool]', 'create/update the webhook configurations at start (the Helm chart ships them)')
+    .option('--metrics-addr <addr>', 'address of /metrics (host:port, :port, or 0 for off)', ':8080')
+    .option('--health-addr <addr>', 'address of /healthz and /readyz (host:port, :port, or 0 for off)', ':8081')
+    .option('--leader-elect [bool]', 'elect a leader (Lease) to run the controller; required with more than one replica')
+    .option('--leader-election-id <name>', 'name of the Lease', DEFAULT_LEASE_NAME)
+    .option('--workers <n>', 'parallel reconciles', '3')
+    .option('--unschedulable-recovery-seconds <n>', 'how long a subset stays unschedulable before it is retried (D10)', '300')
+    .option('--whitelist-configmap <name>', 'config map (in --namespace) holding the custom-workload whitelist', DEFAULT_CONFIGMAP_NAME)
+    .option('--log-level <level>', `log level: ${LOG_LEVELS.join(', ')}`, 'info')
+    .action(async (opts: ManagerFlags) => {
+      setExit(await runManager(opts, io));
+    });
+}
