@@ -10,6 +10,7 @@ import { runValidate, type ValidateOptions } from './validate.ts';
 import { runManifests } from './manifests.ts';
 import { runPlan } from './plan.ts';
 import { runCluster, DEFAULT_KUBECONFIG, DEFAULT_PORT, type ClusterCommandOptions } from './cluster.ts';
+import { runStatus } from './status.ts';
 import { registerManagerCommand } from './manager.ts';
 
 const VERSION = '0.1.0';
@@ -67,6 +68,33 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void): Comman
     });
 
   registerManagerCommand(program, io, setExit);
+
+  program
+    .command('status')
+    .description('Show what WorkloadSpreads are doing in a cluster: per subset the limit, pods, ready, missing, creating, deleting, Schedulable and the deletion costs, then the pods in no subset.')
+    .argument('[name]', 'one WorkloadSpread (default: every one in the namespace)')
+    .option('-n, --namespace <namespace>', "the namespace (default: the kubeconfig context's)")
+    .option('-A, --all-namespaces', 'every namespace')
+    .option('--kubeconfig <file>', 'the kubeconfig (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)')
+    .option('-w, --watch', 'redraw on every change until Ctrl-C')
+    .addOption(new Option('-o, --output <format>', 'output format (json: one line per snapshot)').choices(['table', 'json']).default('table'))
+    .option('--no-color', 'no colours (default: colours on a terminal, unless NO_COLOR is set)')
+    .action(async (name: string | undefined, opts: { namespace?: string; allNamespaces?: boolean; kubeconfig?: string; watch?: boolean; output: string; color: boolean }) => {
+      setExit(
+        await runStatus(
+          {
+            ...(name === undefined ? {} : { name }),
+            ...(opts.namespace === undefined ? {} : { namespace: opts.namespace }),
+            ...(opts.allNamespaces === undefined ? {} : { allNamespaces: opts.allNamespaces }),
+            ...(opts.kubeconfig === undefined ? {} : { kubeconfig: opts.kubeconfig }),
+            ...(opts.watch === undefined ? {} : { watch: opts.watch }),
+            output: opts.output,
+            color: opts.color,
+          },
+          io,
+        ),
+      );
+    });
 
   return program;
 }

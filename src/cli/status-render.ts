@@ -1,0 +1,107 @@
+/**
+ * The `workloadspread status` table: per WorkloadSpread a heading (target,
+ * replicas, pods placed), one row per subset with a bar, then the target's
+ * pods that belong to no subset. Columns are aligned by visible width, so
+ * colour never shifts them. The JSON form is the views themselves
+ * (`statusJson`), one line per snapshot. Pure.
+ */
+import { barLegend, barScale, renderBar, type BarCounts } from './bars.ts';
+import type { SubsetView, WorkloadSpreadView } from './status-model.ts';
+import { padVisible, visibleWidth, type Style } from './style.ts';
+
+/** Bar width of the status table. */
+export const STATUS_BAR_CELLS = 20;
+
+const HEADER = ['SUBSET', 'LIMIT', 'PODS', 'READY', 'MISSING', 'CREATING', 'DELETING', 'SCHEDULABLE', 'DELETION COST', ''] as const;
+
+/** Aligns cells by visible width, two spaces apart; the last column is not padded. */
+export function alignColumns(rows: readonly (readonly string[])[]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, visibleWidth(cell))));
+  return rows.map((row) =>
+    row
+      .map((cell, i) => (i === row.length - 1 ? cell : padVisible(cell, widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+export function costRange(s: Pick<SubsetView, 'deletionCost'>): string {
+  const c = s.deletionCost;
+  if (c === null) return '-';
+  return c.min === c.max ? String(c.min) : `${c.min}..${c.max}`;
+}
+
+export function barCounts(s: SubsetView): BarCounts {
+  return { ready: s.ready, notReady: s.pods - s.ready, limit: s.limit };
+}
+
+function schedulableCell(s: SubsetView, style: Style): string {
+  if (s.schedulable === null) return '-';
+  const text = s.schedulable.reason === null ? s.schedulable.status : `${s.schedulable.status} (${s.schedulable.reason})`;
+  return s.schedulable.status === 'False' ? style.red(text) : s.schedulable.status === 'True' ? text : style.yellow(text);
+}
+
+function limitCell(s: SubsetView): string {
+  const max = s.limit === null ? 'unlimited' : String(s.limit);
+  return s.minReplicas === null ? max : `${s.minReplicas}..${max}`;
+}
+
+function heading(view: WorkloadSpreadView, style: Style): string {
+  const t = view.target;
+  const target = `${t.kind || '?'} ${t.name || '?'}`;
+  const replicas = t.replicas === null ? 'replicas unknown' : `${t.replicas} replica${t.replicas === 1 ? '' : 's'}`;
+  const summary = t.found ? `${replicas}, ${view.placed} placed, ${view.ready} ready` : style.red('not found');
+  return `${style.bold(`WorkloadSpread ${view.namespace}/${view.name}`)} → ${target} (${summary})`;
+}
+
+/** The table of one WorkloadSpread (ends with a newline). */
+export function renderView(view: WorkloadSpreadView, style: Style): string {
+  const lines: string[] = [heading(view, style)];
+  for (const problem of view.problems) lines.push(`  ${style.yellow('!')} ${problem}`);
+  if (!view.statusCurrent) lines.push(`  ${style.yellow('!')} the stored status is for an older spec: the manager has not reconciled the latest change yet`);
+  if (view.subsets.length > 0) {
+    const scale = barScale(view.subsets.map(barCounts), STATUS_BAR_CELLS);
+    const rows: string[][] = [[...HEADER]];
+    for (const s of view.subsets) {
+      rows.push([
+        s.name,
+        limitCell(s),
+        String(s.pods),
+        String(s.ready),
+        s.missing === null ? '-' : String(s.missing),
+        String(s.creating),
+        String(s.deleting),
+        schedulableCell(s, style),
+        costRange(s),
+        renderBar(barCounts(s), scale, style),
+      ]);
+    }
+    lines.push(...alignColumns(rows).map((l, i) => (i === 0 ? style.dim(l) : l)));
+  }
+  if (view.unassigned.length > 0) {
+    lines.push(`Pods in no subset (${view.unassigned.length}):`);
+    const rows = view.unassigned.map((p) => [
+      `  ${p.name}`,
+      p.node ?? '<unscheduled>',
+      p.phase,
+      p.ready ? 'ready' : 'not ready',
+      p.deletionCost === null ? 'cost -' : `cost ${p.deletionCost}`,
+      style.dim(p.reason ?? ''),
+    ]);
+    lines.push(...alignColumns(rows));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Every view, a blank line apart, and the bar legend once. */
+export function renderViews(views: readonly WorkloadSpreadView[], style: Style): string {
+  if (views.length === 0) return '';
+  const body = views.map((v) => renderView(v, style)).join('\n');
+  return views.some((v) => v.subsets.length > 0) ? `${body}\n${style.dim('bars: ')}${barLegend(style)}\n` : body;
+}
+
+/** The JSON document of one snapshot (one line). */
+export function statusJson(views: readonly WorkloadSpreadView[]): string {
+  return `${JSON.stringify({ workloadSpreads: views })}\n`;
+}

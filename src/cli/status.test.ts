@@ -1,0 +1,226 @@
+/**
+ * `workloadspread status` against the embedded cluster with the real manager
+ * (webhook + controller) on the virtual clock: the command reads the cluster
+ * through a kubeconfig file, as a user's kubectl would.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BUILTIN } from '../client/resources.ts';
+import { startCluster } from '../cluster/cluster.ts';
+import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
+import { startManagerCluster, startTestManager, stopOnClock, type ManagerCluster, type TestManager } from '../manager/manager-test-kit.ts';
+import { captureIo } from '../testing/cli-io.ts';
+import { settleUntil } from '../testing/eventually.ts';
+import { deployment, workloadSpreadObject, zoneTerm } from '../webhook/e2e-kit.ts';
+import { main } from './main.ts';
+import type { WorkloadSpreadView } from './status-model.ts';
+import { runStatus, type StatusOptions } from './status.ts';
+import { stripAnsi } from './style.ts';
+
+describe('workloadspread status (embedded cluster, real manager)', () => {
+  let env: ManagerCluster;
+  let manager: TestManager;
+  let dir: string;
+  let kubeconfig: string;
+  let ns: string;
+
+  before(async () => {
+    env = await startManagerCluster();
+    manager = await startTestManager(env, { leaderElection: false });
+    dir = mkdtempSync(join(tmpdir(), 'ws-status-'));
+    kubeconfig = join(dir, 'kubeconfig');
+    writeFileSync(kubeconfig, env.cluster.kubeconfig);
+    ns = await env.namespace('status');
+    // a and b hold 2 pods each, c the rest.
+    await env.cluster.client.create(
+      WORKLOADSPREAD_REF,
+      workloadSpreadObject(ns, 'spread', {
+        targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+        subsets: [
+          { name: 'a', requiredNodeSelectorTerm: zoneTerm('a'), maxReplicas: 2 },
+          { name: 'b', requiredNodeSelectorTerm: zoneTerm('b'), maxReplicas: 2 },
+          { name: 'c', requiredNodeSelectorTerm: zoneTerm('c') },
+        ],
+      }),
+    );
+    await env.clock.quiesce();
+    await env.cluster.client.create(BUILTIN.deployments, deployment(ns, 'web', 6));
+    await env.cluster.settle();
+  });
+  after(async () => {
+    if (manager !== undefined) await stopOnClock(env, manager.manager);
+    await env?.stop();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function status(options: StatusOptions): Promise<{ code: number; stdout: string; stderr: string }> {
+    const io = captureIo();
+    const code = await runStatus({ kubeconfig, ...options }, io, { clock: env.clock });
+    return { code, stdout: io.stdout, stderr: io.stderr };
+  }
+
+  async function views(options: StatusOptions = {}): Promise<WorkloadSpreadView[]> {
+    const r = await status({ ...(options.allNamespaces === true ? {} : { namespace: ns }), output: 'json', ...options });
+    assert.equal(r.code, 0, r.stderr);
+    return (JSON.parse(r.stdout) as { workloadSpreads: WorkloadSpreadView[] }).workloadSpreads;
+  }
+
+  test('-o json: per subset limit, pods, ready, missing, bookkeeping, Schedulable and deletion costs, from the stored status and the live pods', async () => {
+    const [view] = await views();
+    assert.ok(view !== undefined);
+    assert.deepEqual(view.target, { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', found: true, replicas: 6 });
+    assert.deepEqual(
+      view.subsets.map((s) => [s.name, s.limit, s.pods, s.ready, s.missing, s.creating, s.deleting, s.schedulable?.status, s.deletionCost]),
+      [
+        // Costs: 100 × (3 − index); no Adaptive strategy, so no Schedulable condition.
+        ['a', 2, 2, 2, 0, 0, 0, undefined, { min: 300, max: 300 }],
+        ['b', 2, 2, 2, 0, 0, 0, undefined, { min: 200, max: 200 }],
+        // Unlimited: no limit, no missing count.
+        ['c', null, 2, 2, null, 0, 0, undefined, { min: 100, max: 100 }],
+      ],
+    );
+    assert.deepEqual([view.placed, view.ready, view.statusCurrent, view.unassigned, view.problems], [6, 6, true, [], []]);
+    assert.deepEqual(view.pods.map((p) => p.subset).sort(), ['a', 'a', 'b', 'b', 'c', 'c']);
+    assert.ok(view.pods.every((p) => p.phase === 'Running' && p.ready && p.node !== null));
+  });
+
+  test('the table: a heading with the target, one row per subset with its bar, then the pods in no subset', async () => {
+    const r = await status({ namespace: ns });
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.split('\n');
+    assert.equal(lines[0], `WorkloadSpread ${ns}/spread → Deployment web (6 replicas, 6 placed, 6 ready)`);
+    assert.match(lines[1] ?? '', /^SUBSET\s+LIMIT\s+PODS\s+READY\s+MISSING\s+CREATING\s+DELETING\s+SCHEDULABLE\s+DELETION COST$/);
+    assert.match(lines[2] ?? '', /^a\s+2\s+2\s+2\s+0\s+0\s+0\s+-\s+300\s+██$/);
+    assert.match(lines[3] ?? '', /^b\s+2\s+2\s+2\s+0\s+0\s+0\s+-\s+200\s+██$/);
+    assert.match(lines[4] ?? '', /^c\s+unlimited\s+2\s+2\s+-\s+0\s+0\s+-\s+100\s+██$/);
+    assert.equal(lines[5], '');
+    assert.match(lines[6] ?? '', /^bars: █ ready {2}▒ not ready {2}· free quota {2}█ above the limit$/);
+    assert.doesNotMatch(r.stdout, /\u001b\[/, 'no colour when the output is not a terminal');
+  });
+
+  test('colour only when asked for by the environment, and never with --no-color', async () => {
+    const io = captureIo();
+    io.color = true;
+    await runStatus({ kubeconfig, namespace: ns }, io, { clock: env.clock });
+    assert.match(io.stdout, /\u001b\[32m██\u001b\[39m/);
+    const plain = captureIo();
+    plain.color = true;
+    await runStatus({ kubeconfig, namespace: ns, color: false }, plain, { clock: env.clock });
+    assert.equal(plain.stdout, stripAnsi(io.stdout));
+  });
+
+  test('NAME selects one; -A lists every namespace; an empty namespace says so (exit 0)', async () => {
+    const other = await env.namespace('status-other');
+    await env.cluster.client.create(WORKLOADSPREAD_REF, workloadSpreadObject(other, 'lonely', { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'missing' }, subsets: [{ name: 'x' }] }));
+    await env.clock.quiesce();
+    assert.deepEqual((await views({ name: 'spread' })).map((v) => v.name), ['spread']);
+    const everywhere = await views({ allNamespaces: true });
+    assert.deepEqual(everywhere.filter((v) => v.namespace === ns || v.namespace === other).map((v) => `${v.namespace}/${v.name}`), [`${ns}/spread`, `${other}/lonely`]);
+    const lonely = everywhere.find((v) => v.name === 'lonely');
+    assert.deepEqual([lonely?.target.found, lonely?.problems], [false, ['the target Deployment missing does not exist']]);
+    const empty = await env.namespace('status-empty');
+    const r = await status({ namespace: empty });
+    assert.deepEqual([r.code, r.stdout], [0, `No WorkloadSpreads found in namespace ${empty}.\n`]);
+  });
+
+  test('errors are one line with exit code 1: NAME not found, no cluster at the address; usage errors exit 2', async () => {
+    const io = captureIo();
+    const code = await main(['status', 'nope', '-n', ns, '--kubeconfig', kubeconfig], io);
+    assert.deepEqual([code, io.stderr], [1, `error: workloadspread "nope" not found in namespace "${ns}"\n`]);
+
+    const closed = join(dir, 'closed');
+    writeFileSync(closed, env.cluster.kubeconfig.replace(/server: https:\/\/127\.0\.0\.1:\d+/, 'server: https://127.0.0.1:1'));
+    const down = captureIo();
+    assert.equal(await main(['status', '--kubeconfig', closed], down), 1);
+    assert.match(down.stderr, /^error: cannot reach the cluster at https:\/\/127\.0\.0\.1:1 \(ECONNREFUSED\): is it running\?\n$/);
+
+    const missing = captureIo();
+    assert.equal(await main(['status', '--kubeconfig', join(dir, 'nothing-here')], missing), 1);
+    assert.match(missing.stderr, /^error: .*nothing-here: the kubeconfig file does not exist\n$/);
+
+    const usage = captureIo();
+    assert.equal(await main(['status', 'x', '-A', '--kubeconfig', kubeconfig], usage), 2);
+    assert.equal(await main(['status', '-o', 'yaml', '--kubeconfig', kubeconfig], captureIo()), 2);
+  });
+
+  test('--watch redraws when the spread changes (and only then), until stopped', async () => {
+    const io = captureIo();
+    let stop!: () => void;
+    const stopped = new Promise<void>((resolve) => (stop = resolve));
+    const running = runStatus({ kubeconfig, namespace: ns, name: 'spread', watch: true, output: 'json' }, io, { clock: env.clock, waitForStop: () => stopped, isTTY: false });
+    const snapshots = () => io.stdout.split('\n').filter((l) => l !== '').map((l) => (JSON.parse(l) as { workloadSpreads: WorkloadSpreadView[] }).workloadSpreads[0]);
+    await settleUntil(env.clock, () => assert.equal(snapshots().length, 1, 'the first snapshot'));
+    assert.equal(snapshots()[0]?.placed, 6);
+
+    await env.cluster.client.scale(BUILTIN.deployments, 'web', 3, { namespace: ns });
+    await settleUntil(env.clock, () => {
+      const last = snapshots().at(-1);
+      // Scale-in takes the cheapest first: c's pods (100), then one of b's (200).
+      assert.deepEqual(last?.subsets.map((s) => s.pods), [2, 1, 0]);
+    });
+    await env.cluster.settle();
+    const count = snapshots().length;
+    await env.clock.advance(60_000);
+    await env.clock.quiesce();
+    assert.equal(snapshots().length, count, 'nothing changed, nothing drawn');
+    stop();
+    assert.equal(await running, 0);
+  });
+
+  test('--watch on a terminal clears the screen before each table', async () => {
+    const io = captureIo();
+    let stop!: () => void;
+    const stopped = new Promise<void>((resolve) => (stop = resolve));
+    const running = runStatus({ kubeconfig, namespace: ns, watch: true }, io, { clock: env.clock, waitForStop: () => stopped, isTTY: true });
+    await settleUntil(env.clock, () => assert.match(io.stdout, /WorkloadSpread/));
+    stop();
+    assert.equal(await running, 0);
+    assert.ok(io.stdout.startsWith('\u001b[H\u001b[2J'));
+  });
+
+  test('a lower maxReplicas shows the surplus; pods of a subset removed from the spec are listed in no subset', async () => {
+    await env.cluster.client.scale(BUILTIN.deployments, 'web', 5, { namespace: ns });
+    await env.cluster.settle();
+    // a2 b2 c1 (scale-out fills b's free slot, then c); now a may hold 1, and c is gone.
+    await env.cluster.client.patch(WORKLOADSPREAD_REF, 'spread', { type: 'merge', body: { spec: { subsets: [
+      { name: 'a', requiredNodeSelectorTerm: zoneTerm('a'), maxReplicas: 1 },
+      { name: 'b', requiredNodeSelectorTerm: zoneTerm('b'), maxReplicas: 2 },
+    ] } } }, { namespace: ns });
+    await env.cluster.settle();
+    const [view] = await views();
+    assert.deepEqual(
+      view?.subsets.map((s) => [s.name, s.limit, s.pods, s.missing, s.deletionCost]),
+      [
+        // Above the limit: the least valuable pod gets −100 × (index + 1).
+        ['a', 1, 2, 0, { min: -100, max: 200 }],
+        ['b', 2, 2, 0, { min: 100, max: 100 }],
+      ],
+    );
+    // c's pod keeps its marker but its subset is gone: −100 × (n + 1).
+    assert.deepEqual(view?.unassigned.map((p) => [p.deletionCost, p.reason]), [[-300, 'subset c is not in the spec']]);
+    const table = await status({ namespace: ns });
+    assert.match(table.stdout, /^a\s+1\s+2\s+2\s+0\s+0\s+0\s+-\s+-100\.\.200\s+██$/m);
+    assert.match(table.stdout, /^Pods in no subset \(1\):\n {2}web-\S+\s+c[12]\s+Running\s+ready\s+cost -300\s+subset c is not in the spec$/m);
+  });
+});
+
+describe('workloadspread status without the CRD', () => {
+  test('one line, exit 1, saying the CRD is not installed', async () => {
+    const cluster = await startCluster();
+    const dir = mkdtempSync(join(tmpdir(), 'ws-status-'));
+    try {
+      const kubeconfig = join(dir, 'kubeconfig');
+      writeFileSync(kubeconfig, cluster.kubeconfig);
+      const io = captureIo();
+      assert.equal(await main(['status', '--kubeconfig', kubeconfig], io), 1);
+      assert.match(io.stderr, /^error: the cluster at https:\/\/127\.0\.0\.1:\d+ does not serve WorkloadSpread \(apps\.kruise\.io\/v1alpha1\): the CRD is not installed .*\n$/);
+      assert.equal(io.stdout, '');
+    } finally {
+      await cluster.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

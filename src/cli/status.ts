@@ -1,0 +1,311 @@
+/**
+ * `workloadspread status [NAME] [-n NS | -A] [--kubeconfig FILE] [--watch]
+ * [-o table|json] [--no-color]` (DECISIONS D16): what the WorkloadSpreads of
+ * a cluster are doing, from their stored status and the live pods
+ * (status-model.ts computes, status-render.ts draws).
+ *
+ * The cluster is found as kubectl finds it (`--kubeconfig`, `$KUBECONFIG`,
+ * `~/.kube/config`, the in-cluster service account); the namespace is `-n`,
+ * else the kubeconfig context's. One request per kind per namespace, plus
+ * one GET per target (and its scale subresource for custom kinds whose
+ * replica count is otherwise unknown); the custom-workload whitelist of the
+ * manager is not read, so such a kind's count comes from its scale
+ * subresource.
+ *
+ * `--watch` keeps informers on WorkloadSpreads, pods and ReplicaSets and
+ * redraws when what it would print changed (coalescing bursts of events);
+ * the screen is cleared only on a TTY, otherwise snapshots follow each
+ * other; with `-o json` each snapshot is one JSON line. Ctrl-C ends it (exit 0).
+ *
+ * Exit codes: 0 shown (also when there is nothing to show, as kubectl);
+ * 1 the cluster cannot be reached or refuses, the WorkloadSpread CRD is not
+ * installed, or NAME does not exist; 2 usage errors. Every error is one line.
+ */
+import { API_VERSION, KIND } from '../api/workloadspread.ts';
+import type { WorkloadSpread } from '../api/workloadspread.ts';
+import { EMPTY_WHITELIST } from '../api/whitelist.ts';
+import { realClock, type Clock, type Timer } from '../clock/clock.ts';
+import { loadConnection, type Connection } from '../client/config.ts';
+import { ApiError, describeError, isForbidden, isNotFound, isUnauthorized, NetworkError } from '../client/errors.ts';
+import { KubeClient } from '../client/http-client.ts';
+import { BUILTIN, type ResourceRef } from '../client/resources.ts';
+import { Informer } from '../client/store.ts';
+import { controllerWorkloadReplicas } from '../core/replicas.ts';
+import { parseSelector } from '../k8s/label-selector-parse.ts';
+import { apiVersionGroup } from '../k8s/pod.ts';
+import { formatTime } from '../k8s/time.ts';
+import type { KubeObject, Pod } from '../k8s/types.ts';
+import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
+import { CommandError, UsageError, type CliIo } from './io.ts';
+import { workloadSpreadView, type ViewInput, type WorkloadSpreadView } from './status-model.ts';
+import { renderViews, statusJson } from './status-render.ts';
+import { CLEAR_SCREEN, createStyle, wantsColor } from './style.ts';
+
+export interface StatusOptions {
+  name?: string;
+  namespace?: string;
+  allNamespaces?: boolean;
+  kubeconfig?: string;
+  watch?: boolean;
+  output?: string;
+  /** false for `--no-color`. */
+  color?: boolean;
+}
+
+export interface StatusHooks {
+  /** Default: the real clock. */
+  clock?: Clock;
+  /** `--watch` ends when this resolves (default: SIGINT or SIGTERM). */
+  waitForStop?: () => Promise<unknown>;
+  /** Whether stdout is a terminal (`--watch` clears the screen only then); default process.stdout.isTTY. */
+  isTTY?: boolean;
+  /** Coalescing window of `--watch` redraws (default 200 ms of clock time). */
+  redrawDelayMs?: number;
+}
+
+const USER_AGENT = 'workloadspread-status';
+const DEFAULT_REDRAW_DELAY_MS = 200;
+
+/** Builtin kinds whose replica count never needs the scale subresource. */
+const COUNTED_KINDS = new Set(['apps/Deployment', 'apps/ReplicaSet', 'apps/StatefulSet', 'batch/Job', 'apps.kruise.io/CloneSet', 'apps.kruise.io/StatefulSet']);
+
+/** The objects one snapshot is drawn from. */
+export interface StatusSources {
+  workloadSpreads: WorkloadSpread[];
+  pods(namespace: string): Pod[];
+  replicaSets(namespace: string): KubeObject[];
+}
+
+type TargetInfo = Pick<ViewInput, 'workload' | 'replicas' | 'fallbackSelector'>;
+
+/** A one-line message for a failed request, saying what the user can do about it. */
+export function describeClusterError(err: unknown, server: string): string {
+  if (err instanceof NetworkError) {
+    const cause = (err.cause as NodeJS.ErrnoException | undefined)?.code;
+    if (err.kind === 'connection') return `cannot reach the cluster at ${server}${cause === undefined ? '' : ` (${cause})`}: is it running?`;
+    if (err.kind === 'timeout') return `the cluster at ${server} did not answer in time`;
+    return `the cluster at ${server}: ${err.message}`;
+  }
+  if (isUnauthorized(err)) return `the cluster at ${server} does not accept these credentials (401 Unauthorized)`;
+  if (isForbidden(err) && err instanceof ApiError) return `not allowed: ${err.status.message ?? err.message}`;
+  return describeError(err);
+}
+
+async function connect(options: StatusOptions, io: CliIo, clock: Clock): Promise<KubeClient> {
+  const loaded = await loadConnection({ ...(options.kubeconfig === undefined ? {} : { kubeconfig: options.kubeconfig }), env: io.env });
+  if (!loaded.ok) throw new CommandError(`${loaded.error.source}: ${loaded.error.message}`, 1);
+  return new KubeClient(loaded.connection as Connection, { clock, userAgent: USER_AGENT });
+}
+
+/** Fails with one line unless the server serves WorkloadSpreads. */
+async function requireCrd(client: KubeClient): Promise<void> {
+  const resolved = await client.resources.resolve(API_VERSION, KIND);
+  if (resolved.ok) return;
+  if (resolved.notFound) {
+    throw new CommandError(`the cluster at ${client.connection.server} does not serve ${KIND} (${API_VERSION}): the CRD is not installed (see docs/operations.md, or \`workloadspread manifests crd | kubectl apply -f -\`)`, 1);
+  }
+  throw new CommandError(describeClusterError(resolved.error, client.connection.server), 1);
+}
+
+function notFound(name: string, namespace: string): CommandError {
+  return new CommandError(`workloadspread "${name}" not found in namespace "${namespace}"`, 1);
+}
+
+/** The target workload, its replicas (the controller's count) and, for custom kinds, the scale selector. */
+async function fetchTarget(client: KubeClient, ws: WorkloadSpread): Promise<TargetInfo> {
+  const target = ws.spec?.targetRef;
+  const namespace = ws.metadata?.namespace ?? '';
+  if (target === undefined || target === null || typeof target.apiVersion !== 'string' || typeof target.kind !== 'string' || typeof target.name !== 'string') {
+    return { workload: undefined, replicas: { ok: false, error: 'the WorkloadSpread has no valid targetRef' } };
+  }
+  const resolved = await client.resources.resolve(target.apiVersion, target.kind);
+  if (!resolved.ok) {
+    if (resolved.notFound) return { workload: undefined, replicas: { ok: true, replicas: 0 } };
+    throw resolved.error;
+  }
+  const ref = resolved.ref as ResourceRef;
+  let workload: KubeObject | undefined;
+  try {
+    workload = await client.get<KubeObject>(ref, target.name, { namespace });
+  } catch (err) {
+    if (isNotFound(err)) return { workload: undefined, replicas: { ok: true, replicas: 0 } };
+    throw err;
+  }
+  const plain = controllerWorkloadReplicas(ws, workload, EMPTY_WHITELIST);
+  const gv = apiVersionGroup(target.apiVersion);
+  if (!plain.ok || plain.replicas !== -1 || !gv.ok || COUNTED_KINDS.has(`${gv.group}/${target.kind}`)) return { workload, replicas: plain };
+  // A custom kind: its scale subresource knows the count and the pod selector.
+  try {
+    const scale = await client.getScale(ref, target.name, { namespace });
+    const counted = controllerWorkloadReplicas(ws, workload, EMPTY_WHITELIST, typeof scale.spec?.replicas === 'number' ? { replicas: scale.spec.replicas } : {});
+    const selector = typeof scale.status?.selector === 'string' && scale.status.selector !== '' ? parseSelector(scale.status.selector) : undefined;
+    return { workload, replicas: counted, ...(selector?.ok === true ? { fallbackSelector: selector.selector } : {}) };
+  } catch (err) {
+    if (isNotFound(err)) return { workload, replicas: plain };
+    throw err;
+  }
+}
+
+/** The views of a snapshot, sorted by namespace and name. */
+export async function buildViews(client: KubeClient, sources: StatusSources): Promise<WorkloadSpreadView[]> {
+  const sorted = [...sources.workloadSpreads].sort((a, b) => {
+    const ka = `${a.metadata?.namespace ?? ''}/${a.metadata?.name ?? ''}`;
+    const kb = `${b.metadata?.namespace ?? ''}/${b.metadata?.name ?? ''}`;
+    return ka < kb ? -1 : ka > kb ? 1 : 0;
+  });
+  const targets = await Promise.all(sorted.map((ws) => fetchTarget(client, ws)));
+  return sorted.map((ws, i) => {
+    const namespace = ws.metadata?.namespace ?? '';
+    return workloadSpreadView({ ws, ...(targets[i] as TargetInfo), replicaSets: sources.replicaSets(namespace), pods: sources.pods(namespace) });
+  });
+}
+
+/** Lists everything once. */
+async function listSources(client: KubeClient, namespace: string | undefined, name: string | undefined): Promise<StatusSources> {
+  let workloadSpreads: WorkloadSpread[];
+  if (name !== undefined) {
+    try {
+      workloadSpreads = [await client.get<WorkloadSpread>(WORKLOADSPREAD_REF, name, { namespace: namespace ?? '' })];
+    } catch (err) {
+      if (isNotFound(err)) throw notFound(name, namespace ?? '');
+      throw err;
+    }
+  } else {
+    workloadSpreads = (await client.listAll<WorkloadSpread>(WORKLOADSPREAD_REF, namespace === undefined ? {} : { namespace })).items;
+  }
+  const namespaces = [...new Set(workloadSpreads.map((ws) => ws.metadata?.namespace ?? ''))];
+  const pods = new Map<string, Pod[]>();
+  const replicaSets = new Map<string, KubeObject[]>();
+  await Promise.all(
+    namespaces.map(async (ns) => {
+      const [p, rs] = await Promise.all([client.listAll<Pod>(BUILTIN.pods, { namespace: ns }), client.listAll<KubeObject>(BUILTIN.replicasets, { namespace: ns })]);
+      pods.set(ns, p.items);
+      replicaSets.set(ns, rs.items);
+    }),
+  );
+  return { workloadSpreads, pods: (ns) => pods.get(ns) ?? [], replicaSets: (ns) => replicaSets.get(ns) ?? [] };
+}
+
+function noneFound(namespace: string | undefined): string {
+  return namespace === undefined ? 'No WorkloadSpreads found.\n' : `No WorkloadSpreads found in namespace ${namespace}.\n`;
+}
+
+function waitForSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const on = (signal: string) => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolve(signal);
+    };
+    process.once('SIGINT', on);
+    process.once('SIGTERM', on);
+  });
+}
+
+export async function runStatus(options: StatusOptions, io: CliIo, hooks: StatusHooks = {}): Promise<number> {
+  const output = options.output ?? 'table';
+  if (output !== 'table' && output !== 'json') throw new UsageError(`--output must be table or json, got ${JSON.stringify(output)}`);
+  if (options.allNamespaces === true && options.name !== undefined) throw new UsageError('a NAME cannot be given with --all-namespaces (-A)');
+  if (options.allNamespaces === true && options.namespace !== undefined) throw new UsageError('--namespace (-n) and --all-namespaces (-A) exclude each other');
+  const clock = hooks.clock ?? realClock();
+  const client = await connect(options, io, clock);
+  const style = createStyle(output === 'table' && wantsColor(options.color, io.color));
+  const namespace = options.allNamespaces === true ? undefined : options.namespace ?? client.namespace;
+  const render = (views: WorkloadSpreadView[]): string => (output === 'json' ? statusJson(views) : views.length === 0 ? noneFound(namespace) : renderViews(views, style));
+  try {
+    await requireCrd(client);
+    if (options.watch !== true) {
+      io.out(render(await buildViews(client, await listSources(client, namespace, options.name))));
+      return 0;
+    }
+    return await watch(client, options, io, hooks, clock, namespace, render);
+  } catch (err) {
+    if (err instanceof CommandError || err instanceof UsageError) throw err;
+    throw new CommandError(describeClusterError(err, client.connection.server), 1);
+  } finally {
+    client.connection.close();
+  }
+}
+
+async function watch(
+  client: KubeClient,
+  options: StatusOptions,
+  io: CliIo,
+  hooks: StatusHooks,
+  clock: Clock,
+  namespace: string | undefined,
+  render: (views: WorkloadSpreadView[]) => string,
+): Promise<number> {
+  // The name must exist when the watch starts; later it may come and go.
+  if (options.name !== undefined) await listSources(client, namespace, options.name);
+  const scope = namespace === undefined ? {} : { namespace };
+  const fieldSelector = options.name === undefined ? {} : { fieldSelector: `metadata.name=${options.name}` };
+  const informers = {
+    workloadSpreads: new Informer<WorkloadSpread & KubeObject>({ client, ref: WORKLOADSPREAD_REF, name: 'workloadspreads', ...scope, ...fieldSelector }),
+    pods: new Informer<Pod>({ client, ref: BUILTIN.pods, name: 'pods', ...scope }),
+    replicaSets: new Informer<KubeObject>({ client, ref: BUILTIN.replicasets, name: 'replicasets', ...scope }),
+  };
+  const all = Object.values(informers) as Informer<KubeObject>[];
+  const tty = hooks.isTTY ?? process.stdout.isTTY === true;
+  const delay = hooks.redrawDelayMs ?? DEFAULT_REDRAW_DELAY_MS;
+  let last: string | undefined;
+  let lastWarning: string | undefined;
+  let pending: Timer | undefined;
+  let drawing: Promise<void> = Promise.resolve();
+  let stopped = false;
+
+  /** Draws when the text changed; a failed refresh throws the first time and only warns later (the next event retries). */
+  const draw = async (first: boolean): Promise<void> => {
+    pending = undefined;
+    if (stopped) return;
+    const sources: StatusSources = {
+      workloadSpreads: informers.workloadSpreads.store.list(),
+      pods: (ns) => informers.pods.store.list(ns),
+      replicaSets: (ns) => informers.replicaSets.store.list(ns),
+    };
+    let text: string;
+    try {
+      text = render(await buildViews(client, sources));
+    } catch (err) {
+      if (first) throw err;
+      const warning = describeClusterError(err, client.connection.server);
+      if (warning !== lastWarning) io.err(`warning: ${warning} (retrying on the next change)\n`);
+      lastWarning = warning;
+      return;
+    }
+    lastWarning = undefined;
+    if (stopped || text === last) return;
+    last = text;
+    if (tty) io.out(CLEAR_SCREEN);
+    else if (options.output !== 'json') io.out(`--- ${formatTime(clock.now())}\n`);
+    io.out(text);
+  };
+  const schedule = (): void => {
+    if (pending !== undefined || stopped) return;
+    pending = clock.setTimeout(() => {
+      drawing = drawing.then(() => draw(false));
+      return drawing;
+    }, delay, { name: 'status redraw' });
+  };
+
+  for (const informer of all) {
+    informer.store.onAdd(schedule);
+    informer.store.onUpdate(schedule);
+    informer.store.onDelete(schedule);
+    informer.start();
+  }
+  try {
+    await Promise.all(all.map((i) => i.waitForSync()));
+    pending?.cancel();
+    pending = undefined;
+    drawing = drawing.then(() => draw(true));
+    await drawing;
+    await (hooks.waitForStop ?? waitForSignal)();
+  } finally {
+    stopped = true;
+    pending?.cancel();
+    await drawing.catch(() => {});
+    await Promise.all(all.map((i) => i.stop()));
+  }
+  return 0;
+}
