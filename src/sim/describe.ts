@@ -1,0 +1,63 @@
+/**
+ * One-line, human descriptions of scenario steps and expectation results,
+ * shared by the table and HTML reports (and the demo's narration):
+ * `scale Deployment default/web to 7`, `advance 5m`,
+ * `subsets.a: expected 2, got 3`. Pure.
+ */
+import { formatDuration } from './duration.ts';
+import type { ExpectationResult } from './evaluate.ts';
+import type { ObjectRef, StepAction } from './steps.ts';
+
+const ref = (t: ObjectRef): string => `${t.kind} ${t.namespace === '' || t.namespace === 'default' ? '' : `${t.namespace}/`}${t.name}`;
+
+export function describeAction(a: StepAction): string {
+  switch (a.action) {
+    case 'scale':
+      return `scale ${ref(a.target)} to ${a.replicas}`;
+    case 'apply':
+      return `apply ${a.object.kind ?? ''} ${a.object.metadata?.name ?? ''}`;
+    case 'patch':
+      return `patch ${ref(a.target)} (${a.patchType}): ${JSON.stringify(a.patch)}`;
+    case 'delete':
+      return 'pods' in a ? `delete ${a.pods.count} pod(s) of subset ${a.pods.subset}` : `delete ${ref(a.target)}`;
+    case 'evict':
+      return a.pods.by === 'name' ? `evict pod ${a.pods.name}` : `evict ${a.pods.count} pod(s) of subset ${a.pods.subset}`;
+    case 'cordon':
+    case 'uncordon':
+      return `${a.action} node ${a.node}`;
+    case 'deleteNode':
+      return `delete node ${a.node}`;
+    case 'addNodes':
+      return `add node(s) ${a.nodes.map((n) => n.name).join(', ')}`;
+    case 'taint':
+      return `taint node ${a.node} ${a.taint.key}${a.taint.value === undefined ? '' : `=${a.taint.value}`}:${a.taint.effect}`;
+    case 'untaint':
+      return `untaint node ${a.node} ${a.key}${a.effect === undefined ? '' : `:${a.effect}`}`;
+    case 'rollout':
+      return `roll out ${ref(a.target)} (pod template changed)`;
+    case 'advance':
+      return `advance ${formatDuration(a.ms)}`;
+    case 'settle':
+      return `settle (at most ${formatDuration(a.timeoutMs)})`;
+    case 'expect':
+      return 'expect';
+  }
+}
+
+/** A value as users wrote it: strings bare, everything else as JSON. */
+export function showValue(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (v === undefined) return 'nothing';
+  return JSON.stringify(v);
+}
+
+/** `subsets.a = 2` when it held, `subsets.a: expected 2, got 3 (hint)` when not. */
+export function describeExpectation(e: ExpectationResult): string {
+  if (e.ok) return `${e.path} = ${showValue(e.actual)}`;
+  return `${e.path}: expected ${showValue(e.expected)}, got ${showValue(e.actual)}${e.message === undefined ? '' : ` (${e.message})`}`;
+}
+
+/** Elapsed clock time as `+1m30s`, to the second (timers fire a millisecond late or so). */
+export function showElapsed(ms: number): string {
+  return `+${formatDuration(ms >= 1000 ? Math.round(ms / 1000) * 1000 : ms)}`;
+}

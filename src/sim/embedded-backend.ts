@@ -1,0 +1,153 @@
+/**
+ * The simulator's default backend: the embedded Kubernetes (src/cluster/)
+ * on a virtual clock, with the WorkloadSpread CRD installed and the REAL
+ * manager (src/manager/: webhooks + controller) running in-process against
+ * it, its webhooks registered by URL with the CA it generated — the path a
+ * production manager takes, minus the network hop of a Service.
+ *
+ * Time moves only when the simulator says so: `settle` jumps from timer to
+ * timer until nothing is pending (so a 5-minute recovery window costs
+ * milliseconds), `advance` moves a fixed amount. The manager runs without
+ * leader election (one replica; nothing to elect).
+ *
+ * `stop()` stops the manager while still driving the clock (its shutdown
+ * waits on clock timers), then the cluster; nothing is left running.
+ */
+import { workloadSpreadCrd } from '../api/crd.ts';
+import { VirtualClock } from '../clock/virtual-clock.ts';
+import { describeError } from '../client/errors.ts';
+import { silentLogger, type Logger } from '../client/logger.ts';
+import { BUILTIN } from '../client/resources.ts';
+import { startCluster, type EmbeddedCluster } from '../cluster/cluster.ts';
+import { startManager, type Manager } from '../manager/manager.ts';
+import type { KubeObject } from '../k8s/types.ts';
+import type { BackendResult, SimBackend } from './backend.ts';
+import type { Scenario } from './scenario.ts';
+
+/** The manager's namespace inside the embedded cluster. */
+export const SIM_MANAGER_NAMESPACE = 'workloadspread-system';
+/** Virtual time the manager may take to become ready (its caches sync in far less). */
+const READY_WITHIN_MS = 5 * 60_000;
+
+/** Runs the virtual clock until `done()` holds: quiesce, look, jump to the next timer; false when `maxMs` passed or nothing is left. */
+export async function driveClock(clock: VirtualClock, done: () => boolean, maxMs: number): Promise<boolean> {
+  const deadline = clock.now() + maxMs;
+  for (;;) {
+    await clock.quiesce();
+    if (done()) return true;
+    const next = clock.pendingTimers().reduce<number | undefined>((min, t) => (min === undefined || t.at < min ? t.at : min), undefined);
+    if (next === undefined || next > deadline) return done();
+    await clock.advanceTo(next);
+  }
+}
+
+export interface EmbeddedBackendOptions {
+  log?: Logger;
+}
+
+class EmbeddedBackend implements SimBackend {
+  readonly mode = 'embedded' as const;
+  readonly clock: VirtualClock;
+  readonly #cluster: EmbeddedCluster;
+  readonly #manager: Manager;
+  #stopped: Promise<void> | undefined;
+
+  constructor(clock: VirtualClock, cluster: EmbeddedCluster, manager: Manager) {
+    this.clock = clock;
+    this.#cluster = cluster;
+    this.#manager = manager;
+  }
+
+  get client() {
+    return this.#cluster.client;
+  }
+
+  addNodes = (specs: Parameters<EmbeddedCluster['addNodes']>[0]): Promise<BackendResult> => this.#cluster.addNodes(specs);
+  removeNode = (name: string): Promise<BackendResult> => this.#cluster.removeNode(name);
+  cordon = (name: string): Promise<BackendResult> => this.#cluster.cordon(name);
+  uncordon = (name: string): Promise<BackendResult> => this.#cluster.uncordon(name);
+  taint = (name: string, taint: Parameters<EmbeddedCluster['taint']>[1]): Promise<BackendResult> => this.#cluster.taint(name, taint);
+  untaint = (name: string, key: string, effect?: string): Promise<BackendResult> => this.#cluster.untaint(name, key, effect);
+
+  quiesce(): Promise<void> {
+    return this.clock.quiesce();
+  }
+
+  async settle(timeoutMs: number): Promise<{ quiescent: boolean; elapsedMs: number }> {
+    return this.clock.settle(timeoutMs);
+  }
+
+  advance(ms: number): Promise<void> {
+    return this.clock.advance(ms);
+  }
+
+  stop(): Promise<void> {
+    this.#stopped ??= (async () => {
+      await stopManagerOnClock(this.#manager, this.clock);
+      await this.#cluster.stop();
+    })();
+    return this.#stopped;
+  }
+}
+
+/** Stops a manager while driving the clock (its shutdown waits on clock timers); never throws. */
+async function stopManagerOnClock(manager: Manager, clock: VirtualClock): Promise<void> {
+  let stopped = false;
+  const stopping = manager.stop().then(
+    () => {
+      stopped = true;
+    },
+    () => {
+      stopped = true;
+    },
+  );
+  try {
+    await driveClock(clock, () => stopped, 60_000);
+  } catch {
+    // A clock that cannot quiesce any more still lets the manager finish on real timers.
+  }
+  await stopping;
+}
+
+/** Starts the embedded cluster with the scenario's nodes and settings, the CRD, and a ready manager. */
+export async function startEmbeddedBackend(scenario: Scenario, options: EmbeddedBackendOptions = {}): Promise<SimBackend> {
+  const log = options.log ?? silentLogger;
+  const clock = new VirtualClock(scenario.cluster.startTimeMs);
+  const c = scenario.cluster;
+  const cluster = await startCluster({
+    clock,
+    nodes: scenario.nodes,
+    kubeletDelayMs: c.kubeletDelayMs,
+    ...(c.jobPodDurationMs === undefined ? {} : { jobPodDurationMs: c.jobPodDurationMs }),
+    ...(c.podStopDelayMs === undefined ? {} : { podStopDelayMs: c.podStopDelayMs }),
+    name: 'workloadspread-sim',
+  });
+  let manager: Manager | undefined;
+  try {
+    await cluster.client.create(BUILTIN.customresourcedefinitions, workloadSpreadCrd() as KubeObject);
+    await cluster.client.create(BUILTIN.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: SIM_MANAGER_NAMESPACE } });
+    await clock.quiesce();
+    const managerClient = await cluster.newClient('workloadspread-manager/simulator');
+    manager = startManager({
+      client: managerClient,
+      namespace: SIM_MANAGER_NAMESPACE,
+      identity: 'workloadspread-simulator',
+      log,
+      leaderElection: false,
+      unschedulableRecoverySeconds: c.unschedulableRecoverySeconds,
+      webhook: { host: '127.0.0.1', port: 0, register: true, url: (own) => own },
+    });
+    let failure: string | undefined;
+    void manager.done.then((d) => {
+      if (d.reason === 'failed') failure = d.error ?? 'failed';
+    });
+    const m = manager;
+    const ready = await driveClock(clock, () => m.isReady() || failure !== undefined, READY_WITHIN_MS);
+    if (!ready || failure !== undefined) throw new Error(`the WorkloadSpread manager did not start in the embedded cluster: ${failure ?? 'not ready in time'}`);
+    return new EmbeddedBackend(clock, cluster, manager);
+  } catch (err) {
+    if (manager !== undefined) await stopManagerOnClock(manager, clock);
+    await cluster.stop();
+    throw new Error(describeError(err));
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * `simulate --output table` (the default): a readable block per step —
+ * number, what it did, clock time and time since the start, per
+ * WorkloadSpread the subsets (pods, ready, limit, deletion costs), the
+ * notable events (those about WorkloadSpreads, and warnings) and the
+ * expectation results (✓ / ✗ with expected vs actual) — then a summary
+ * naming every failed expectation. Blocks are rendered one at a time so
+ * the CLI can print each step as soon as it ran. Colour only when asked.
+ * Pure.
+ */
+import { describeExpectation, showElapsed } from './describe.ts';
+import type { ExpectationResult } from './evaluate.ts';
+import type { EventRecord } from './observation.ts';
+import type { ScenarioRunResult, Snapshot, StepResult } from './runner.ts';
+import { showCosts, summarizeSpreads } from './spread-summary.ts';
+
+export interface TableStyle {
+  color: boolean;
+}
+
+const paint = (style: TableStyle, code: string, text: string): string => (style.color ? `\u001b[${code}m${text}\u001b[0m` : text);
+
+/** Left-aligned columns two spaces apart (kubectl's look). */
+export function columns(rows: readonly (readonly string[])[], indent = ''): string {
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+  return rows.map((r) => indent + r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+function spreadTables(snapshot: Snapshot): string {
+  let out = '';
+  for (const s of summarizeSpreads(snapshot)) {
+    out += `  ${s.key} → ${s.target} (${s.replicas < 0 ? 'unknown' : s.replicas} replicas)\n`;
+    const rows = [['SUBSET', 'PODS', 'READY', 'LIMIT', 'DELETION COSTS']];
+    for (const sub of s.subsets) rows.push([sub.name, String(sub.pods), String(sub.ready), sub.limit === null ? 'unlimited' : String(sub.limit), showCosts(sub.costs)]);
+    if (s.unassigned.pods > 0) rows.push([s.unassigned.name, String(s.unassigned.pods), String(s.unassigned.ready), '-', showCosts(s.unassigned.costs)]);
+    out += columns(rows, '    ');
+  }
+  return out;
+}
+
+/** Events worth a line: about a WorkloadSpread, or warnings; the rest are counted. */
+function eventLines(events: readonly EventRecord[], style: TableStyle): string {
+  const notable = events.filter((e) => e.object.startsWith('WorkloadSpread/') || e.type === 'Warning');
+  const shown = notable.slice(0, 8);
+  let out = '';
+  for (const e of shown) out += `  ${paint(style, e.type === 'Warning' ? '33' : '36', `event ${e.type} ${e.reason}`)} ${e.object}: ${e.message}${e.count > 1 ? ` (x${e.count})` : ''}\n`;
+  const rest = events.length - shown.length;
+  if (rest > 0) out += `  (${rest} ${shown.length === 0 ? '' : 'more '}event${rest === 1 ? '' : 's'}: ${[...new Set(events.filter((e) => !shown.includes(e)).map((e) => e.reason))].join(', ')})\n`;
+  return out;
+}
+
+export function expectationLine(e: ExpectationResult, style: TableStyle): string {
+  return `  ${e.ok ? paint(style, '32', '✓') : paint(style, '31', '✗')} ${describeExpectation(e)}\n`;
+}
+
+export function renderHeader(result: Pick<ScenarioRunResult, 'name' | 'description' | 'mode'>): string {
+  const where = result.mode === 'embedded' ? 'embedded cluster, virtual time' : 'existing cluster (--kubeconfig), real time';
+  return `Scenario ${result.name} (${where})\n${result.description === undefined ? '' : `${result.description.trim()}\n`}\n`;
+}
+
+export function renderSetup(setup: Snapshot, style: TableStyle): string {
+  return `${paint(style, '1', 'setup')}  objects applied  ${setup.time} (${showElapsed(setup.elapsedMs)})\n${spreadTables(setup)}${eventLines(setup.events, style)}\n`;
+}
+
+export function renderStep(step: StepResult, style: TableStyle): string {
+  let out = `${paint(style, '1', `step ${step.step}`)}  ${step.summary}  ${step.time} (${showElapsed(step.elapsedMs)})\n`;
+  if (step.description !== undefined) out += `  ${step.description}\n`;
+  for (const n of step.notes ?? []) out += `  note: ${n}\n`;
+  if (step.error !== undefined) out += `  ${paint(style, step.expectations.some((e) => e.path === 'expectFailure' && e.ok) ? '33' : '31', 'refused')}: ${step.error}\n`;
+  if (step.settled !== undefined && !step.settled.quiescent) out += `  ${paint(style, '33', 'warning')}: the cluster did not settle within the timeout\n`;
+  if (step.action !== 'expect') out += spreadTables(step);
+  out += eventLines(step.events, style);
+  for (const e of step.expectations) out += expectationLine(e, style);
+  return `${out}\n`;
+}
+
+/** The last lines: PASS, or FAIL with every failed expectation named (`steps[4] subsets.a: expected 2, got 3`). */
+export function renderSummary(result: ScenarioRunResult, style: TableStyle): string {
+  if (result.interrupted === true) return `${paint(style, '33', 'INTERRUPTED')}: the run was stopped; everything it started was cleaned up\n`;
+  if (result.error !== undefined) return `${paint(style, '31', 'ERROR')}: ${result.error}\n`;
+  if (result.failed === 0) return `${paint(style, '32', 'PASS')}: ${result.passed} expectation${result.passed === 1 ? '' : 's'} held over ${result.steps.length} step${result.steps.length === 1 ? '' : 's'}\n`;
+  let out = `${paint(style, '31', 'FAIL')}: ${result.failed} of ${result.passed + result.failed} expectations failed\n`;
+  for (const s of result.steps) for (const e of s.expectations) if (!e.ok) out += `  steps[${s.step}] ${describeExpectation(e)}\n`;
+  return out;
+}
+
+/** The whole report at once (tests, and callers that do not stream). */
+export function renderTableReport(result: ScenarioRunResult, style: TableStyle = { color: false }): string {
+  let out = renderHeader(result);
+  if (result.setup !== undefined) out += renderSetup(result.setup, style);
+  for (const s of result.steps) out += renderStep(s, style);
+  return out + renderSummary(result, style);
+}

@@ -1,0 +1,319 @@
+/**
+ * `runScenario`: plays a parsed scenario on a backend — by default the
+ * embedded cluster on a virtual clock with the real manager in-process;
+ * with `kubeconfig`, an existing cluster on the real clock — and returns
+ * what happened as data (`ScenarioRunResult`): per step the time, the
+ * active pods of every WorkloadSpread target, the stored WorkloadSpreads,
+ * the events recorded since the previous step and the expectation results.
+ *
+ * Order: start the backend → apply the objects (CRDs first) and settle →
+ * for each step: run the action, settle unless the step says otherwise,
+ * observe, evaluate. A failing action does not stop the run: it becomes a
+ * failed expectation (`path: error`) unless the step expected it
+ * (`expectFailure`). Everything the run started is stopped in a `finally`;
+ * against a live cluster the objects and namespaces the scenario created
+ * are deleted again, then its nodes. Only a failure to start or set up, or
+ * an abort, ends a run early (`error`, `interrupted`).
+ */
+import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
+import type { WorkloadSpread } from '../api/workloadspread.ts';
+import { describeError, isNotFound } from '../client/errors.ts';
+import { silentLogger, type Logger } from '../client/logger.ts';
+import { BUILTIN, type ResourceRef } from '../client/resources.ts';
+import { formatTime } from '../k8s/time.ts';
+import type { KubeObject, Node, Pod } from '../k8s/types.ts';
+import { applyObjects, REPLACE_ANYTHING, runAction, type ApplyPolicy } from './actions.ts';
+import type { SettleOutcome, SimBackend } from './backend.ts';
+import { describeAction } from './describe.ts';
+import { startEmbeddedBackend } from './embedded-backend.ts';
+import { evaluateExpectations, type ExpectationResult } from './evaluate.ts';
+import { startLiveBackend } from './live-backend.ts';
+import { newEvents, observePodsAndSpreads, type EventRecord, type PodRecord, type WorkloadSpreadRecord } from './observation.ts';
+import type { Scenario } from './scenario.ts';
+import type { ActionName, Step, SubsetPods } from './steps.ts';
+
+export type { ExpectationResult } from './evaluate.ts';
+export type { EventRecord, PodRecord, WorkloadSpreadRecord } from './observation.ts';
+
+/** The cluster as observed at one moment. */
+export interface Snapshot {
+  /** RFC 3339, second precision (clock time: virtual on the embedded cluster). */
+  time: string;
+  /** Clock milliseconds since the run started. */
+  elapsedMs: number;
+  pods: PodRecord[];
+  workloadSpreads: WorkloadSpreadRecord[];
+  /** Events recorded since the previous snapshot. */
+  events: EventRecord[];
+}
+
+/** One step's line of the JSON Lines output (issue 6: step, action, time, pods, workloadSpreads, events, expectations). */
+export interface StepResult extends Snapshot {
+  step: number;
+  action: ActionName;
+  /** What the step did, in words (`scale Deployment web to 7`). */
+  summary: string;
+  description?: string;
+  expectations: ExpectationResult[];
+  /** The action's failure (the server's message), when it failed. */
+  error?: string;
+  notes?: string[];
+  /** Set when the cluster was settled after the step. */
+  settled?: SettleOutcome;
+}
+
+export interface ScenarioRunResult {
+  name: string;
+  description?: string;
+  mode: 'embedded' | 'kubeconfig';
+  /** True when the run completed and every expectation held. */
+  ok: boolean;
+  passed: number;
+  failed: number;
+  /** After the objects were applied and the cluster settled; undefined when setup failed. */
+  setup?: Snapshot;
+  steps: StepResult[];
+  /** Why the run ended early (start or setup failed). */
+  error?: string;
+  /** The run was aborted (Ctrl-C). */
+  interrupted?: boolean;
+}
+
+export interface RunOptions {
+  /** Called after every step (the demo narrates from here). */
+  onStep?: (step: StepResult) => void | Promise<void>;
+  /** Called once the objects are applied and the cluster settled. */
+  onSetup?: (setup: Snapshot) => void | Promise<void>;
+  /** Run against the cluster of this kubeconfig file instead of the embedded one. */
+  kubeconfig?: string;
+  log?: Logger;
+  /** One-line warnings for the user (long real-time waits). */
+  warn?: (message: string) => void;
+  /** Aborting stops the run after cleaning up (Ctrl-C). */
+  signal?: AbortSignal;
+}
+
+/** Every namespace the scenario touches (objects, applied objects, referenced objects, WorkloadSpreads). */
+export function scenarioNamespaces(scenario: Scenario): string[] {
+  const out = new Set<string>(['default']);
+  const add = (ns: string | undefined) => {
+    if (ns !== undefined && ns !== '') out.add(ns);
+  };
+  for (const o of scenario.objects) add(o.metadata?.namespace);
+  for (const w of scenario.workloadSpreads) add(w.namespace);
+  for (const s of scenario.steps) {
+    const a = s.action;
+    if (a.action === 'apply') add(a.object.metadata?.namespace);
+    if ('target' in a) add(a.target.namespace);
+    if (a.action === 'evict' && a.pods.by === 'name') add(a.pods.namespace);
+  }
+  return [...out].sort();
+}
+
+/** Lists what the snapshot needs, namespace by namespace. */
+class Observer {
+  readonly #backend: SimBackend;
+  readonly #scenario: Scenario;
+  readonly #namespaces: string[];
+  readonly #start: number;
+  #seenEvents = new Map<string, number>();
+  lastPods: Pod[] = [];
+
+  constructor(backend: SimBackend, scenario: Scenario, start: number) {
+    this.#backend = backend;
+    this.#scenario = scenario;
+    this.#namespaces = scenarioNamespaces(scenario);
+    this.#start = start;
+  }
+
+  async #listIn<T>(ref: ResourceRef): Promise<T[]> {
+    const out: T[] = [];
+    for (const namespace of this.#namespaces) {
+      try {
+        out.push(...(await this.#backend.client.list<T>(ref, { namespace })).items);
+      } catch (err) {
+        // A namespace the scenario has not created yet.
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    return out;
+  }
+
+  async podsAndSpreads(): Promise<ReturnType<typeof observePodsAndSpreads>> {
+    const client = this.#backend.client;
+    const wanted = new Set(this.#scenario.workloadSpreads.map((w) => `${w.namespace}/${w.name}`));
+    const spreads = (await this.#listIn<WorkloadSpread>(WORKLOADSPREAD_REF)).filter((w) => wanted.has(`${w.metadata?.namespace ?? ''}/${w.metadata?.name ?? ''}`));
+    const workloads = new Map<string, KubeObject>();
+    for (const ws of spreads) {
+      const t = ws.spec?.targetRef;
+      if (t === undefined || t === null) continue;
+      const ref = await client.resources.resolve(t.apiVersion, t.kind);
+      if (!ref.ok) continue;
+      try {
+        workloads.set(`${ws.metadata?.namespace ?? ''}/${ws.metadata?.name ?? ''}`, await client.get(ref.ref, t.name, { namespace: ws.metadata?.namespace ?? '' }));
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    const pods = await this.#listIn<Pod>(BUILTIN.pods);
+    this.lastPods = pods;
+    return observePodsAndSpreads({ workloadSpreads: spreads, workloads, replicaSets: await this.#listIn<KubeObject>(BUILTIN.replicasets), pods });
+  }
+
+  async snapshot(): Promise<Snapshot & { rawPods: Pod[] }> {
+    const { pods, rawPods, workloadSpreads } = await this.podsAndSpreads();
+    const { fresh, seen } = newEvents(await this.#listIn<KubeObject>(BUILTIN.eventsV1), this.#seenEvents);
+    this.#seenEvents = seen;
+    const now = this.#backend.clock.now();
+    return { time: formatTime(now), elapsedMs: now - this.#start, pods, rawPods, workloadSpreads, events: fresh };
+  }
+
+  /** Changes whenever a pod, WorkloadSpread or event of the scenario's namespaces does (live settling). */
+  async fingerprint(): Promise<string> {
+    const versions: string[] = [];
+    for (const ref of [BUILTIN.pods, WORKLOADSPREAD_REF, BUILTIN.replicasets]) {
+      for (const o of await this.#listIn<KubeObject>(ref)) versions.push(`${o.metadata?.uid ?? ''}@${o.metadata?.resourceVersion ?? ''}`);
+    }
+    return versions.sort().join(',');
+  }
+
+  async nodes(): Promise<Node[]> {
+    return (await this.#backend.client.list<Node>(BUILTIN.nodes)).items;
+  }
+}
+
+/** The failure expectation of a step: expected when `expectFailure` is set, a failure otherwise. */
+function failureExpectation(step: Step, error: string | undefined): ExpectationResult | undefined {
+  const want = step.expectFailure;
+  if (want === undefined) return error === undefined ? undefined : { ok: false, path: 'error', expected: null, actual: error, message: `the ${step.action.action} step failed` };
+  const ok = error !== undefined && (want === true || error.includes(want));
+  return { ok, path: 'expectFailure', expected: want, actual: error ?? null, ...(ok ? {} : { message: error === undefined ? 'the step succeeded' : 'the step failed with another message' }) };
+}
+
+/** Tracks what a live run created, so it can delete it again and never replaces anything else. */
+class Ledger implements ApplyPolicy {
+  readonly objects: { ref: ResourceRef; namespace: string | undefined; name: string }[] = [];
+  readonly namespaces: string[] = [];
+  mayReplace(ref: ResourceRef, namespace: string | undefined, name: string): boolean {
+    return this.objects.some((o) => o.ref.resource === ref.resource && o.ref.group === ref.group && o.namespace === namespace && o.name === name);
+  }
+  created(ref: ResourceRef, namespace: string | undefined, name: string): void {
+    if (!this.mayReplace(ref, namespace, name)) this.objects.push({ ref, namespace, name });
+  }
+  namespaceCreated(name: string): void {
+    this.namespaces.push(name);
+  }
+
+  /** Deletes what the run created, newest first, and waits (bounded) for their pods to go while the kubelet still runs. */
+  async undo(backend: SimBackend, observer: Observer, log: Logger): Promise<void> {
+    for (const o of [...this.objects].reverse()) {
+      try {
+        await backend.client.delete(o.ref, o.name, { ...(o.namespace === undefined ? {} : { namespace: o.namespace }), propagationPolicy: 'Background' });
+      } catch (err) {
+        if (!isNotFound(err)) log.warn({ object: `${o.ref.kind} ${o.name}`, err: describeError(err) }, 'cannot delete an object the scenario created');
+      }
+    }
+    for (let i = 0; i < 40; i++) {
+      const { pods } = await observer.podsAndSpreads().catch(() => ({ pods: [] }));
+      if (pods.length === 0) break;
+      await backend.clock.sleep(250);
+    }
+    for (const ns of [...this.namespaces].reverse()) await backend.client.delete(BUILTIN.namespaces, ns).catch(() => {});
+  }
+}
+
+async function startBackend(scenario: Scenario, options: RunOptions): Promise<SimBackend> {
+  const log = options.log ?? silentLogger;
+  if (options.kubeconfig !== undefined) return startLiveBackend(scenario, { kubeconfig: options.kubeconfig, log, ...(options.warn === undefined ? {} : { warn: options.warn }) });
+  return startEmbeddedBackend(scenario, { log });
+}
+
+const tally = (result: ScenarioRunResult): ScenarioRunResult => {
+  const all = result.steps.flatMap((s) => s.expectations);
+  result.passed = all.filter((e) => e.ok).length;
+  result.failed = all.length - result.passed;
+  result.ok = result.error === undefined && result.interrupted !== true && result.failed === 0;
+  return result;
+};
+
+/** Runs a scenario; never throws for anything the scenario or the cluster does (see `error`). */
+export async function runScenario(scenario: Scenario, options: RunOptions = {}): Promise<ScenarioRunResult> {
+  const log = options.log ?? silentLogger;
+  const signal = options.signal;
+  const result: ScenarioRunResult = {
+    name: scenario.name,
+    ...(scenario.description === undefined ? {} : { description: scenario.description }),
+    mode: options.kubeconfig === undefined ? 'embedded' : 'kubeconfig',
+    ok: false,
+    passed: 0,
+    failed: 0,
+    steps: [],
+  };
+  let backend: SimBackend;
+  try {
+    signal?.throwIfAborted();
+    backend = await startBackend(scenario, options);
+  } catch (err) {
+    if (signal?.aborted === true) result.interrupted = true;
+    else result.error = describeError(err);
+    return tally(result);
+  }
+  const ledger = backend.mode === 'kubeconfig' ? new Ledger() : undefined;
+  const policy = ledger ?? REPLACE_ANYTHING;
+  const observer = new Observer(backend, scenario, backend.clock.now());
+  try {
+    await applyObjects(backend, scenario.objects, policy, signal);
+    const settledSetup = await backend.settle(30 * 60_000, () => observer.fingerprint(), signal);
+    const { rawPods: _ignored, ...setup } = await observer.snapshot();
+    result.setup = setup;
+    if (!settledSetup.quiescent) options.warn?.('the cluster did not settle within 30m after the objects were applied');
+    await options.onSetup?.(setup);
+    let sinceExpect: EventRecord[] = [...setup.events];
+
+    for (const step of scenario.steps) {
+      signal?.throwIfAborted();
+      const outcome = await runAction(step.action, {
+        backend,
+        apply: policy,
+        ...(signal === undefined ? {} : { signal }),
+        subsetPods: async (p: SubsetPods) => {
+          const { pods } = await observer.podsAndSpreads();
+          return pods.filter((x) => x.workloadSpread === `${p.workloadSpread.namespace}/${p.workloadSpread.name}` && x.subset === p.subset).slice(0, p.count);
+        },
+      });
+      await backend.quiesce();
+      let settled: SettleOutcome | undefined;
+      const timeoutMs = step.action.action === 'settle' ? step.action.timeoutMs : step.after.settle ? step.after.timeoutMs : undefined;
+      if (timeoutMs !== undefined) settled = await backend.settle(timeoutMs, () => observer.fingerprint(), signal);
+      const { rawPods, ...snap } = await observer.snapshot();
+      sinceExpect.push(...snap.events);
+      const expectations: ExpectationResult[] = [];
+      const failure = failureExpectation(step, outcome.ok ? undefined : outcome.error);
+      if (failure !== undefined) expectations.push(failure);
+      if (step.action.action === 'expect') {
+        const needsNodes = step.action.expect.checks.some((c) => c.check === 'nodeLabels');
+        expectations.push(...evaluateExpectations({ spec: step.action.expect, pods: snap.pods, rawPods, workloadSpreads: snap.workloadSpreads, events: sinceExpect, nodes: needsNodes ? await observer.nodes() : [] }));
+        sinceExpect = [];
+      }
+      const record: StepResult = {
+        step: step.index,
+        action: step.action.action,
+        summary: describeAction(step.action),
+        ...(step.description === undefined ? {} : { description: step.description }),
+        ...snap,
+        expectations,
+        ...(outcome.ok ? (outcome.notes.length > 0 ? { notes: outcome.notes } : {}) : { error: outcome.error }),
+        ...(settled === undefined ? {} : { settled }),
+      };
+      result.steps.push(record);
+      await options.onStep?.(record);
+    }
+  } catch (err) {
+    if (signal?.aborted === true) result.interrupted = true;
+    else result.error = describeError(err);
+  } finally {
+    if (ledger !== undefined) await ledger.undo(backend, observer, log).catch((err: unknown) => log.warn({ err: describeError(err) }, 'cleaning up the scenario failed'));
+    await backend.stop();
+  }
+  return tally(result);
+}

@@ -1,0 +1,55 @@
+/**
+ * Per WorkloadSpread, per subset: how many active pods, how many ready,
+ * the resolved limit and the distinct deletion costs — the rows every
+ * report draws (table, HTML chart and cost table, the demo's bars).
+ * Subsets come in spec order; a subset name found only on pods (the spec
+ * lost it) follows; pods without a subset are summed in `unassigned`.
+ * Pure.
+ */
+import type { PodRecord, WorkloadSpreadRecord } from './observation.ts';
+
+export interface SubsetSummary {
+  name: string;
+  pods: number;
+  ready: number;
+  /** Resolved maxReplicas; null when unlimited or unknown. */
+  limit: number | null;
+  /** Sorted distinct deletion costs (null: pods without the annotation). */
+  costs: (number | null)[];
+}
+
+export interface SpreadSummary {
+  /** `namespace/name`. */
+  key: string;
+  namespace: string;
+  name: string;
+  /** `Kind/name`. */
+  target: string;
+  replicas: number;
+  subsets: SubsetSummary[];
+  unassigned: SubsetSummary;
+}
+
+export function sortedCosts(pods: readonly PodRecord[]): (number | null)[] {
+  return [...new Set(pods.map((p) => p.deletionCost))].sort((a, b) => (a === null ? -1 : b === null ? 1 : a - b));
+}
+
+function summarizeSubset(name: string, pods: readonly PodRecord[], limit: number | null): SubsetSummary {
+  return { name, pods: pods.length, ready: pods.filter((p) => p.ready).length, limit, costs: sortedCosts(pods) };
+}
+
+export function summarizeSpreads(snapshot: { pods: readonly PodRecord[]; workloadSpreads: readonly WorkloadSpreadRecord[] }): SpreadSummary[] {
+  return snapshot.workloadSpreads.map((ws) => {
+    const key = `${ws.namespace}/${ws.name}`;
+    const mine = snapshot.pods.filter((p) => p.workloadSpread === key);
+    const names = ws.subsets.map((s) => s.name);
+    for (const p of mine) if (p.subset !== null && !names.includes(p.subset)) names.push(p.subset);
+    const subsets = names.map((n) => summarizeSubset(n, mine.filter((p) => p.subset === n), ws.subsets.find((s) => s.name === n)?.limit ?? null));
+    return { key, namespace: ws.namespace, name: ws.name, target: ws.target, replicas: ws.replicas, subsets, unassigned: summarizeSubset('(no subset)', mine.filter((p) => p.subset === null), null) };
+  });
+}
+
+/** Costs as `-200,100`, `-` when there are none, `none` standing for pods without the annotation. */
+export function showCosts(costs: readonly (number | null)[]): string {
+  return costs.length === 0 ? '-' : costs.map((c) => (c === null ? 'none' : String(c))).join(',');
+}
