@@ -9,6 +9,7 @@ import { CommandError, UsageError, processIo, type CliIo } from './io.ts';
 import { runValidate, type ValidateOptions } from './validate.ts';
 import { runManifests } from './manifests.ts';
 import { runPlan } from './plan.ts';
+import { runSimulate, SIMULATE_OUTPUTS } from './simulate.ts';
 import { runCluster, DEFAULT_KUBECONFIG, DEFAULT_PORT, type ClusterCommandOptions } from './cluster.ts';
 import { runStatus } from './status.ts';
 import { registerManagerCommand } from './manager.ts';
@@ -53,6 +54,17 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void): Comman
     .addOption(new Option('-o, --output <format>', 'output format').choices(['table', 'json']).default('table'))
     .action(async (opts: { filename: string; replicas: string; output: 'table' | 'json' }) => {
       setExit(await runPlan({ file: opts.filename, replicas: opts.replicas, output: opts.output }, io));
+    });
+
+  program
+    .command('simulate')
+    .description('Replay a scenario file (nodes, objects, steps, expectations; see docs/scenarios.md) on the embedded cluster with the real manager and a virtual clock, or against an existing cluster. Exit 0 when every expectation holds, 1 when one fails, 2 for a malformed scenario.')
+    .argument('<file>', 'the scenario (YAML)')
+    .addOption(new Option('-o, --output <format>', 'table: a block per step; json: JSON Lines, one object per step; html: one self-contained report file').choices([...SIMULATE_OUTPUTS]).default('table'))
+    .option('--out <path>', 'where --output html writes the report (default workloadspread-report.html)')
+    .option('--kubeconfig <file>', 'run against this existing cluster instead (real time; the manager must run there; the scenario nodes are created as fake nodes and removed afterwards)')
+    .action(async (file: string, opts: { output: string; out?: string; kubeconfig?: string }) => {
+      setExit(await runSimulate({ file, output: opts.output, ...(opts.out === undefined ? {} : { out: opts.out }), ...(opts.kubeconfig === undefined ? {} : { kubeconfig: opts.kubeconfig }) }, io));
     });
 
   program

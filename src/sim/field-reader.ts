@@ -38,30 +38,36 @@ export function item(base: string, index: number): string {
 }
 
 export function describeType(value: unknown): string {
+  if (value === undefined) return 'nothing';
   if (value === null) return 'null';
+  // YAML 1.1 (kubectl's) reads y/n/yes/no/on/off as booleans: say so, it is the usual surprise.
+  if (typeof value === 'boolean') return `the boolean ${String(value)} (quote it if you meant a string: YAML 1.1 reads y, n, yes, no, on, off as booleans)`;
   if (Array.isArray(value)) return 'a list';
   if (isPlainObject(value)) return 'a mapping';
   if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
   return `${typeof value} ${String(value)}`;
 }
 
+/** Reports a missing value as `required`, anything else as `must be …, not …`. */
+function wrongType(path: string, problems: Problems, what: string, value: unknown): undefined {
+  problems.add(path, value === undefined ? `required (${what})` : `must be ${what}, not ${describeType(value)}`);
+  return undefined;
+}
+
 export function readMapping(value: unknown, path: string, problems: Problems): Record<string, unknown> | undefined {
   if (isPlainObject(value)) return value;
+  if (value === undefined) return wrongType(path, problems, 'a mapping', value);
   problems.add(path, `must be a mapping, not ${describeType(value)}`);
   return undefined;
 }
 
 export function readList(value: unknown, path: string, problems: Problems): unknown[] | undefined {
   if (Array.isArray(value)) return value;
-  problems.add(path, `must be a list, not ${describeType(value)}`);
-  return undefined;
+  return wrongType(path, problems, 'a list', value);
 }
 
 export function readString(value: unknown, path: string, problems: Problems, options: { nonEmpty?: boolean } = {}): string | undefined {
-  if (typeof value !== 'string') {
-    problems.add(path, `must be a string, not ${describeType(value)}`);
-    return undefined;
-  }
+  if (typeof value !== 'string') return wrongType(path, problems, 'a string', value);
   if (options.nonEmpty !== false && value === '') {
     problems.add(path, 'must not be empty');
     return undefined;
@@ -71,14 +77,12 @@ export function readString(value: unknown, path: string, problems: Problems, opt
 
 export function readNonNegativeInt(value: unknown, path: string, problems: Problems): number | undefined {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
-  problems.add(path, `must be a non-negative integer, not ${describeType(value)}`);
-  return undefined;
+  return wrongType(path, problems, 'a non-negative integer', value);
 }
 
 export function readBoolean(value: unknown, path: string, problems: Problems): boolean | undefined {
   if (typeof value === 'boolean') return value;
-  problems.add(path, `must be true or false, not ${describeType(value)}`);
-  return undefined;
+  return wrongType(path, problems, 'true or false', value);
 }
 
 /** A mapping of strings to strings (labels, capacity): numbers are accepted and turned into strings, as kubectl does for quantities. */
@@ -95,7 +99,8 @@ export function readStringMap(value: unknown, path: string, problems: Problems, 
 }
 
 /** Reports the keys of `map` that are not in `known` ("unknown field"), with the closest known one as a hint. */
-export function rejectUnknownKeys(map: Record<string, unknown>, known: readonly string[], path: string, problems: Problems): void {
+export function rejectUnknownKeys(map: Record<string, unknown>, knownKeys: readonly string[], path: string, problems: Problems): void {
+  const known = [...new Set(knownKeys)];
   for (const key of Object.keys(map)) {
     if (known.includes(key)) continue;
     const hint = closest(key, known);

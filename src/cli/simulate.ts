@@ -1,0 +1,122 @@
+/**
+ * `workloadspread simulate FILE.yaml [--output table|json|html] [--out PATH] [--kubeconfig FILE]`:
+ * replays a scenario (docs/scenarios.md) on the embedded cluster with the
+ * real manager and a virtual clock — or, with `--kubeconfig`, against an
+ * existing cluster where the manager runs — and checks its expectations.
+ *
+ * Output: `table` (default) prints a block per step as it completes;
+ * `json` prints one JSON Lines object per step (the failures also go to
+ * stderr); `html` writes one self-contained report to `--out` (default
+ * `workloadspread-report.html`) and prints the verdict.
+ * Exit codes: 0 every expectation held; 1 one failed (each named, expected
+ * vs actual) or the run could not complete; 2 a malformed scenario (each
+ * problem named by its field) or bad flags; 130 interrupted (Ctrl-C) after
+ * cleaning up. Never a stack trace.
+ */
+import { resolve } from 'node:path';
+import { basename, extname } from 'node:path';
+import type { Logger } from '../client/logger.ts';
+import { jsonLine } from '../sim/output-json.ts';
+import { renderHtmlReport } from '../sim/html-report.ts';
+import { renderHeader, renderSetup, renderStep, renderSummary } from '../sim/report-table.ts';
+import { runScenario, type RunOptions, type ScenarioRunResult } from '../sim/runner.ts';
+import { formatProblems, parseScenario } from '../sim/scenario.ts';
+import { readInput, UsageError, type CliIo } from './io.ts';
+
+export const SIMULATE_OUTPUTS = ['table', 'json', 'html'] as const;
+export type SimulateOutput = (typeof SIMULATE_OUTPUTS)[number];
+export const DEFAULT_REPORT_PATH = 'workloadspread-report.html';
+/** Exit code after Ctrl-C (128 + SIGINT), as shells report it. */
+export const INTERRUPTED_EXIT_CODE = 130;
+
+export interface SimulateOptions {
+  file: string;
+  output?: string;
+  out?: string;
+  kubeconfig?: string;
+}
+
+export interface SimulateHooks {
+  /** Default: SIGINT / SIGTERM abort the run (after cleaning up). */
+  signal?: AbortSignal;
+  log?: Logger;
+  /** Called with the result before the exit code is decided (tests, the demo). */
+  onResult?: (result: ScenarioRunResult) => void;
+}
+
+/** Aborts on SIGINT/SIGTERM while the run lasts; `release` removes the handlers. */
+function interruptOnSignals(io: CliIo): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController();
+  const on = (sig: NodeJS.Signals) => {
+    io.err(`\n${sig}: stopping the scenario and cleaning up…\n`);
+    controller.abort(new Error(`interrupted by ${sig}`));
+  };
+  process.once('SIGINT', on);
+  process.once('SIGTERM', on);
+  return {
+    signal: controller.signal,
+    release: () => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+    },
+  };
+}
+
+function exitCode(result: ScenarioRunResult): number {
+  if (result.interrupted === true) return INTERRUPTED_EXIT_CODE;
+  return result.ok ? 0 : 1;
+}
+
+export async function runSimulate(options: SimulateOptions, io: CliIo, hooks: SimulateHooks = {}): Promise<number> {
+  const output = (options.output ?? 'table') as SimulateOutput;
+  if (!(SIMULATE_OUTPUTS as readonly string[]).includes(output)) throw new UsageError(`--output must be one of ${SIMULATE_OUTPUTS.join(', ')}, not ${JSON.stringify(options.output)}`);
+  if (options.out !== undefined && output !== 'html') throw new UsageError('--out is where --output html writes its report; add --output html');
+  if (options.out === '') throw new UsageError('--out needs a file path');
+  if (options.kubeconfig === '') throw new UsageError('--kubeconfig needs a file path');
+
+  const text = readInput(io, options.file);
+  const parsed = parseScenario(text, { source: options.file, defaultName: basename(options.file, extname(options.file)) });
+  if (!parsed.ok) {
+    io.err(`${options.file}: the scenario is not valid:\n${formatProblems(parsed.problems).replace(/^/gm, '  ')}\n`);
+    return 2;
+  }
+  const scenario = parsed.scenario;
+  const style = { color: io.color };
+  const warn = (m: string) => io.err(`warning: ${m}\n`);
+  const run: RunOptions = { warn };
+  if (options.kubeconfig !== undefined) run.kubeconfig = options.kubeconfig;
+  if (hooks.log !== undefined) run.log = hooks.log;
+  if (output === 'table') {
+    io.out(renderHeader({ name: scenario.name, ...(scenario.description === undefined ? {} : { description: scenario.description }), mode: options.kubeconfig === undefined ? 'embedded' : 'kubeconfig' }));
+    run.onSetup = (setup) => io.out(renderSetup(setup, style));
+    run.onStep = (step) => io.out(renderStep(step, style));
+  } else if (output === 'json') {
+    run.onStep = (step) => io.out(jsonLine(step));
+  }
+
+  const signals = hooks.signal === undefined ? interruptOnSignals(io) : undefined;
+  const signal = hooks.signal ?? signals?.signal;
+  if (signal !== undefined) run.signal = signal;
+  let result: ScenarioRunResult;
+  try {
+    result = await runScenario(scenario, run);
+  } finally {
+    signals?.release();
+  }
+  hooks.onResult?.(result);
+
+  if (output === 'table') io.out(renderSummary(result, style));
+  else if (output === 'json') {
+    if (!result.ok) io.err(renderSummary(result, { color: false }));
+  } else {
+    const path = resolve(options.out ?? DEFAULT_REPORT_PATH);
+    try {
+      io.writeFile(path, renderHtmlReport(result));
+    } catch (err) {
+      io.err(`error: cannot write the report ${path}: ${(err as Error).message}\n`);
+      return 1;
+    }
+    io.out(`${renderSummary(result, style)}report: ${path}\n`);
+  }
+  return exitCode(result);
+}
