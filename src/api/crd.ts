@@ -1,9 +1,10 @@
 /**
  * CustomResourceDefinitions generated from the TypeBox schemas (STYLE §10: one
  * schema, many uses). `crdFromSchema` builds any `apiextensions.k8s.io/v1` CRD
- * (the DomainDisruptionBudget CRD will reuse it); `workloadSpreadCrd` is the
+ * (the DomainDisruptionBudget CRD reuses it); `workloadSpreadCrd` is the
  * WorkloadSpread one (spec §1, DECISIONS D1); `renderYaml` writes the stable
- * YAML that is checked in under deploy/crds/ by `npx tsx scripts/gen-crds.ts`.
+ * YAML that is checked in under deploy/crds/ by `npx tsx scripts/gen-crds.ts`;
+ * `domainDisruptionBudgetCrd` is the DomainDisruptionBudget one (D14).
  *
  * Schema conversion keeps every enumerable JSON-Schema keyword and drops only
  * TypeBox's own bookkeeping (non-enumerable and `~`-prefixed keys), so a
@@ -12,6 +13,7 @@
  * `{type: object}` (the API server owns its schema).
  */
 import { stringify } from 'yaml';
+import { DDB_GROUP, DDB_KIND, DDB_PLURAL, DDB_SHORT_NAMES, DDB_SINGULAR, DDB_VERSION, DomainDisruptionBudgetSchema } from './disruption-budget.ts';
 import { GROUP, KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION, WorkloadSpreadSchema } from './workloadspread.ts';
 
 export type JsonSchema = Record<string, unknown>;
@@ -144,6 +146,31 @@ export function workloadSpreadCrd(): Record<string, unknown> {
   });
 }
 
+/** Columns of `kubectl get ddb`: how domains are named, the budget, how many domains and how many allow no eviction now. */
+export const DOMAIN_DISRUPTION_BUDGET_PRINTER_COLUMNS: readonly PrinterColumn[] = [
+  { name: 'Mode', type: 'string', jsonPath: '.status.mode', description: 'How domains are named: all, nodeSelectorTerm, topologyKey=<key> or workloadSpreadRef=<name>.' },
+  { name: 'MinAvailable', type: 'string', jsonPath: '.spec.minAvailable', description: 'Pods each domain must keep available.' },
+  { name: 'MaxUnavailable', type: 'string', jsonPath: '.spec.maxUnavailable', description: 'Pods each domain may have unavailable.' },
+  { name: 'Domains', type: 'integer', jsonPath: '.status.domainCount', description: 'Number of domains.' },
+  { name: 'Blocked', type: 'integer', jsonPath: '.status.blockedDomains', description: 'Domains with pods that allow no eviction now.' },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+];
+
+/** The DomainDisruptionBudget CRD (D14): `domaindisruptionbudgets.policy.workloadspread.io`, v1alpha1, status subresource. */
+export function domainDisruptionBudgetCrd(): Record<string, unknown> {
+  return crdFromSchema({
+    group: DDB_GROUP,
+    kind: DDB_KIND,
+    plural: DDB_PLURAL,
+    singular: DDB_SINGULAR,
+    shortNames: DDB_SHORT_NAMES,
+    scope: 'Namespaced',
+    // A missing spec is reported by validation with its message.
+    optionalRootProperties: ['spec'],
+    versions: [{ name: DDB_VERSION, served: true, storage: true, schema: DomainDisruptionBudgetSchema, status: true, printerColumns: [...DOMAIN_DISRUPTION_BUDGET_PRINTER_COLUMNS] }],
+  });
+}
+
 export const CRD_GENERATOR_COMMAND = 'npx tsx scripts/gen-crds.ts';
 
 /** YAML with sorted keys (stable whatever the construction order) under a "generated" header. */
@@ -154,5 +181,8 @@ export function renderYaml(obj: unknown, source = 'the TypeBox schemas in src/ap
 
 /** Every CRD this project ships, with its file name under deploy/crds/. */
 export function generatedCrdFiles(): { fileName: string; content: string }[] {
-  return [{ fileName: `${GROUP}_${PLURAL}.yaml`, content: renderYaml(workloadSpreadCrd(), 'src/api/workloadspread.ts') }];
+  return [
+    { fileName: `${GROUP}_${PLURAL}.yaml`, content: renderYaml(workloadSpreadCrd(), 'src/api/workloadspread.ts') },
+    { fileName: `${DDB_GROUP}_${DDB_PLURAL}.yaml`, content: renderYaml(domainDisruptionBudgetCrd(), 'src/api/disruption-budget.ts') },
+  ];
 }
