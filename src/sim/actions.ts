@@ -2,7 +2,8 @@
  * The effects of scenario steps (steps.ts says what they mean): each action
  * becomes the API calls a user with kubectl would make — `kubectl scale`,
  * `apply` (create, or replace what exists), `patch`, `delete`, the eviction
- * API, `cordon`/`uncordon`/`taint`, `rollout restart` — or a node operation
+ * API, `kubectl drain` (drain.ts), `cordon`/`uncordon`/`taint`, `rollout
+ * restart` — or a node operation
  * of the backend. Nothing here reads the clock's time except to stamp a
  * rollout.
  *
@@ -18,9 +19,11 @@ import { BUILTIN, type ResourceRef } from '../client/resources.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import type { SimBackend } from './backend.ts';
+import { evictOnce, runDrain, type EvictionRecord } from './drain.ts';
 import type { ObjectRef, StepAction, SubsetPods } from './steps.ts';
 
-export type ActionOutcome = { ok: true; notes: string[] } | { ok: false; error: string };
+/** `evictions`: what the drain and evict steps did to each pod (refusedEvictions expectations, reports). */
+export type ActionOutcome = { ok: true; notes: string[]; evictions?: EvictionRecord[] } | { ok: false; error: string; evictions?: EvictionRecord[] };
 
 /**
  * What apply may do to objects that already exist, and who hears about the
@@ -170,8 +173,17 @@ async function run(action: StepAction, ctx: ActionContext): Promise<ActionOutcom
     case 'evict': {
       const choice = action.pods;
       const pods = choice.by === 'name' ? [{ namespace: choice.namespace, name: choice.name }] : await ctx.subsetPods(choice);
-      for (const p of pods) await client.evict(p.namespace, p.name);
-      return done(choice.by === 'name' ? [] : [`evicted ${pods.length === 0 ? 'no pods' : pods.map((p) => p.name).join(', ')}`]);
+      const evictions: EvictionRecord[] = [];
+      for (const p of pods) {
+        const { record, error } = await evictOnce(backend, p.namespace, p.name);
+        evictions.push(record);
+        if (error !== undefined) return { ok: false, error: refusalMessage(error), evictions };
+      }
+      return { ...done(choice.by === 'name' ? [] : [`evicted ${pods.length === 0 ? 'no pods' : pods.map((p) => p.name).join(', ')}`]), evictions };
+    }
+    case 'drain': {
+      const drained = await runDrain(backend, action, ctx.signal);
+      return drained.ok ? { ok: true, notes: drained.notes, evictions: drained.evictions } : { ok: false, error: drained.error ?? 'the drain failed', evictions: drained.evictions };
     }
     case 'cordon':
       return outcome(await backend.cordon(action.node));

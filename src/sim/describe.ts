@@ -4,6 +4,7 @@
  * `scale Deployment default/web to 7`, `advance 5m`,
  * `subsets.a: expected 2, got 3`. Pure.
  */
+import { describeDrain } from './drain.ts';
 import { formatDuration } from './duration.ts';
 import type { ExpectationResult } from './evaluate.ts';
 import type { ObjectRef, StepAction } from './steps.ts';
@@ -22,6 +23,8 @@ export function describeAction(a: StepAction): string {
       return 'pods' in a ? `delete ${a.pods.count} pod(s) of subset ${a.pods.subset}` : `delete ${ref(a.target)}`;
     case 'evict':
       return a.pods.by === 'name' ? `evict pod ${a.pods.name}` : `evict ${a.pods.count} pod(s) of subset ${a.pods.subset}`;
+    case 'drain':
+      return describeDrain(a);
     case 'cordon':
     case 'uncordon':
       return `${a.action} node ${a.node}`;

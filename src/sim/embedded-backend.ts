@@ -1,6 +1,7 @@
 /**
  * The simulator's default backend: the embedded Kubernetes (src/cluster/)
- * on a virtual clock, with the WorkloadSpread CRD installed and the REAL
+ * on a virtual clock, with the WorkloadSpread and DomainDisruptionBudget
+ * CRDs installed and the REAL
  * manager (src/manager/: webhooks + controller) running in-process against
  * it, its webhooks registered by URL with the CA it generated — the path a
  * production manager takes, minus the network hop of a Service.
@@ -13,7 +14,7 @@
  * `stop()` stops the manager while still driving the clock (its shutdown
  * waits on clock timers), then the cluster; nothing is left running.
  */
-import { workloadSpreadCrd } from '../api/crd.ts';
+import { domainDisruptionBudgetCrd, workloadSpreadCrd } from '../api/crd.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import { describeError } from '../client/errors.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
@@ -125,6 +126,7 @@ export async function startEmbeddedBackend(scenario: Scenario, options: Embedded
   let manager: Manager | undefined;
   try {
     await cluster.client.create(BUILTIN.customresourcedefinitions, workloadSpreadCrd() as KubeObject);
+    await cluster.client.create(BUILTIN.customresourcedefinitions, domainDisruptionBudgetCrd() as KubeObject);
     await cluster.client.create(BUILTIN.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: SIM_MANAGER_NAMESPACE } });
     await clock.quiesce();
     const managerClient = await cluster.newClient('workloadspread-manager/simulator');

@@ -9,6 +9,9 @@ import type { SubsetStatus } from '../api/workloadspread.ts';
 import { deepEqual, isPlainObject } from '../k8s/json.ts';
 import { findResults, parseJsonPath } from '../k8s/jsonpath.ts';
 import type { Node, Pod } from '../k8s/types.ts';
+import { evaluateBudgetCheck } from './budget-expectations.ts';
+import type { BudgetRecord } from './budget-observation.ts';
+import type { EvictionRecord } from './drain.ts';
 import type { EventMatcher, ExpectCheck, ExpectSpec } from './expectations.ts';
 import { child, item } from './field-reader.ts';
 import type { EventRecord, PodRecord, WorkloadSpreadRecord } from './observation.ts';
@@ -32,6 +35,10 @@ export interface EvaluationInput {
   /** Events recorded since the previous expect step. */
   events: readonly EventRecord[];
   nodes: readonly Node[];
+  /** Budgets after the step (budgets checks). */
+  budgets?: readonly BudgetRecord[];
+  /** Evictions of the steps since the previous expect (refusedEvictions checks). */
+  evictions?: readonly EvictionRecord[];
 }
 
 interface Scope {
@@ -142,6 +149,9 @@ function evaluateCheck(check: ExpectCheck, scope: Scope): ExpectationResult[] {
         if (!ok) r.message = `${values.filter((v) => !sameValue(f.value, v)).length} of ${values.length} pods differ`;
         return r;
       });
+    case 'budgets':
+    case 'refusedEvictions':
+      return evaluateBudgetCheck(check, input.budgets ?? [], input.evictions ?? []);
     case 'nodeLabels': {
       const labelsOf = new Map(input.nodes.map((n) => [n.metadata?.name ?? '', n.metadata?.labels ?? {}]));
       return Object.entries(check.labels).flatMap(([label, counts]) =>

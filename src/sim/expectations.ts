@@ -14,6 +14,8 @@
  *   events      [{reason, type, message, object, count}]   events since the previous expect
  *   podFields   [{subset, field, value}] a field (kubectl JSONPath) of every active pod of the subset
  *   nodeLabels  {label: {value: n}}      active pods per value of a label of their node
+ *   budgets, refusedEvictions            disruption budgets and refused evictions
+ *                                        (budget-expectations.ts; need no WorkloadSpread)
  * `workloadSpread: [namespace/]name` picks the WorkloadSpread when the
  * scenario has several. Only the keys given are checked.
  *
@@ -21,6 +23,7 @@
  * reader in `READERS` and its evaluator in evaluate.ts. Pure.
  */
 import { parseJsonPath, relaxedJsonPath } from '../k8s/jsonpath.ts';
+import { BUDGET_CHECK_READERS, isBudgetCheck, type BudgetCheck } from './budget-expectations.ts';
 import { child, describeType, item, readList, readMapping, readNonNegativeInt, readString, rejectUnknownKeys, type Problems } from './field-reader.ts';
 
 export interface WorkloadSpreadRef {
@@ -57,7 +60,8 @@ export type ExpectCheck =
   | { check: 'conditions'; conditions: Record<string, Record<string, string | null>> }
   | { check: 'events'; events: EventMatcher[] }
   | { check: 'podFields'; fields: PodFieldCheck[] }
-  | { check: 'nodeLabels'; labels: Record<string, Record<string, number>> };
+  | { check: 'nodeLabels'; labels: Record<string, Record<string, number>> }
+  | BudgetCheck;
 
 export type CheckName = ExpectCheck['check'];
 
@@ -221,12 +225,13 @@ const READERS: Readonly<Record<CheckName, Reader>> = {
     }
     return { check: 'nodeLabels', labels };
   },
+  ...BUDGET_CHECK_READERS,
 };
 
 export const CHECK_NAMES = Object.keys(READERS) as CheckName[];
 
-/** Checks that are about a WorkloadSpread and its target (all but events). */
-const needsWorkloadSpread = (c: ExpectCheck): boolean => c.check !== 'events';
+/** Checks that are about a WorkloadSpread and its target (all but events and the budget checks). */
+const needsWorkloadSpread = (c: ExpectCheck): boolean => c.check !== 'events' && !isBudgetCheck(c);
 
 /**
  * Reads an `expect:` mapping. `readWorkloadSpread` resolves the

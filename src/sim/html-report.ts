@@ -7,9 +7,12 @@
  * Content: the verdict; per WorkloadSpread a timeline chart of pods per
  * subset over the steps (timeline-chart.ts) with limits dashed; the steps
  * with their pods per subset, notable events and expectations (✓/✗, expected
- * vs actual); the deletion costs at the end, per subset and per pod.
+ * vs actual); the deletion costs at the end, per subset and per pod; with
+ * disruption budgets, their domains per step and each drain's evictions
+ * (budget-report.ts).
  * Everything that comes from the scenario or the cluster is escaped. Pure.
  */
+import { budgetsCell, budgetsSection, evictionsHtml } from './budget-report.ts';
 import { describeExpectation, showElapsed } from './describe.ts';
 import type { PodRecord } from './observation.ts';
 import type { ScenarioRunResult, Snapshot, StepResult } from './runner.ts';
@@ -72,7 +75,7 @@ function stepRow(step: StepResult): string {
     step.error === undefined ? '' : `<div class="${step.expectations.some((e) => e.path === 'expectFailure' && e.ok) ? 'meta' : 'bad'}">refused: ${esc(step.error)}</div>`,
     step.settled !== undefined && !step.settled.quiescent ? '<div class="bad">did not settle within the timeout</div>' : '',
   ].join('');
-  return `<tr id="step-${step.step}"><td class="num">${step.step}</td><td><code>${esc(step.action)}</code> ${esc(step.summary)}${extra}</td><td>${esc(step.time)}<br><span class="meta">${esc(showElapsed(step.elapsedMs))}</span></td><td>${step.action === 'expect' ? '' : subsetCell(step)}</td><td>${eventsCell(step)}</td><td>${expectations === '' ? '' : `<ul class="x">${expectations}</ul>`}</td></tr>`;
+  return `<tr id="step-${step.step}"><td class="num">${step.step}</td><td><code>${esc(step.action)}</code> ${esc(step.summary)}${extra}</td><td>${esc(step.time)}<br><span class="meta">${esc(showElapsed(step.elapsedMs))}</span></td><td>${step.action === 'expect' ? '' : subsetCell(step) + budgetsCell(step.budgets) + evictionsHtml(step.evictions ?? [])}</td><td>${eventsCell(step)}</td><td>${expectations === '' ? '' : `<ul class="x">${expectations}</ul>`}</td></tr>`;
 }
 
 function costTables(final: Snapshot): string {
@@ -140,6 +143,7 @@ ${verdict(result)}
 <h2>Pods per subset</h2>
 ${charts === '' ? '<p class="meta">No WorkloadSpread was observed.</p>' : `${charts}\n<p class="meta">Solid lines: active pods per subset after each step; dashed: the subset's limit (maxReplicas resolved). Hover a point for details.</p>`}
 </section>
+${budgetsSection(points.map((p) => ({ label: p.label, budgets: p.snapshot.budgets })))}
 <section>
 <h2>Steps</h2>
 <table class="steps"><tr><th>#</th><th>Step</th><th>Time</th><th>Pods per subset</th><th>Events</th><th>Expectations</th></tr>

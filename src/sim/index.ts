@@ -11,3 +11,5 @@ export { renderTableReport, renderHeader, renderSetup, renderStep, renderSummary
 export { jsonLine, stepJson } from './output-json.ts';
 export { summarizeSpreads, type SpreadSummary, type SubsetSummary } from './spread-summary.ts';
 export { describeAction, describeExpectation } from './describe.ts';
+export type { BudgetRecord, BudgetDomainRecord } from './budget-observation.ts';
+export type { EvictionRecord } from './drain.ts';

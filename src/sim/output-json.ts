@@ -6,7 +6,9 @@
  *   expectations[{ok, path, expected, actual}]
  * — followed by extra keys (summary, elapsedMs, description, error, notes,
  * settled; per pod its namespace and WorkloadSpread; per event its object,
- * namespace, count and reporting controller). Users script against this:
+ * namespace, count and reporting controller; `budgets` — every disruption
+ * budget with its domains — and, for drain and evict steps, `evictions`).
+ * Users script against this:
  * keys are only ever added. Pure.
  */
 import type { StepResult } from './runner.ts';
@@ -28,6 +30,8 @@ export function stepJson(s: StepResult): Record<string, unknown> {
   if (s.error !== undefined) out['error'] = s.error;
   if (s.notes !== undefined) out['notes'] = s.notes;
   if (s.settled !== undefined) out['settled'] = s.settled;
+  out['budgets'] = s.budgets.map((b) => ({ kind: b.kind, namespace: b.namespace, name: b.name, mode: b.mode, limit: b.limit, observed: b.observed, domains: b.domains }));
+  if (s.evictions !== undefined) out['evictions'] = s.evictions;
   return out;
 }
 

@@ -2,12 +2,14 @@
  * `simulate --output table` (the default): a readable block per step —
  * number, what it did, clock time and time since the start, per
  * WorkloadSpread the subsets (pods, ready, limit, deletion costs), the
+ * disruption budgets per domain and a drain's evictions (budget-report.ts), the
  * notable events (those about WorkloadSpreads, and warnings) and the
  * expectation results (✓ / ✗ with expected vs actual) — then a summary
  * naming every failed expectation. Blocks are rendered one at a time so
  * the CLI can print each step as soon as it ran. Colour only when asked.
  * Pure.
  */
+import { budgetTable, evictionTable } from './budget-report.ts';
 import { describeExpectation, showElapsed } from './describe.ts';
 import type { ExpectationResult } from './evaluate.ts';
 import type { EventRecord } from './observation.ts';
@@ -60,7 +62,7 @@ export function renderHeader(result: Pick<ScenarioRunResult, 'name' | 'descripti
 }
 
 export function renderSetup(setup: Snapshot, style: TableStyle): string {
-  return `${paint(style, '1', 'setup')}  objects applied  ${setup.time} (${showElapsed(setup.elapsedMs)})\n${spreadTables(setup)}${eventLines(setup.events, style)}\n`;
+  return `${paint(style, '1', 'setup')}  objects applied  ${setup.time} (${showElapsed(setup.elapsedMs)})\n${spreadTables(setup)}${budgetTable(setup.budgets)}${eventLines(setup.events, style)}\n`;
 }
 
 export function renderStep(step: StepResult, style: TableStyle): string {
@@ -69,7 +71,7 @@ export function renderStep(step: StepResult, style: TableStyle): string {
   for (const n of step.notes ?? []) out += `  note: ${n}\n`;
   if (step.error !== undefined) out += `  ${paint(style, step.expectations.some((e) => e.path === 'expectFailure' && e.ok) ? '33' : '31', 'refused')}: ${step.error}\n`;
   if (step.settled !== undefined && !step.settled.quiescent) out += `  ${paint(style, '33', 'warning')}: the cluster did not settle within the timeout\n`;
-  if (step.action !== 'expect') out += spreadTables(step);
+  if (step.action !== 'expect') out += spreadTables(step) + evictionTable(step.evictions ?? []) + budgetTable(step.budgets);
   out += eventLines(step.events, style);
   for (const e of step.expectations) out += expectationLine(e, style);
   return `${out}\n`;

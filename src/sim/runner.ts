@@ -4,6 +4,7 @@
  * with `kubeconfig`, an existing cluster on the real clock — and returns
  * what happened as data (`ScenarioRunResult`): per step the time, the
  * active pods of every WorkloadSpread target, the stored WorkloadSpreads,
+ * the disruption budgets, the evictions of drain and evict steps,
  * the events recorded since the previous step and the expectation results.
  *
  * Order: start the backend → apply the objects (CRDs first) and settle →
@@ -20,9 +21,12 @@ import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { describeError, isNotFound } from '../client/errors.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import { BUILTIN, type ResourceRef } from '../client/resources.ts';
+import type { ServingCertificate } from '../cluster/apiserver/certs.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { KubeObject, Node, Pod } from '../k8s/types.ts';
 import { applyObjects, REPLACE_ANYTHING, runAction, type ApplyPolicy } from './actions.ts';
+import { listBudgets, type BudgetRecord } from './budget-observation.ts';
+import type { EvictionRecord } from './drain.ts';
 import type { SettleOutcome, SimBackend } from './backend.ts';
 import { describeAction } from './describe.ts';
 import { startEmbeddedBackend } from './embedded-backend.ts';
@@ -34,6 +38,8 @@ import type { ActionName, Step, SubsetPods } from './steps.ts';
 
 export type { ExpectationResult } from './evaluate.ts';
 export type { EventRecord, PodRecord, WorkloadSpreadRecord } from './observation.ts';
+export type { BudgetRecord } from './budget-observation.ts';
+export type { EvictionRecord } from './drain.ts';
 
 /** The cluster as observed at one moment. */
 export interface Snapshot {
@@ -45,6 +51,8 @@ export interface Snapshot {
   workloadSpreads: WorkloadSpreadRecord[];
   /** Events recorded since the previous snapshot. */
   events: EventRecord[];
+  /** DomainDisruptionBudgets and PodDisruptionBudgets of the scenario's namespaces. */
+  budgets: BudgetRecord[];
 }
 
 /** One step's line of the JSON Lines output (issue 6: step, action, time, pods, workloadSpreads, events, expectations). */
@@ -60,6 +68,8 @@ export interface StepResult extends Snapshot {
   notes?: string[];
   /** Set when the cluster was settled after the step. */
   settled?: SettleOutcome;
+  /** What a drain or evict step did to each pod. */
+  evictions?: EvictionRecord[];
 }
 
 export interface ScenarioRunResult {
@@ -91,6 +101,8 @@ export interface RunOptions {
   warn?: (message: string) => void;
   /** Aborting stops the run after cleaning up (Ctrl-C). */
   signal?: AbortSignal;
+  /** Embedded cluster: a serving certificate for 127.0.0.1 to reuse across runs (saves the key generation). */
+  certificate?: ServingCertificate;
 }
 
 /** Every namespace the scenario touches (objects, applied objects, referenced objects, WorkloadSpreads). */
@@ -165,7 +177,8 @@ class Observer {
     const { fresh, seen } = newEvents(await this.#listIn<KubeObject>(BUILTIN.eventsV1), this.#seenEvents);
     this.#seenEvents = seen;
     const now = this.#backend.clock.now();
-    return { time: formatTime(now), elapsedMs: now - this.#start, pods, rawPods, workloadSpreads, events: fresh };
+    const budgets = await listBudgets(this.#backend.client, this.#namespaces);
+    return { time: formatTime(now), elapsedMs: now - this.#start, pods, rawPods, workloadSpreads, events: fresh, budgets };
   }
 
   /** Changes whenever a pod, WorkloadSpread or event of the scenario's namespaces does (live settling). */
@@ -225,7 +238,7 @@ class Ledger implements ApplyPolicy {
 async function startBackend(scenario: Scenario, options: RunOptions): Promise<SimBackend> {
   const log = options.log ?? silentLogger;
   if (options.kubeconfig !== undefined) return startLiveBackend(scenario, { kubeconfig: options.kubeconfig, log, ...(options.warn === undefined ? {} : { warn: options.warn }) });
-  return startEmbeddedBackend(scenario, { log });
+  return startEmbeddedBackend(scenario, { log, ...(options.certificate === undefined ? {} : { certificate: options.certificate }) });
 }
 
 const tally = (result: ScenarioRunResult): ScenarioRunResult => {
@@ -269,6 +282,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     if (!settledSetup.quiescent) options.warn?.('the cluster did not settle within 30m after the objects were applied');
     await options.onSetup?.(setup);
     let sinceExpect: EventRecord[] = [...setup.events];
+    let evictionsSinceExpect: EvictionRecord[] = [];
 
     for (const step of scenario.steps) {
       signal?.throwIfAborted();
@@ -281,6 +295,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
           return pods.filter((x) => x.workloadSpread === `${p.workloadSpread.namespace}/${p.workloadSpread.name}` && x.subset === p.subset).slice(0, p.count);
         },
       });
+      evictionsSinceExpect.push(...(outcome.evictions ?? []));
       await backend.quiesce();
       let settled: SettleOutcome | undefined;
       const timeoutMs = step.action.action === 'settle' ? step.action.timeoutMs : step.after.settle ? step.after.timeoutMs : undefined;
@@ -292,8 +307,9 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
       if (failure !== undefined) expectations.push(failure);
       if (step.action.action === 'expect') {
         const needsNodes = step.action.expect.checks.some((c) => c.check === 'nodeLabels');
-        expectations.push(...evaluateExpectations({ spec: step.action.expect, pods: snap.pods, rawPods, workloadSpreads: snap.workloadSpreads, events: sinceExpect, nodes: needsNodes ? await observer.nodes() : [] }));
+        expectations.push(...evaluateExpectations({ spec: step.action.expect, pods: snap.pods, rawPods, workloadSpreads: snap.workloadSpreads, events: sinceExpect, nodes: needsNodes ? await observer.nodes() : [], budgets: snap.budgets, evictions: evictionsSinceExpect }));
         sinceExpect = [];
+        evictionsSinceExpect = [];
       }
       const record: StepResult = {
         step: step.index,
@@ -304,6 +320,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
         expectations,
         ...(outcome.ok ? (outcome.notes.length > 0 ? { notes: outcome.notes } : {}) : { error: outcome.error }),
         ...(settled === undefined ? {} : { settled }),
+        ...(outcome.evictions === undefined ? {} : { evictions: outcome.evictions }),
       };
       result.steps.push(record);
       await options.onStep?.(record);

@@ -3,8 +3,9 @@
  * YAML, and whether the cluster settles after it by default.
  *
  * A step is a mapping with exactly one action key (`scale`, `apply`,
- * `patch`, `delete`, `evict`, `cordon`, `uncordon`, `deleteNode`,
- * `addNodes`, `taint`, `untaint`, `rollout`, `advance`, `settle`, `expect`)
+ * `patch`, `delete`, `evict`, `drain`, `cordon`, `uncordon`, `deleteNode`,
+ * `addNodes`, `taint`, `untaint`, `rollout`, `advance`, `settle`, `expect`;
+ * `drain` is in drain.ts)
  * and optional common keys: `settle` (false, true or `{timeout}`: what to do
  * after the action), `expectFailure` (true or a message substring: the
  * action must be refused, e.g. an eviction a budget forbids) and
@@ -15,11 +16,13 @@
  * default settling) plus its effect in actions.ts; the shape of a step
  * does not change. Pure.
  */
+import { DDB_API_VERSION, DDB_KIND } from '../api/disruption-budget.ts';
 import { API_VERSION as WS_API_VERSION, KIND as WS_KIND } from '../api/workloadspread.ts';
 import { apiVersionOf, BUILTIN } from '../client/resources.ts';
 import { isPlainObject } from '../k8s/json.ts';
 import type { KubeObject, Taint } from '../k8s/types.ts';
 import type { NodeSpec } from '../cluster/nodes.ts';
+import { parseDrain, type DrainAction } from './drain.ts';
 import { parseDuration } from './duration.ts';
 import { parseExpectations, type ExpectSpec, type WorkloadSpreadRef } from './expectations.ts';
 import { child, describeType, item, readList, readMapping, readNonNegativeInt, readString, rejectUnknownKeys, type Problems } from './field-reader.ts';
@@ -51,6 +54,7 @@ export type StepAction =
   | { action: 'delete'; target: ObjectRef }
   | { action: 'delete'; pods: SubsetPods }
   | { action: 'evict'; pods: PodChoice }
+  | DrainAction
   | { action: 'cordon' | 'uncordon' | 'deleteNode'; node: string }
   | { action: 'addNodes'; nodes: NodeSpec[] }
   | { action: 'taint'; node: string; taint: Taint }
@@ -102,6 +106,7 @@ export function builtinKinds(): Map<string, string> {
   const kinds = new Map<string, string>();
   for (const ref of Object.values(BUILTIN)) if (!kinds.has(ref.kind)) kinds.set(ref.kind, apiVersionOf(ref));
   kinds.set(WS_KIND, WS_API_VERSION);
+  kinds.set(DDB_KIND, DDB_API_VERSION);
   return kinds;
 }
 
@@ -256,6 +261,7 @@ export const ACTIONS: Readonly<Record<ActionName, ActionDefinition>> = {
       return pods === undefined ? undefined : { action: 'evict', pods: { by: 'subset', ...pods } };
     },
   },
+  drain: { settles: true, parse: (value, path, _ctx, problems) => parseDrain(value, path, problems) },
   cordon: nodeAction('cordon'),
   uncordon: nodeAction('uncordon'),
   deleteNode: nodeAction('deleteNode'),
