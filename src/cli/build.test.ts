@@ -76,7 +76,13 @@ describe('the compiled command (what the image runs)', () => {
   test('node dist/cli/entry.js --help runs and lists the commands', async () => {
     const r = await exec(process.execPath, ['dist/cli/entry.js', '--help'], dir);
     assert.equal(r.code, 0, r.stderr);
-    for (const command of ['validate', 'manifests', 'plan', 'cluster']) assert.match(r.stdout, new RegExp(`\\n  ${command}\\b`));
+    for (const command of ['validate', 'manifests', 'plan', 'cluster', 'manager']) assert.match(r.stdout, new RegExp(`\\n  ${command}\\b`));
+  });
+
+  test('the image entrypoint, node dist/cli/entry.js manager, knows the flags the install passes', async () => {
+    const r = await exec(process.execPath, ['dist/cli/entry.js', 'manager', '--help'], dir);
+    assert.equal(r.code, 0, r.stderr);
+    for (const flag of ['--namespace', '--webhook-port', '--metrics-addr', '--health-addr', '--workers', '--unschedulable-recovery-seconds', '--log-level', '--leader-elect', '--cert-dir']) assert.ok(r.stdout.includes(flag), flag);
   });
 
   test('the compiled command prints what the source prints (manifests)', async () => {

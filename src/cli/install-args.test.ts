@@ -1,0 +1,103 @@
+/**
+ * The install's container arguments mean what the install intends: the Deployment's args, from
+ * `workloadspread manifests` and from the chart, go through the real `workloadspread manager` flag
+ * parser (commander + `managerSettings`, with the manager itself not started), after the kubelet's
+ * `$(POD_NAMESPACE)` substitution, and come out as the settings the RBAC and the Service assume.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Command } from 'commander';
+import { captureIo } from '../testing/cli-io.ts';
+import { coalesceValues, loadChart, renderChart, renderedObjects } from '../testing/helm-template.ts';
+import { installObjects } from './install-manifests.ts';
+import { defaultInstallValues, INSTALL_NAMES, type InstallValues } from './install-values.ts';
+import { managerSettings, registerManagerCommand, type ManagerFlags, type ManagerSettings } from './manager.ts';
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- test navigation of parsed YAML
+
+/** Parses `manager <args>` with the real command definition, returning the checked settings. */
+async function parseManagerArgs(args: string[], namespace: string): Promise<ManagerSettings> {
+  const io = captureIo();
+  const program = new Command('workloadspread').exitOverride();
+  registerManagerCommand(program, io, () => {});
+  const manager = program.commands.find((c) => c.name() === 'manager');
+  assert.ok(manager, 'no manager command');
+  let settings: ManagerSettings | undefined;
+  manager.action((opts: ManagerFlags) => {
+    settings = managerSettings(opts, io, '/nonexistent');
+  });
+  // The kubelet expands $(VAR) references to the container's environment.
+  const expanded = args.map((a) => a.replaceAll('$(POD_NAMESPACE)', namespace));
+  await program.parseAsync(['manager', ...expanded], { from: 'user' });
+  assert.ok(settings, 'the manager action did not run');
+  return settings;
+}
+
+function deploymentArgs(objects: { kind?: string }[]): string[] {
+  const d = objects.find((o) => o.kind === 'Deployment') as Obj | undefined;
+  assert.ok(d);
+  return d.spec.template.spec.containers[0].args as string[];
+}
+
+describe('the install starts the manager with the settings it assumes', () => {
+  test('default install (manifests): namespace, ports, leader election, generated certificates, no self-registration', async () => {
+    const values = defaultInstallValues();
+    const s = await parseManagerArgs(deploymentArgs(installObjects({ namespace: 'workloadspread-system', values })), 'workloadspread-system');
+    assert.equal(s.namespace, 'workloadspread-system');
+    assert.equal(s.webhookPort, values.webhook.port);
+    assert.equal(s.webhookService, INSTALL_NAMES.service);
+    assert.equal(s.leaderElect, true);
+    assert.equal(s.leaderElectionId, INSTALL_NAMES.lease);
+    assert.equal(s.whitelistConfigMap, INSTALL_NAMES.whitelistConfigMap);
+    assert.equal(s.registerWebhooks, false, 'the install ships the webhook configurations; the manager must not need create on them');
+    assert.equal(s.certDir, undefined);
+    assert.equal(s.webhookUrl, undefined);
+    assert.equal(s.workers, 3);
+    assert.equal(s.unschedulableRecoverySeconds, 300);
+    assert.equal(s.logLevel, 'info');
+    assert.deepEqual(s.metricsAddress, { host: '0.0.0.0', port: 8080 });
+    assert.deepEqual(s.healthAddress, { host: '0.0.0.0', port: 8081 });
+  });
+
+  test('chart with non-default values: every value reaches the manager', async () => {
+    const chart = loadChart('charts/workloadspread');
+    const overrides = {
+      replicas: 1,
+      leaderElection: { enabled: false },
+      logLevel: 'debug',
+      manager: { workers: 7, unschedulableRecoverySeconds: 60 },
+      webhook: { port: 10250 },
+      metrics: { port: 9090 },
+      health: { port: 9091 },
+      certificates: { certManager: { enabled: true } },
+    };
+    const r = renderChart(chart, { release: { name: 'ws', namespace: 'ops' }, values: overrides });
+    assert.ok(r.ok, r.ok ? '' : r.error);
+    const parsed = renderedObjects(r.manifests);
+    assert.ok(parsed.ok);
+    const args = deploymentArgs(parsed.objects.map((o) => o.object));
+    const s = await parseManagerArgs(args, 'ops');
+    assert.equal(s.namespace, 'ops');
+    assert.equal(s.leaderElect, false);
+    assert.equal(s.logLevel, 'debug');
+    assert.equal(s.workers, 7);
+    assert.equal(s.unschedulableRecoverySeconds, 60);
+    assert.equal(s.webhookPort, 10250);
+    assert.deepEqual(s.metricsAddress, { host: '0.0.0.0', port: 9090 });
+    assert.deepEqual(s.healthAddress, { host: '0.0.0.0', port: 9091 });
+    assert.equal(s.certDir, INSTALL_NAMES.certDir);
+    // The same args from the TS builder for the same values.
+    const values = coalesceValues(chart.values, overrides) as unknown as InstallValues;
+    assert.deepEqual(deploymentArgs(installObjects({ namespace: 'ops', values })), args);
+  });
+
+  test('every log level the chart schema allows is one the manager accepts', async () => {
+    const schema = loadChart('charts/workloadspread').schema as Obj;
+    for (const level of schema['properties'].logLevel.enum as string[]) {
+      const values = defaultInstallValues();
+      values.logLevel = level;
+      const s = await parseManagerArgs(deploymentArgs(installObjects({ namespace: 'x', values })), 'x');
+      assert.equal(s.logLevel, level);
+    }
+  });
+});
