@@ -12,6 +12,7 @@ import { runPlan } from './plan.ts';
 import { runSimulate, SIMULATE_OUTPUTS } from './simulate.ts';
 import { runCluster, DEFAULT_KUBECONFIG, DEFAULT_PORT, type ClusterCommandOptions } from './cluster.ts';
 import { runStatus } from './status.ts';
+import { runDemo } from './demo.ts';
 import { registerManagerCommand } from './manager.ts';
 
 const VERSION = '0.1.0';
@@ -102,6 +103,27 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void): Comman
             ...(opts.watch === undefined ? {} : { watch: opts.watch }),
             output: opts.output,
             color: opts.color,
+          },
+          io,
+        ),
+      );
+    });
+
+  program
+    .command('demo')
+    .description('Watch a WorkloadSpread work: an embedded Kubernetes with the manager inside, a Deployment spread over two zones and an elastic pool, scaled out and in, a limit changed and an Adaptive reschedule, on a virtual clock; then an HTML report.')
+    .option('--report <path>', 'where to write the HTML report (default: workloadspread-demo-report.html in the temporary directory)')
+    .option('--no-color', 'no colours (default: colours on a terminal, unless NO_COLOR is set)')
+    .option('--fast', 'no pauses between the steps')
+    .option('--step', 'wait for Enter between the steps')
+    .action(async (opts: { report?: string; color: boolean; fast?: boolean; step?: boolean }) => {
+      setExit(
+        await runDemo(
+          {
+            color: opts.color,
+            ...(opts.report === undefined ? {} : { report: opts.report }),
+            ...(opts.fast === undefined ? {} : { fast: opts.fast }),
+            ...(opts.step === undefined ? {} : { step: opts.step }),
           },
           io,
         ),
