@@ -11,14 +11,24 @@
  * milliseconds), `advance` moves a fixed amount. The manager runs without
  * leader election (one replica; nothing to elect).
  *
+ * One certificate serves both TLS endpoints on 127.0.0.1: the API server's
+ * and, through the manager's `--cert-dir` path, the webhook's (the API
+ * server trusts its CA through the caBundle). RSA key generation is most of
+ * a run's start-up cost; a caller running many scenarios passes one in.
+ *
  * `stop()` stops the manager while still driving the clock (its shutdown
- * waits on clock timers), then the cluster; nothing is left running.
+ * waits on clock timers), then the cluster, and removes the certificate
+ * directory; nothing is left running.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { domainDisruptionBudgetCrd, workloadSpreadCrd } from '../api/crd.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import { describeError } from '../client/errors.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import { BUILTIN } from '../client/resources.ts';
+import { generateServingCertificate, type ServingCertificate } from '../cluster/apiserver/certs.ts';
 import { startCluster, type EmbeddedCluster } from '../cluster/cluster.ts';
 import { startManager, type Manager } from '../manager/manager.ts';
 import type { KubeObject } from '../k8s/types.ts';
@@ -44,6 +54,17 @@ export async function driveClock(clock: VirtualClock, done: () => boolean, maxMs
 
 export interface EmbeddedBackendOptions {
   log?: Logger;
+  /** A serving certificate for 127.0.0.1 to reuse (default: a new one). */
+  certificate?: ServingCertificate;
+}
+
+/** Writes the certificate as the manager's `--cert-dir` expects it (tls.crt, tls.key, ca.crt). */
+async function certificateDir(cert: ServingCertificate): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'workloadspread-sim-'));
+  await writeFile(join(dir, 'tls.crt'), cert.certPem, { mode: 0o600 });
+  await writeFile(join(dir, 'tls.key'), cert.keyPem, { mode: 0o600 });
+  await writeFile(join(dir, 'ca.crt'), cert.caPem, { mode: 0o600 });
+  return dir;
 }
 
 class EmbeddedBackend implements SimBackend {
@@ -51,12 +72,14 @@ class EmbeddedBackend implements SimBackend {
   readonly clock: VirtualClock;
   readonly #cluster: EmbeddedCluster;
   readonly #manager: Manager;
+  readonly #certDir: string;
   #stopped: Promise<void> | undefined;
 
-  constructor(clock: VirtualClock, cluster: EmbeddedCluster, manager: Manager) {
+  constructor(clock: VirtualClock, cluster: EmbeddedCluster, manager: Manager, certDir: string) {
     this.clock = clock;
     this.#cluster = cluster;
     this.#manager = manager;
+    this.#certDir = certDir;
   }
 
   get client() {
@@ -86,6 +109,7 @@ class EmbeddedBackend implements SimBackend {
     this.#stopped ??= (async () => {
       await stopManagerOnClock(this.#manager, this.clock);
       await this.#cluster.stop();
+      await rm(this.#certDir, { recursive: true, force: true });
     })();
     return this.#stopped;
   }
@@ -115,14 +139,23 @@ export async function startEmbeddedBackend(scenario: Scenario, options: Embedded
   const log = options.log ?? silentLogger;
   const clock = new VirtualClock(scenario.cluster.startTimeMs);
   const c = scenario.cluster;
-  const cluster = await startCluster({
-    clock,
-    nodes: scenario.nodes,
-    kubeletDelayMs: c.kubeletDelayMs,
-    ...(c.jobPodDurationMs === undefined ? {} : { jobPodDurationMs: c.jobPodDurationMs }),
-    ...(c.podStopDelayMs === undefined ? {} : { podStopDelayMs: c.podStopDelayMs }),
-    name: 'workloadspread-sim',
-  });
+  const certificate = options.certificate ?? generateServingCertificate();
+  const certDir = await certificateDir(certificate);
+  let cluster: EmbeddedCluster;
+  try {
+    cluster = await startCluster({
+      clock,
+      certificate,
+      nodes: scenario.nodes,
+      kubeletDelayMs: c.kubeletDelayMs,
+      ...(c.jobPodDurationMs === undefined ? {} : { jobPodDurationMs: c.jobPodDurationMs }),
+      ...(c.podStopDelayMs === undefined ? {} : { podStopDelayMs: c.podStopDelayMs }),
+      name: 'workloadspread-sim',
+    });
+  } catch (err) {
+    await rm(certDir, { recursive: true, force: true });
+    throw err;
+  }
   let manager: Manager | undefined;
   try {
     await cluster.client.create(BUILTIN.customresourcedefinitions, workloadSpreadCrd() as KubeObject);
@@ -137,7 +170,7 @@ export async function startEmbeddedBackend(scenario: Scenario, options: Embedded
       log,
       leaderElection: false,
       unschedulableRecoverySeconds: c.unschedulableRecoverySeconds,
-      webhook: { host: '127.0.0.1', port: 0, register: true, url: (own) => own },
+      webhook: { host: '127.0.0.1', port: 0, register: true, url: (own) => own, certDir },
     });
     let failure: string | undefined;
     void manager.done.then((d) => {
@@ -146,10 +179,11 @@ export async function startEmbeddedBackend(scenario: Scenario, options: Embedded
     const m = manager;
     const ready = await driveClock(clock, () => m.isReady() || failure !== undefined, READY_WITHIN_MS);
     if (!ready || failure !== undefined) throw new Error(`the WorkloadSpread manager did not start in the embedded cluster: ${failure ?? 'not ready in time'}`);
-    return new EmbeddedBackend(clock, cluster, manager);
+    return new EmbeddedBackend(clock, cluster, manager, certDir);
   } catch (err) {
     if (manager !== undefined) await stopManagerOnClock(manager, clock);
     await cluster.stop();
+    await rm(certDir, { recursive: true, force: true });
     throw new Error(describeError(err));
   }
 }

@@ -140,7 +140,7 @@ function evaluateCheck(check: ExpectCheck, scope: Scope): ExpectationResult[] {
     case 'podFields':
       return check.fields.map((f) => {
         const selected = f.subset === undefined ? pods : inSubset(f.subset);
-        const path = `${child('podFields', f.subset ?? '*')}.${f.field.replace(/^\{?\.?|\}$/g, '')}`;
+        const path = `${f.subset === undefined ? 'podFields.*' : child('podFields', f.subset)}.${f.field.replace(/^\{?\.?|\}$/g, '')}`;
         if (selected.length === 0) return { ...result(path, f.value, null, false), message: f.subset === undefined ? 'no active pods' : `no active pods in subset ${f.subset}` };
         const values = podFieldValues(f.template, selected.map((p) => p.raw));
         const distinct = values.filter((v, i) => values.findIndex((w) => deepEqual(v, w)) === i);
