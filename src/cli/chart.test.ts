@@ -161,6 +161,8 @@ describe('helm template with default values', () => {
       'batch|jobs|get,list,watch|',
       'apps.kruise.io|clonesets|get,list,watch|',
       'apps.kruise.io|statefulsets|get|',
+      'policy.workloadspread.io|domaindisruptionbudgets|get,list,watch|',
+      'policy.workloadspread.io|domaindisruptionbudgets/status|update|',
       'events.k8s.io|events|create,patch|',
       'admissionregistration.k8s.io|mutatingwebhookconfigurations|get,update|workloadspread-mutating-webhook-configuration',
       'admissionregistration.k8s.io|validatingwebhookconfigurations|get,update|workloadspread-validating-webhook-configuration',

@@ -18,6 +18,9 @@
  * - apps.kruise.io clonesets: list/watch/get (caches watch them while
  *   discovery serves them); statefulsets (Advanced StatefulSet): get only
  *   (owner chains and targets are read through discovery, not watched);
+ * - policy.workloadspread.io domaindisruptionbudgets (D14): list/watch
+ *   (kube/budget-cache.ts informer), get (kube/budget-status-writer.ts
+ *   re-reads after a conflict); domaindisruptionbudgets/status: update;
  * - events.k8s.io events: create, patch (client/event-recorder.ts: new Event,
  *   then series patches). The core `events` resource is never written.
  * - mutating/validatingwebhookconfigurations: get, update, ONLY ours by name
@@ -87,6 +90,8 @@ export function managerClusterRules(options: RbacOptions): PolicyRule[] {
     { apiGroups: ['batch'], resources: ['jobs'], verbs: READ },
     { apiGroups: ['apps.kruise.io'], resources: ['clonesets'], verbs: READ },
     { apiGroups: ['apps.kruise.io'], resources: ['statefulsets'], verbs: ['get'] },
+    { apiGroups: ['policy.workloadspread.io'], resources: ['domaindisruptionbudgets'], verbs: READ },
+    { apiGroups: ['policy.workloadspread.io'], resources: ['domaindisruptionbudgets/status'], verbs: ['update'] },
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   ];
   if (options.patchCaBundle) {

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import { pod, startTestCluster, testCertificate, type TestCluster } from '../cluster/apiserver/test-support.ts';
+import { generatedCrdFiles } from '../api/crd.ts';
 import { parseManifests } from '../k8s/yaml.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { captureIo } from '../testing/cli-io.ts';
@@ -40,7 +41,7 @@ async function objectsOf(args: string[]): Promise<KubeObject[]> {
 }
 
 const INSTALL_ORDER = [
-  'CustomResourceDefinition',
+  ...generatedCrdFiles().map(() => 'CustomResourceDefinition'),
   'Namespace',
   'ServiceAccount',
   'ClusterRole',
@@ -60,7 +61,8 @@ describe('workloadspread manifests', () => {
     const objects = await objectsOf(['manifests']);
     assert.deepEqual(objects.map((o) => o.kind), INSTALL_ORDER);
     assert.equal(objects[0]?.metadata?.name, 'workloadspreads.apps.kruise.io');
-    assert.equal(objects[1]?.metadata?.name, 'workloadspread-system');
+    assert.equal(objects[1]?.metadata?.name, 'domaindisruptionbudgets.policy.workloadspread.io');
+    assert.equal(objects[2]?.metadata?.name, 'workloadspread-system');
     const d = objects.find((o) => o.kind === 'Deployment') as Obj;
     assert.equal(d.spec.replicas, 2);
     assert.equal(d.spec.template.spec.containers[0].image, 'workloadspread:0.1.0');
@@ -69,7 +71,7 @@ describe('workloadspread manifests', () => {
   test('`install` is the default set; `crd` still prints only the CRDs', async () => {
     assert.equal((await run(['manifests', 'install'])).out, (await run(['manifests'])).out);
     const crd = await objectsOf(['manifests', 'crd']);
-    assert.deepEqual(crd.map((o) => o.kind), ['CustomResourceDefinition']);
+    assert.deepEqual(crd.map((o) => o.metadata?.name), ['workloadspreads.apps.kruise.io', 'domaindisruptionbudgets.policy.workloadspread.io']);
   });
 
   test('--namespace moves every namespaced object, the bindings and the webhook exclusions', async () => {
