@@ -73,7 +73,7 @@ describe('workloadspread validate', () => {
 
     const none = await run(['validate', '-f', 'd.yaml'], { 'd.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n' });
     assert.equal(none.code, 1);
-    assert.equal(none.err, 'error: no WorkloadSpread (apps.kruise.io) found in d.yaml\n');
+    assert.equal(none.err, 'error: no WorkloadSpread (apps.kruise.io) or DomainDisruptionBudget (policy.workloadspread.io) found in d.yaml\n');
 
     const noFlag = await run(['validate']);
     assert.equal(noFlag.code, 2);
@@ -125,10 +125,11 @@ describe('workloadspread plan', () => {
 });
 
 describe('workloadspread manifests', () => {
-  test('`manifests crd` prints the checked-in CRD', async () => {
+  test('`manifests crd` prints the checked-in CRDs (WorkloadSpread, then DomainDisruptionBudget)', async () => {
     const r = await run(['manifests', 'crd']);
     assert.equal(r.code, 0);
-    assert.equal(r.out, readFileSync('deploy/crds/apps.kruise.io_workloadspreads.yaml', 'utf8'));
+    const files = ['deploy/crds/apps.kruise.io_workloadspreads.yaml', 'deploy/crds/policy.workloadspread.io_domaindisruptionbudgets.yaml'];
+    assert.equal(r.out, files.map((f) => readFileSync(f, 'utf8')).join('---\n'));
   });
   test('unknown set is a usage error', async () => {
     const r = await run(['manifests', 'everything']);

@@ -4,8 +4,13 @@
  * other documents of the files as the cluster would be: a workload in the
  * files lets subset patches be checked against its pod template (V15), other
  * WorkloadSpreads in the files are checked for conflicting targets (V26).
- * Exit 0 when everything is valid, 1 when anything is invalid.
+ * DomainDisruptionBudgets (issue 7) are validated too, with the rules their
+ * admission applies (api/disruption-budget-validation.ts). Documents are
+ * reported in file order. Exit 0 when everything is valid, 1 when anything
+ * is invalid.
  */
+import { DDB_GROUP, DDB_KIND } from '../api/disruption-budget.ts';
+import { validateDomainDisruptionBudget } from '../api/disruption-budget-validation.ts';
 import { validateWorkloadSpreadFull } from '../api/validation.ts';
 import { EMPTY_WHITELIST, parseWhitelist, type Whitelist } from '../api/whitelist.ts';
 import { WHITELIST_CONFIGMAP_KEY } from '../api/keys.ts';
@@ -26,19 +31,22 @@ export async function runValidate(options: ValidateOptions, io: CliIo): Promise<
   const whitelist = options.whitelist === undefined ? EMPTY_WHITELIST : readWhitelist(io, options.whitelist);
   const docs = readDocuments(io, options.files);
   const spreads = docs.filter((d) => isWorkloadSpread(d.object));
-  if (spreads.length === 0) {
-    throw new CommandError(`no WorkloadSpread (apps.kruise.io) found in ${options.files.join(', ')}`, 1);
+  const checked = docs.filter((d) => isWorkloadSpread(d.object) || isDomainDisruptionBudget(d.object));
+  if (checked.length === 0) {
+    throw new CommandError(`no WorkloadSpread (apps.kruise.io) or DomainDisruptionBudget (${DDB_GROUP}) found in ${options.files.join(', ')}`, 1);
   }
   let invalid = 0;
-  for (const doc of spreads) {
-    const ws = doc.object;
-    const errors = validateWorkloadSpreadFull(ws, {
-      whitelist,
-      workload: findWorkload(ws, docs.map((d) => d.object)),
-      others: spreads.filter((o) => o !== doc && namespaceOf(o.object) === namespaceOf(ws)).map((o) => o.object),
-      unschedulableRecoverySeconds: window,
-    });
-    const where = `${doc.file}: ${describeObject(ws)}`;
+  for (const doc of checked) {
+    const obj = doc.object;
+    const errors = isDomainDisruptionBudget(obj)
+      ? validateDomainDisruptionBudget(obj)
+      : validateWorkloadSpreadFull(obj, {
+          whitelist,
+          workload: findWorkload(obj, docs.map((d) => d.object)),
+          others: spreads.filter((o) => o !== doc && namespaceOf(o.object) === namespaceOf(obj)).map((o) => o.object),
+          unschedulableRecoverySeconds: window,
+        });
+    const where = `${doc.file}: ${describeObject(obj)}`;
     if (errors.length === 0) {
       io.out(`${where}: valid\n`);
       continue;
@@ -48,6 +56,10 @@ export async function runValidate(options: ValidateOptions, io: CliIo): Promise<
     for (const e of errors) io.out(`  - ${formatFieldError(e)}\n`);
   }
   return invalid === 0 ? 0 : 1;
+}
+
+function isDomainDisruptionBudget(obj: KubeObject): boolean {
+  return obj.kind === DDB_KIND && typeof obj.apiVersion === 'string' && obj.apiVersion.startsWith(`${DDB_GROUP}/`);
 }
 
 function parseWindow(value: string | undefined): number {
