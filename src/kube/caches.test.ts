@@ -167,7 +167,7 @@ describe('ManagerCaches', () => {
       const wl = whitelistJson([{ Group: 'games.example.com', Version: 'v1', Kind: 'GameServerSet', subResources: [{ Group: 'games.example.com', Version: 'v1', Kind: 'GameServer' }] }]);
       await createObject(bed, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: DEFAULT_CONFIGMAP_NAME, namespace: ns }, data: { [WHITELIST_CONFIGMAP_KEY]: wl } });
       await settleUntil(clock, () => assert.deepEqual(caches.dynamicKinds(), ['games.example.com/GameServer', 'games.example.com/GameServerSet']));
-      await settleUntil(clock, () => assert.ok(caches.workloadStore('games.example.com', 'GameServerSet')?.synced));
+      await settleUntil(clock, () => assert.ok(caches.workloadStore('games.example.com', 'GameServerSet')?.synced, 'GameServerSet informer synced'));
       assert.equal(caches.workloadStore('games.example.com', 'GameServerSet')?.store.get(ns, 'gss')?.metadata?.name, 'gss');
       assert.deepEqual(events, ['add GameServerSet gss'], 'handlers registered before the informer started get its events');
 

@@ -13,7 +13,7 @@
  */
 import { API_VERSION as WS_API_VERSION, KIND as WS_KIND } from '../api/workloadspread.ts';
 import type { EngineEvent } from '../core/events.ts';
-import type { KubeObject } from '../k8s/types.ts';
+import type { KubeObject, ObjectMeta } from '../k8s/types.ts';
 import { EventRecorder, referenceTo, type ObjectReference } from '../client/event-recorder.ts';
 import type { KubeClient } from '../client/http-client.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
@@ -28,6 +28,13 @@ export function createEventRecorder(client: KubeClient, component: ReportingComp
   return new EventRecorder({ client, reportingController: component, reportingInstance: instance, log });
 }
 
+/** Any object the caller has at hand (a WorkloadSpread, a pod), to take the reference's UID from. */
+export interface KnownObject {
+  apiVersion?: string | undefined;
+  kind?: string | undefined;
+  metadata?: ObjectMeta | undefined;
+}
+
 /** The `action` of each event reason (what was being done when it happened). */
 const ACTIONS: Record<string, string> = {
   CreatePodFailed: 'Reconcile',
@@ -38,14 +45,14 @@ const ACTIONS: Record<string, string> = {
 };
 
 /** The object reference an EngineEvent is about; `objects` supplies UIDs for objects the caller has. */
-export function regardingOf(event: EngineEvent, objects: readonly KubeObject[] = []): ObjectReference | undefined {
+export function regardingOf(event: EngineEvent, objects: readonly KnownObject[] = []): ObjectReference | undefined {
   const involved = event.involved;
   if (involved === undefined) return undefined;
   const apiVersion = involved.kind === 'WorkloadSpread' ? WS_API_VERSION : 'v1';
   const known = objects.find(
     (o) => (o.kind === undefined || o.kind === involved.kind) && o.metadata?.name === involved.name && (o.metadata?.namespace ?? '') === involved.namespace,
   );
-  if (known !== undefined) return { ...referenceTo(known), apiVersion: known.apiVersion ?? apiVersion, kind: involved.kind };
+  if (known !== undefined) return { ...referenceTo(known as KubeObject), apiVersion: known.apiVersion ?? apiVersion, kind: involved.kind };
   return { apiVersion, kind: involved.kind === 'WorkloadSpread' ? WS_KIND : 'Pod', namespace: involved.namespace, name: involved.name };
 }
 
@@ -59,7 +66,7 @@ export class EngineEventSink {
   }
 
   /** Records one engine event; `objects` (e.g. the WorkloadSpread) give the reference its UID. */
-  record(event: EngineEvent, objects: readonly KubeObject[] = []): void {
+  record(event: EngineEvent, objects: readonly KnownObject[] = []): void {
     const regarding = regardingOf(event, objects);
     if (regarding === undefined) {
       this.#log.warn({ reason: event.reason, message: event.message }, 'event without an object, not recorded');
@@ -68,7 +75,7 @@ export class EngineEventSink {
     this.#recorder.record(regarding, { type: event.type, reason: event.reason, note: event.message, action: ACTIONS[event.reason] ?? 'Reconcile' });
   }
 
-  recordAll(events: readonly EngineEvent[], objects: readonly KubeObject[] = []): void {
+  recordAll(events: readonly EngineEvent[], objects: readonly KnownObject[] = []): void {
     for (const e of events) this.record(e, objects);
   }
 

@@ -137,7 +137,7 @@ describe('WorkloadResolver target and replicas', () => {
     const { ns, caches, resolver } = await setup(wl);
     try {
       await createObject(bed, { apiVersion: 'games.example.com/v1', kind: 'GameServerSet', metadata: { name: 'gss', namespace: ns }, spec: { replicas: 4 } });
-      await settleUntil(clock, () => assert.ok(caches.workloadStore('games.example.com', 'GameServerSet')?.synced));
+      await settleUntil(clock, () => assert.ok(caches.workloadStore('games.example.com', 'GameServerSet')?.synced, 'GameServerSet informer synced'));
       const v1 = workloadSpread(ns, 'w', [{ name: 'a' }], { apiVersion: 'games.example.com/v1', kind: 'GameServerSet', name: 'gss' });
       bed.server.control.resetCounters();
       assert.deepEqual(await resolver.admissionReplicas(v1), { ok: true, replicas: 4 });

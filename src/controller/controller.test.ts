@@ -1,0 +1,347 @@
+/**
+ * The real controller against the embedded API server on the virtual clock,
+ * with pods created as the admission webhook leaves them (marker, node,
+ * Running+Ready), so each rule of spec §4 is checked on what is stored:
+ * status per §4.4 (percentages at 10 and 5 replicas), deletion costs (§4.5
+ * elastic and worked example), adoption of pods created before the
+ * WorkloadSpread (§4.3), re-costing on a maxReplicas change without touching
+ * pods, creating/deleting bookkeeping expiry with their events, Adaptive
+ * rescheduling and recovery (§4.6), versioned statuses and reverse costs
+ * during a rollout (§6.3), StatefulSet and Job targets, D9 (no write when
+ * nothing changed), and convergence after a watch cut with compaction.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MATCHED_WORKLOADSPREAD_ANNOTATION } from '../api/keys.ts';
+import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
+import { VirtualClock } from '../clock/virtual-clock.ts';
+import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
+import { formatTime } from '../k8s/time.ts';
+import type { KubeObject } from '../k8s/types.ts';
+import { createNamespace, createObject, startKubeTestBed, T0, workloadSpread } from '../kube/kube-test-kit.ts';
+import type { ClientTestBed } from '../testing/client-test-bed.ts';
+import { settleUntil } from '../testing/eventually.ts';
+import { costs, createPod, deploymentObject, eventNotes, getWs, listPods, replicaSetObject, startController, subsetSummary, type RunningController } from './controller-test-kit.ts';
+
+let clock: VirtualClock;
+let bed: ClientTestBed;
+
+before(async () => {
+  clock = new VirtualClock(T0);
+  bed = await startKubeTestBed(clock, generateServingCertificate());
+});
+after(() => bed.close());
+
+async function withController(ns: string, fn: (c: RunningController) => Promise<void>, options: { recoverySeconds?: number } = {}): Promise<void> {
+  // WS_DEBUG=1 prints the controller's log with virtual timestamps.
+  const debug = process.env['WS_DEBUG'] === '1';
+  const line = (lvl: string) => (f: object, m: string) => console.error(`${lvl} ${clock.now() - T0} ${m} ${JSON.stringify(f)}`);
+  const log = { debug: line('D'), info: line('I'), warn: line('W'), error: line('E') };
+  const c = await startController(bed.client, { namespace: ns, ...options, ...(debug ? { log } : {}) });
+  try {
+    await fn(c);
+  } catch (err) {
+    if (debug) console.error('TEST FAILED', err instanceof Error ? err.message : String(err));
+    throw err;
+  } finally {
+    await c.stop();
+  }
+}
+
+async function deployment(ns: string, name: string, replicas: number, hash = 'h1'): Promise<{ d: KubeObject; rs: KubeObject }> {
+  const d = await createObject(bed, deploymentObject(ns, name, replicas));
+  const rs = await createObject(bed, replicaSetObject(ns, d, hash, replicas));
+  return { d, rs };
+}
+
+async function scaleDeployment(ns: string, name: string, replicas: number): Promise<void> {
+  const r = await bed.server.control.patch('apps/v1', 'Deployment', ns, name, 'application/merge-patch+json', { spec: { replicas } });
+  assert.ok(r.ok);
+}
+
+async function place(ns: string, rs: KubeObject, ws: string, counts: Record<string, number>, prefix = 'p'): Promise<void> {
+  let i = 0;
+  for (const [subset, n] of Object.entries(counts)) {
+    for (let k = 0; k < n; k++) await createPod(bed, clock, ns, { name: `${prefix}-${String(i++).padStart(2, '0')}`, owner: rs, ws, subset, node: `node-${subset}` });
+  }
+}
+
+const subsets = (...specs: [string, number | string | undefined][]): Subset[] => specs.map(([name, max]) => (max === undefined ? { name } : { name, maxReplicas: max }));
+
+describe('status (spec §4.4)', () => {
+  test('percentages 20/30/50 at 10 replicas, then at 5', async () => {
+    const ns = await createNamespace(bed);
+    await withController(ns, async () => {
+      const { rs } = await deployment(ns, 'web', 10);
+      await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', '20%'], ['b', '30%'], ['c', '50%'])));
+      await place(ns, rs, 'ws', { a: 2, b: 3, c: 5 });
+      await settleUntil(clock, () => assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 2/0', 'b 3/0', 'c 5/0']));
+      const ws = getWs(bed, ns, 'ws');
+      assert.equal(ws.status?.observedGeneration, ws.metadata.generation);
+      assert.deepEqual(Object.keys(ws.status?.versionedSubsetStatuses ?? {}), ['h1'], 'one versioned status per pod-template-hash');
+
+      // At 5 replicas the limits are ceil(1)/ceil(1.5)/ceil(2.5) = 1/2/3.
+      await scaleDeployment(ns, 'web', 5);
+      await settleUntil(clock, () => assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 2/0', 'b 3/0', 'c 5/0']));
+      for (const name of ['p-01', 'p-04', 'p-07', 'p-08', 'p-09']) await bed.server.control.delete('v1', 'Pod', ns, name);
+      await settleUntil(clock, () => assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 1/0', 'b 2/0', 'c 2/1']));
+    });
+  });
+
+  test('a WorkloadSpread whose workload does not exist yet gets a status with 0 replicas', async () => {
+    const ns = await createNamespace(bed);
+    await withController(ns, async () => {
+      await createObject(bed, workloadSpread(ns, 'early', subsets(['a', 2], ['b', undefined]), { name: 'later' }));
+      await settleUntil(clock, () => assert.deepEqual(subsetSummary(getWs(bed, ns, 'early')), ['a 0/2', 'b 0/-1']));
+    });
+  });
+
+  test('D9: a sync that changes nothing writes nothing', async () => {
+    const ns = await createNamespace(bed);
+    await withController(ns, async (c) => {
+      const { rs } = await deployment(ns, 'web', 2);
+      await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', 1], ['b', undefined])));
+      await place(ns, rs, 'ws', { a: 1, b: 1 });
+      await settleUntil(clock, () => assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 1/0', 'b 1/-1']));
+      await clock.settle();
+      bed.server.control.resetCounters();
+      c.controller.enqueueAll();
+      c.controller.enqueueAll();
+      await clock.quiesce();
+      assert.equal(bed.server.control.requestCount({ resource: 'workloadspreads', subresource: 'status' }), 0);
+      assert.equal(bed.server.control.requestCount({ resource: 'pods', verb: 'patch' }), 0, 'costs already in place');
+    });
+  });
+});
+
+describe('deletion cost (spec §4.5)', () => {
+  test('elastic: a (max 2) then b (unlimited): 200 for a, 100 for b; surplus in a gets -100', async () => {
+    const ns = await createNamespace(bed);
+    await withController(ns, async () => {
+      const { rs } = await deployment(ns, 'web', 6);
+      await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', 2], ['b', undefined])));
+      await place(ns, rs, 'ws', { a: 2, b: 4 });
+      await settleUntil(clock, () => assert.deepEqual(costs(bed, ns), { 'p-00': '200', 'p-01': '200', 'p-02': '100', 'p-03': '100', 'p-04': '100', 'p-05': '100' }));
+      // A manual over-placement in a (3 > 2): the least valuable pod of a (the most recently ready) is surplus.
+      await createPod(bed, clock, ns, { name: 'p-06', owner: rs, ws: 'ws', subset: 'a', node: 'node-a', readyAt: T0 + 3_600_000 });
+      await settleUntil(clock, () => assert.equal(costs(bed, ns)['p-06'], '-100'));
+      assert.equal(costs(bed, ns)['p-00'], '200');
+    });
+  });
+
+  test('the worked example: a(10) b(10) c(nil) with 20 pods each', async () => {
+    const ns = await createNamespace(bed);
+    await withController(ns, async () => {
+      const { rs } = await deployment(ns, 'web', 60);
+      await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', 10], ['b', 10], ['c', undefined])));
+      let i = 0;
+      for (const subset of ['a', 'b', 'c']) {
+        for (let k = 0; k < 20; k++) {
+          // Within a subset, pods 10..19 became ready later: they are the less valuable ones.
+          await createPod(bed, clock, ns, { name: `${subset}-${String(k).padStart(2, '0')}`, owner: rs, ws: 'ws', subset, node: `node-${subset}`, readyAt: T0 + k * 1000 });
+          i++;
+        }
+      }
+      assert.equal(i, 60);
+      const expected: Record<string, string> = {};
+      for (let k = 0; k < 20; k++) {
+        const n = String(k).padStart(2, '0');
+        expected[`a-${n}`] = k < 10 ? '300' : '-100';
+        expected[`b-${n}`] = k < 10 ? '200' : '-200';
+        expected[`c-${n}`] = '100';
+      }
+      await settleUntil(clock, () => assert.deepEqual(costs(bed, ns), expected));
+    });
+  });
+
+  test('a maxReplicas change re-costs the same pods (none recreated)', async () => {
+    const ns = await createNamespace(bed);
+    await withController(ns, async () => {
+      const { rs } = await deployment(ns, 'web', 4);
+      const ws = await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', 2], ['b', undefined])));
+      await place(ns, rs, 'ws', { a: 2, b: 2 });
+      await settleUntil(clock, () => assert.deepEqual(Object.values(costs(bed, ns)), ['200', '200', '100', '100']));
+      const uids = listPods(bed, ns).map((p) => p.metadata.uid);
+      const spec = structuredClone((ws as unknown as WorkloadSpread).spec);
+      spec.subsets[0]!.maxReplicas = 1;
+      const r = await bed.server.control.patch('apps.kruise.io/v1alpha1', 'WorkloadSpread', ns, 'ws', 'application/merge-patch+json', { spec: { subsets: spec.subsets } });
+      assert.ok(r.ok);
+      await settleUntil(clock, () => assert.deepEqual(Object.values(costs(bed, ns)).sort(), ['-100', '100', '100', '200']));
+      assert.deepEqual(listPods(bed, ns).map((p) => p.metadata.uid), uids, 'same pods');
+      assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 2/0', 'b 2/-1']);
+    });
+  });
+});
+
+describe('adoption (spec §4.3)', () => {
+  test('pods created before the WorkloadSpread are adopted by node, with the patch metadata and a marker without uid', async () => {
+    const ns = await createNamespace(bed);
+    await createObject(bed, { apiVersion: 'v1', kind: 'Node', metadata: { name: `${ns}-za`, labels: { zone: 'a' } } });
+    await createObject(bed, { apiVersion: 'v1', kind: 'Node', metadata: { name: `${ns}-zb`, labels: { zone: 'b' } } });
+    await withController(ns, async () => {
+      const { rs } = await deployment(ns, 'web', 3);
+      await createPod(bed, clock, ns, { name: 'old-1', owner: rs, node: `${ns}-za` });
+      await createPod(bed, clock, ns, { name: 'old-2', owner: rs, node: `${ns}-zb` });
+      await createPod(bed, clock, ns, { name: 'old-3', owner: rs, readyAt: 'pending' });
+      const zone = (z: string) => ({ matchExpressions: [{ key: 'zone', operator: 'In', values: [z] }] });
+      await createObject(bed, workloadSpread(ns, 'ws', [
+        { name: 'za', requiredNodeSelectorTerm: zone('a'), maxReplicas: 1, patch: { metadata: { labels: { spread: 'za' }, annotations: { note: 'from-za' } } } },
+        { name: 'zb', requiredNodeSelectorTerm: zone('b'), patch: { metadata: { labels: { spread: 'zb' } } } },
+      ]));
+      await settleUntil(clock, () => {
+        const pods = Object.fromEntries(listPods(bed, ns).map((p) => [p.metadata.name, p]));
+        assert.equal(pods['old-1']?.metadata.annotations?.[MATCHED_WORKLOADSPREAD_ANNOTATION], '{"name":"ws","subset":"za"}');
+        assert.equal(pods['old-1']?.metadata.labels?.['spread'], 'za');
+        assert.equal(pods['old-1']?.metadata.annotations?.['note'], 'from-za');
+        assert.equal(pods['old-2']?.metadata.annotations?.[MATCHED_WORKLOADSPREAD_ANNOTATION], '{"name":"ws","subset":"zb"}');
+        assert.equal(pods['old-3']?.metadata.annotations?.[MATCHED_WORKLOADSPREAD_ANNOTATION], undefined, 'not scheduled: not adopted');
+      });
+      await settleUntil(clock, () => assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['za 1/0', 'zb 1/-1']));
+      await settleUntil(clock, () => assert.deepEqual(costs(bed, ns), { 'old-1': '200', 'old-2': '100', 'old-3': '-300' }), { maxMs: 60_000 });
+    });
+  });
+});
+
+describe('bookkeeping expiry (spec §4.4)', () => {
+  test('a deletingPods entry expires after 15 s with DeletePodFailed; a creatingPods entry after 30 s with CreatePodFailed', async () => {
+    const ns = await createNamespace(bed);
+    await withController(ns, async () => {
+      const { rs } = await deployment(ns, 'web', 2);
+      await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', 2], ['b', undefined])));
+      await place(ns, rs, 'ws', { a: 2 });
+      await settleUntil(clock, () => assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 2/0', 'b 0/-1']));
+      // What the webhook writes on an eviction that a PDB then refuses, and on a reservation whose pod never comes.
+      const ws = getWs(bed, ns, 'ws');
+      const now = formatTime(clock.now());
+      const status = structuredClone(ws.status!);
+      const a = status.versionedSubsetStatuses!['h1']!.find((s) => s.name === 'a')!;
+      a.deletingPods = { 'p-00': now };
+      a.creatingPods = { 'never-created': now };
+      const written = await bed.server.control.update({ ...ws, status } as unknown as KubeObject, { subresource: 'status' });
+      assert.ok(written.ok);
+      await settleUntil(clock, () => assert.ok(eventNotes(bed, ns).some((e) => e === `DeletePodFailed: Pod ${ns}/p-00 was expected to be deleted but it wasn't`), 'DeletePodFailed event'));
+      assert.ok(clock.now() - T0 >= 15_000);
+      await settleUntil(clock, () => assert.ok(eventNotes(bed, ns).some((e) => e === `CreatePodFailed: Pod ${ns}/never-created was expected to be created but it wasn't`), 'CreatePodFailed event'));
+      await settleUntil(clock, () => {
+        const v = getWs(bed, ns, 'ws').status?.versionedSubsetStatuses?.['h1']?.find((s) => s.name === 'a');
+        assert.deepEqual(v?.deletingPods ?? {}, {});
+        assert.deepEqual(v?.creatingPods ?? {}, {});
+        assert.equal(v?.missingReplicas, 0);
+      });
+    });
+  });
+});
+
+describe('Adaptive rescheduling (spec §4.6)', () => {
+  test('pods pending past rescheduleCriticalSeconds are deleted; the subset is Schedulable=False, then recovers after the window', async () => {
+    const ns = await createNamespace(bed);
+    await withController(ns, async () => {
+      const { rs } = await deployment(ns, 'web', 3);
+      const ws = workloadSpread(ns, 'ws', subsets(['a', 2], ['b', undefined]));
+      (ws as unknown as WorkloadSpread).spec.scheduleStrategy = { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 20 } };
+      await createObject(bed, ws);
+      const start = clock.now();
+      await createPod(bed, clock, ns, { name: 'stuck-1', owner: rs, ws: 'ws', subset: 'a', readyAt: 'unschedulable' });
+      await createPod(bed, clock, ns, { name: 'fine-1', owner: rs, ws: 'ws', subset: 'b', node: 'n-b' });
+      await settleUntil(clock, () => assert.deepEqual(listPods(bed, ns).map((p) => p.metadata.name), ['fine-1']));
+      assert.ok(clock.now() - start >= 20_000, 'not before rescheduleCriticalSeconds');
+      const condition = () => getWs(bed, ns, 'ws').status?.subsetStatuses?.find((s) => s.name === 'a')?.conditions?.find((x) => x.type === 'Schedulable');
+      await settleUntil(clock, () => assert.equal(condition()?.status, 'False'));
+      assert.equal(condition()?.reason, 'PodUnschedulable');
+      const falseAt = clock.now();
+      await settleUntil(clock, () => assert.equal(condition()?.status, 'True'), { maxMs: 400_000 });
+      assert.ok(clock.now() - falseAt >= 280_000, 'recovered only after the 300 s window');
+      assert.equal(condition()?.reason, 'Sufficient');
+      assert.ok(eventNotes(bed, ns).includes(`RecoverSchedulable: Subset a of WorkloadSpread ${ns}/ws is recovered from unschedulable to schedulable`));
+    });
+  });
+});
+
+describe('rollout (spec §6.3)', () => {
+  test('versioned statuses per revision; old-revision pods get the reverse costs', async () => {
+    const ns = await createNamespace(bed);
+    await withController(ns, async () => {
+      const d = await createObject(bed, deploymentObject(ns, 'web', 4, 'nginx:2'));
+      const oldRs = await createObject(bed, replicaSetObject(ns, d, 'old', 2, 'nginx:1'));
+      const newRs = await createObject(bed, replicaSetObject(ns, d, 'new', 2, 'nginx:2'));
+      await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', 1], ['b', 1], ['c', undefined])));
+      await place(ns, oldRs, 'ws', { a: 1, b: 1 }, 'old');
+      await place(ns, newRs, 'ws', { a: 1, b: 1 }, 'new');
+      await settleUntil(clock, () => assert.deepEqual(costs(bed, ns), { 'new-00': '300', 'new-01': '200', 'old-00': '100', 'old-01': '200' }));
+      const ws = getWs(bed, ns, 'ws');
+      assert.deepEqual(Object.keys(ws.status?.versionedSubsetStatuses ?? {}).sort(), ['new', 'old']);
+      assert.deepEqual(subsetSummary(ws), ['a 2/0', 'b 2/0', 'c 0/-1'], 'the top level aggregates both revisions');
+    });
+  });
+});
+
+describe('other targets', () => {
+  test('a StatefulSet: status, no deletion cost (D7)', async () => {
+    const ns = await createNamespace(bed);
+    await withController(ns, async () => {
+      const sts = await createObject(bed, {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        metadata: { name: 'db', namespace: ns },
+        spec: { replicas: 3, serviceName: 'db', selector: { matchLabels: { app: 'db' } }, template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'main', image: 'db' }] } } },
+      });
+      await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', 2], ['b', undefined]), { kind: 'StatefulSet', name: 'db' }));
+      await place(ns, sts, 'ws', { a: 2, b: 1 }, 'db');
+      await settleUntil(clock, () => assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 2/0', 'b 1/-1']));
+      await clock.settle();
+      assert.deepEqual(Object.values(costs(bed, ns)), ['', '', '']);
+      // A StatefulSet replica change is watched (the reference forgot): the status follows without any pod event.
+      const r = await bed.server.control.patch('apps/v1', 'StatefulSet', ns, 'db', 'application/merge-patch+json', { spec: { replicas: 0 } });
+      assert.ok(r.ok);
+      await settleUntil(clock, () => assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 0/2', 'b 0/-1']));
+    });
+  });
+
+  test('a Job: replicas are its parallelism, no deletion cost', async () => {
+    const ns = await createNamespace(bed);
+    await withController(ns, async () => {
+      const job = await createObject(bed, {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: 'batch', namespace: ns },
+        spec: { parallelism: 4, template: { metadata: { labels: { job: 'batch' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'x' }] } } },
+      });
+      await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', '50%'], ['b', '50%']), { apiVersion: 'batch/v1', kind: 'Job', name: 'batch' }));
+      const selector = (job['spec'] as { selector?: { matchLabels?: Record<string, string> } }).selector?.matchLabels ?? {};
+      for (const [i, subset] of ['a', 'b', 'b'].entries()) await createPod(bed, clock, ns, { name: `j-${i}`, owner: job, ws: 'ws', subset, node: 'n', labels: selector });
+      await settleUntil(clock, () => assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 1/1', 'b 2/0']));
+      await clock.settle();
+      assert.deepEqual(Object.values(costs(bed, ns)), ['', '', '']);
+    });
+  });
+});
+
+describe('faults', () => {
+  test('a watch cut with the history compacted mid-scale still converges', async () => {
+    const ns = await createNamespace(bed);
+    await withController(ns, async () => {
+      const { rs } = await deployment(ns, 'web', 8);
+      await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', 4], ['b', undefined])));
+      await place(ns, rs, 'ws', { a: 2, b: 2 }, 'x');
+      await clock.quiesce();
+      bed.server.control.cutWatches();
+      await place(ns, rs, 'ws', { a: 2, b: 2 }, 'y');
+      bed.server.control.compact();
+      await settleUntil(clock, () => assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 4/0', 'b 4/-1']));
+      await settleUntil(clock, () => assert.deepEqual(Object.values(costs(bed, ns)).sort(), ['100', '100', '100', '100', '200', '200', '200', '200']));
+    });
+  });
+
+  test('status-write conflicts are retried until the write lands', async () => {
+    const ns = await createNamespace(bed);
+    await withController(ns, async () => {
+      const { rs } = await deployment(ns, 'web', 2);
+      const fault = bed.server.control.injectFault({ resource: 'workloadspreads', verb: 'update', subresource: 'status', status: 409, times: 3 });
+      await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', 1], ['b', undefined])));
+      await place(ns, rs, 'ws', { a: 1, b: 1 });
+      await settleUntil(clock, () => assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 1/0', 'b 1/-1']));
+      assert.equal(fault.hits, 3);
+      fault.clear();
+    });
+  });
+});

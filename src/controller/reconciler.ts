@@ -1,0 +1,308 @@
+/**
+ * One reconcile of a WorkloadSpread (spec §4.2), applying core's
+ * `planReconcile` through the kube layer. `sync(key)` returns when to look
+ * again, or throws to be retried with back-off (conflicts quietly: the work
+ * queue logs them at debug level).
+ *
+ * Order, as the reference:
+ * 1. read the WorkloadSpread (the freshest of cache and our own last write);
+ *    gone or deleting → drop the process-local copy and stop;
+ * 2. resolve the workload, its replicas and pods from the caches; pods that
+ *    may be adopted (no marker of this WorkloadSpread, bound to a node) are
+ *    re-read in full, because adoption scoring compares the whole pod with
+ *    the subset patch applied (the cache keeps a trimmed pod);
+ * 3. latest workload version NotFound (a new ReplicaSet not created yet) →
+ *    adoptions only, look again in a second, no status write;
+ * 4. adopt (metadata patches), then write deletion costs (D7; a failure →
+ *    `PatchPodDeletionCostFailed` and the sync fails before the status);
+ * 5. under the per-WorkloadSpread lock, re-plan against the freshest copy if
+ *    the webhook wrote meanwhile, and write the status only when it changed
+ *    (D9), conditionally on its resourceVersion;
+ * 6. delete the schedule-failed pods (UID precondition); a failure →
+ *    `DeletePodFailed` and a retry;
+ * 7. record the plan's events; requeue after the plan's smallest delay.
+ * A WorkloadSpread whose target does not exist yet gets a status with 0
+ * replicas. Start at `sync`.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock/clock.ts';
+import type { WorkloadSpread } from '../api/workloadspread.ts';
+import { deleteUnschedulablePodFailedEvent, patchDeletionCostFailedEvent, workloadSpreadRef, type EngineEvent } from '../core/events.ts';
+import { readMarker } from '../core/marker.ts';
+import { planReconcile, type ReconcilePlan } from '../core/reconcile-plan.ts';
+import type { Pod } from '../k8s/types.ts';
+import { silentLogger, type Logger } from '../client/logger.ts';
+import { TerminalError } from '../client/workqueue.ts';
+import type { ManagerCaches } from '../kube/caches.ts';
+import type { EngineEventSink } from '../kube/events.ts';
+import type { PodWriter } from '../kube/pod-writer.ts';
+import type { StatusWriter } from '../kube/status-writer.ts';
+import type { ReconcileInputs, WorkloadResolver } from '../kube/workload-resolver.ts';
+import type { WorkloadSpreadState } from '../kube/ws-state.ts';
+import { parseKey } from './event-mapping.ts';
+
+/** How soon to look again when the latest workload version is not there yet. */
+export const LATEST_VERSION_RETRY_MS = 1_000;
+/**
+ * Added to every requeue-after: expiries are checked strictly ("t + 15 s <
+ * now"), so a sync exactly at the deadline would find nothing expired and ask
+ * for no further requeue (a zero delay counts as none). On a virtual clock
+ * that instant is hit exactly.
+ */
+export const REQUEUE_MARGIN_MS = 1;
+/** Pod writes in flight at once during one sync. */
+const POD_WRITE_CONCURRENCY = 16;
+/** Full pods remembered for adoption scoring (by UID, valid for one resourceVersion). */
+const FULL_POD_CACHE = 4_096;
+
+export interface ReconcilerMetrics {
+  /** Active pods per subset after a sync that computed a status. */
+  podsPerSubset?(namespace: string, workloadSpread: string, subset: string, pods: number): void;
+  /** The WorkloadSpread is gone: drop its series. */
+  forgetWorkloadSpread?(namespace: string, workloadSpread: string): void;
+}
+
+export interface ReconcilerOptions {
+  caches: ManagerCaches;
+  resolver: WorkloadResolver;
+  state: WorkloadSpreadState;
+  statusWriter: StatusWriter;
+  podWriter: PodWriter;
+  events: EngineEventSink;
+  clock: Clock;
+  log?: Logger;
+  /** Unschedulable recovery window in seconds (D10; default 300). */
+  recoverySeconds?: number;
+  metrics?: ReconcilerMetrics;
+}
+
+export interface SyncResult {
+  requeueAfterMs?: number;
+}
+
+/** Adds fixed fields to every line (a child logger without depending on pino). */
+export function withFields(log: Logger, fields: Record<string, unknown>): Logger {
+  return {
+    debug: (f, m) => log.debug({ ...fields, ...f }, m),
+    info: (f, m) => log.info({ ...fields, ...f }, m),
+    warn: (f, m) => log.warn({ ...fields, ...f }, m),
+    error: (f, m) => log.error({ ...fields, ...f }, m),
+  };
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight; resolves with the results in order. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+export class Reconciler {
+  readonly #o: ReconcilerOptions;
+  readonly #log: Logger;
+  readonly #fullPods = new Map<string, Pod>();
+
+  constructor(options: ReconcilerOptions) {
+    this.#o = options;
+    this.#log = options.log ?? silentLogger;
+  }
+
+  async sync(key: string, reconcileID: string = randomUUID()): Promise<SyncResult> {
+    const parsed = parseKey(key);
+    if (parsed === undefined) throw new TerminalError(`malformed WorkloadSpread key ${JSON.stringify(key)}`);
+    const { namespace, name } = parsed;
+    const log = withFields(this.#log, { workloadspread: key, reconcileID });
+    const { caches, state } = this.#o;
+
+    const ws = state.freshest(caches.getWorkloadSpread(namespace, name), namespace, name);
+    if (ws === undefined || isDeleting(ws) || caches.getWorkloadSpread(namespace, name) === undefined) {
+      state.forget(namespace, name);
+      this.#o.metrics?.forgetWorkloadSpread?.(namespace, name);
+      log.debug({}, 'WorkloadSpread gone or deleting');
+      return {};
+    }
+    if (ws.spec?.targetRef === undefined || ws.spec.targetRef === null) return {};
+
+    const resolved = await this.#o.resolver.resolveForReconcile(ws);
+    if (!resolved.ok) throw new Error(`resolve the workload of ${key}: ${resolved.error}`);
+    const inputs = resolved.inputs;
+    const pods = await this.#withFullAdoptionCandidates(ws, inputs.pods);
+
+    if (inputs.writeDeletionCost && !inputs.latestVersion.ok) {
+      if (!inputs.latestVersion.notFound) throw new Error(`latest version of ${key}'s workload: ${inputs.latestVersion.error}`);
+      const plan = this.#plan(ws, inputs, pods, false);
+      await this.#adopt(namespace, plan, pods, log);
+      log.debug({ reason: inputs.latestVersion.error }, 'latest workload version not found yet, looking again soon');
+      return { requeueAfterMs: LATEST_VERSION_RETRY_MS };
+    }
+
+    const plan = this.#plan(ws, inputs, pods, inputs.writeDeletionCost);
+    await this.#adopt(namespace, plan, pods, log);
+    if (plan.error !== undefined) {
+      // Only validation-rejected input gets here (an unresolvable maxReplicas): retrying cannot help until the spec changes.
+      throw new TerminalError(`${key}: ${plan.error}`);
+    }
+    await this.#writeDeletionCosts(ws, plan, pods, log);
+
+    const final = await this.#writeStatus(ws, inputs, pods, plan, log);
+    const failures = await this.#deleteScheduleFailed(ws, final, pods, log);
+    this.#o.events.recordAll(final.events, [ws]);
+    for (const s of final.status.subsetStatuses ?? []) this.#o.metrics?.podsPerSubset?.(namespace, name, s.name, s.replicas);
+    if (failures > 0) throw new Error(`${failures} schedule-failed pod(s) of ${key} could not be deleted`);
+    return final.requeueAfterMs === undefined ? {} : { requeueAfterMs: final.requeueAfterMs + REQUEUE_MARGIN_MS };
+  }
+
+  #plan(ws: WorkloadSpread, inputs: ReconcileInputs, pods: Pod[], writeDeletionCost: boolean): ReconcilePlan {
+    return planReconcile({
+      ws,
+      pods,
+      nodeByName: (n) => this.#o.caches.getNode(n),
+      workloadReplicas: inputs.workloadReplicas,
+      latestVersion: inputs.latestVersion.ok ? inputs.latestVersion.version : '',
+      now: this.#o.clock.now(),
+      writeDeletionCost,
+      podVersionOptions: inputs.podVersionOptions,
+      ...(this.#o.recoverySeconds === undefined ? {} : { recoverySeconds: this.#o.recoverySeconds }),
+    });
+  }
+
+  /**
+   * Replaces the cached (trimmed) copy of every pod adoption may score with
+   * the full pod: those without a marker naming this WorkloadSpread and a
+   * subset, bound to a node. A pod gone meanwhile keeps its cached copy.
+   */
+  async #withFullAdoptionCandidates(ws: WorkloadSpread, pods: readonly Pod[]): Promise<Pod[]> {
+    const name = ws.metadata?.name ?? '';
+    const out = [...pods];
+    const wanted: number[] = [];
+    pods.forEach((pod, i) => {
+      const marker = readMarker(pod);
+      const own = marker !== undefined && marker.name === name && marker.subset !== '';
+      if (!own && typeof pod.spec?.nodeName === 'string' && pod.spec.nodeName !== '') wanted.push(i);
+    });
+    await mapLimit(wanted, POD_WRITE_CONCURRENCY, async (i) => {
+      const cached = pods[i] as Pod;
+      const uid = cached.metadata?.uid ?? '';
+      const known = this.#fullPods.get(uid);
+      if (known !== undefined && known.metadata?.resourceVersion === cached.metadata?.resourceVersion) {
+        out[i] = known;
+        return;
+      }
+      const full = await this.#o.caches.getFullPod(cached.metadata?.namespace ?? '', cached.metadata?.name ?? '');
+      if (full === undefined || full.metadata?.uid !== uid) return;
+      out[i] = full;
+      this.#fullPods.delete(uid);
+      this.#fullPods.set(uid, full);
+      if (this.#fullPods.size > FULL_POD_CACHE) this.#fullPods.delete(this.#fullPods.keys().next().value as string);
+    });
+    return out;
+  }
+
+  async #adopt(namespace: string, plan: ReconcilePlan, pods: readonly Pod[], log: Logger): Promise<void> {
+    if (plan.adoptions.length === 0) return;
+    const uidOf = new Map(pods.map((p) => [p.metadata?.name ?? '', p.metadata?.uid]));
+    const results = await mapLimit(plan.adoptions, POD_WRITE_CONCURRENCY, (a) => this.#o.podWriter.adopt(namespace, a.pod, uidOf.get(a.pod), a.patch));
+    let failed = 0;
+    results.forEach((r, i) => {
+      const adoption = plan.adoptions[i];
+      if (r.ok) {
+        log.info({ pod: `${namespace}/${adoption?.pod ?? ''}`, subset: adoption?.subset }, 'adopted pod');
+      } else if (!r.notFound) {
+        failed++;
+        log.warn({ pod: `${namespace}/${adoption?.pod ?? ''}`, err: r.message }, 'adoption patch failed');
+      }
+    });
+    if (failed > 0) throw new Error(`${failed} adoption patch(es) failed`);
+  }
+
+  async #writeDeletionCosts(ws: WorkloadSpread, plan: ReconcilePlan, pods: readonly Pod[], log: Logger): Promise<void> {
+    if (plan.deletionCostPatches.length === 0) return;
+    const byName = new Map(pods.map((p) => [p.metadata?.name ?? '', p]));
+    const subsetOf = new Map<string, string>();
+    const namespace = ws.metadata?.namespace ?? '';
+    const results = await mapLimit(plan.deletionCostPatches, POD_WRITE_CONCURRENCY, async (patch) => {
+      const pod = byName.get(patch.pod);
+      if (pod === undefined) return { ok: true as const };
+      subsetOf.set(patch.pod, readMarker(pod)?.subset ?? '');
+      return this.#o.podWriter.patchDeletionCost(pod, patch.cost);
+    });
+    const events: EngineEvent[] = [];
+    results.forEach((r, i) => {
+      const patch = plan.deletionCostPatches[i];
+      if (r.ok || r.notFound || patch === undefined) return;
+      log.warn({ pod: `${namespace}/${patch.pod}`, cost: patch.cost, err: r.message }, 'deletion cost patch failed');
+      events.push(patchDeletionCostFailedEvent(workloadSpreadRef(ws), { namespace, name: patch.pod }, subsetOf.get(patch.pod) ?? '', patch.cost));
+    });
+    if (events.length > 0) {
+      this.#o.events.recordAll(events, [ws]);
+      throw new Error(`${events.length} deletion cost patch(es) failed`);
+    }
+  }
+
+  /**
+   * Writes the status under the per-WorkloadSpread lock, re-planning against
+   * the freshest copy when the webhook wrote since the plan was made (the pods
+   * are the same; only the stored reservations differ). Returns the plan whose
+   * status was written (or found unchanged).
+   */
+  async #writeStatus(ws: WorkloadSpread, inputs: ReconcileInputs, pods: Pod[], plan: ReconcilePlan, log: Logger): Promise<ReconcilePlan> {
+    const uid = ws.metadata?.uid ?? `${ws.metadata?.namespace ?? ''}/${ws.metadata?.name ?? ''}`;
+    return this.#o.state.withLock(uid, async () => {
+      const namespace = ws.metadata?.namespace ?? '';
+      const name = ws.metadata?.name ?? '';
+      const fresh = this.#o.state.freshest(this.#o.caches.getWorkloadSpread(namespace, name), namespace, name) ?? ws;
+      let final = plan;
+      let base = ws;
+      if (fresh.metadata?.resourceVersion !== ws.metadata?.resourceVersion) {
+        base = fresh;
+        final = this.#plan(fresh, inputs, pods, false);
+        final = { ...final, deletionCostPatches: [] };
+      }
+      if (!final.statusChanged) return final;
+      const written = await this.#o.statusWriter.writeStatus(base, final.status, 'controller');
+      if (!written.ok) {
+        if (written.reason === 'NotFound') {
+          log.debug({}, 'WorkloadSpread deleted during the sync');
+          return { ...final, events: [], podsToDelete: [], scheduleFailed: [] };
+        }
+        // Conflicts are thrown as the API error itself, so the queue retries them quietly.
+        throw written.error instanceof Error ? written.error : new Error(written.message);
+      }
+      log.debug({ resourceVersion: written.ws.metadata?.resourceVersion }, 'status written');
+      return final;
+    });
+  }
+
+  async #deleteScheduleFailed(ws: WorkloadSpread, plan: ReconcilePlan, pods: readonly Pod[], log: Logger): Promise<number> {
+    if (plan.scheduleFailed.length === 0) return 0;
+    const namespace = ws.metadata?.namespace ?? '';
+    const uidOf = new Map(pods.map((p) => [p.metadata?.name ?? '', p.metadata?.uid]));
+    const results = await mapLimit(plan.scheduleFailed, POD_WRITE_CONCURRENCY, (f) => this.#o.podWriter.deletePod(namespace, f.pod, uidOf.get(f.pod)));
+    let failures = 0;
+    results.forEach((r, i) => {
+      const f = plan.scheduleFailed[i];
+      if (f === undefined) return;
+      if (r.ok) {
+        if (r.skipped !== true) log.info({ pod: `${namespace}/${f.pod}`, subset: f.subset }, 'deleted unschedulable pod');
+        return;
+      }
+      failures++;
+      log.warn({ pod: `${namespace}/${f.pod}`, err: r.message }, 'deleting an unschedulable pod failed');
+      this.#o.events.record(deleteUnschedulablePodFailedEvent(workloadSpreadRef(ws), { namespace, name: f.pod }, f.subset), [ws]);
+    });
+    return failures;
+  }
+}
+
+function isDeleting(ws: WorkloadSpread): boolean {
+  const ts = ws.metadata?.deletionTimestamp;
+  return ts !== undefined && ts !== null && ts !== '';
+}
+
