@@ -26,6 +26,7 @@ import { podsForWorkloadSpread } from '../core/workload-pods.ts';
 import { isPlainObject } from '../k8s/json.ts';
 import { isPodActive, isPodReady, podDeletionCost, podPhase } from '../k8s/pod.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
+import type { BudgetView } from './status-budgets.ts';
 
 export interface CostRange {
   min: number;
@@ -92,6 +93,8 @@ export interface WorkloadSpreadView {
   unassigned: PodView[];
   /** Things that make the view incomplete (target missing, replicas unknown, a bad selector). */
   problems: string[];
+  /** Disruption budgets selecting its pods (status-budgets.ts), when the caller listed budgets. */
+  budgets?: BudgetView[];
 }
 
 export interface ViewInput {

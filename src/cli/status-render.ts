@@ -1,11 +1,13 @@
 /**
  * The `workloadspread status` table: per WorkloadSpread a heading (target,
  * replicas, pods placed), one row per subset with a bar, then the target's
- * pods that belong to no subset. Columns are aligned by visible width, so
+ * pods that belong to no subset, then the disruption budgets selecting its
+ * pods (status-budgets.ts). Columns are aligned by visible width, so
  * colour never shifts them. The JSON form is the views themselves
  * (`statusJson`), one line per snapshot. Pure.
  */
 import { barLegend, barScale, renderBar, type BarCounts } from './bars.ts';
+import { renderBudgets } from './status-budgets.ts';
 import type { SubsetView, WorkloadSpreadView } from './status-model.ts';
 import { padVisible, visibleWidth, type Style } from './style.ts';
 
@@ -91,6 +93,7 @@ export function renderView(view: WorkloadSpreadView, style: Style): string {
     ]);
     lines.push(...alignColumns(rows));
   }
+  lines.push(...renderBudgets(view.budgets, style));
   return `${lines.join('\n')}\n`;
 }
 

@@ -10,9 +10,11 @@
  * one GET per target (and its scale subresource for custom kinds whose
  * replica count is otherwise unknown); the custom-workload whitelist of the
  * manager is not read, so such a kind's count comes from its scale
- * subresource.
+ * subresource. Disruption budgets (DomainDisruptionBudgets where the cluster
+ * serves them, and PodDisruptionBudgets) selecting a WorkloadSpread's pods
+ * are shown under it (status-budgets.ts).
  *
- * `--watch` keeps informers on WorkloadSpreads, pods and ReplicaSets and
+ * `--watch` keeps informers on WorkloadSpreads, pods, ReplicaSets and budgets and
  * redraws when what it would print changed (coalescing bursts of events);
  * the screen is cleared only on a TTY, otherwise snapshots follow each
  * other; with `-o json` each snapshot is one JSON line. Ctrl-C ends it (exit 0).
@@ -21,6 +23,7 @@
  * 1 the cluster cannot be reached or refuses, the WorkloadSpread CRD is not
  * installed, or NAME does not exist; 2 usage errors. Every error is one line.
  */
+import { DDB_API_VERSION, DDB_KIND } from '../api/disruption-budget.ts';
 import { API_VERSION, KIND } from '../api/workloadspread.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { EMPTY_WHITELIST } from '../api/whitelist.ts';
@@ -37,6 +40,7 @@ import { formatTime } from '../k8s/time.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { CommandError, UsageError, type CliIo } from './io.ts';
+import { budgetViews } from './status-budgets.ts';
 import { workloadSpreadView, type ViewInput, type WorkloadSpreadView } from './status-model.ts';
 import { renderViews, statusJson } from './status-render.ts';
 import { CLEAR_SCREEN, createStyle, wantsColor } from './style.ts';
@@ -74,6 +78,8 @@ export interface StatusSources {
   workloadSpreads: WorkloadSpread[];
   pods(namespace: string): Pod[];
   replicaSets(namespace: string): KubeObject[];
+  /** DomainDisruptionBudgets and PodDisruptionBudgets of a namespace (absent: budgets are not shown). */
+  budgets?(namespace: string): { ddbs: KubeObject[]; pdbs: KubeObject[] };
 }
 
 type TargetInfo = Pick<ViewInput, 'workload' | 'replicas' | 'fallbackSelector'>;
@@ -156,7 +162,13 @@ export async function buildViews(client: KubeClient, sources: StatusSources): Pr
   const targets = await Promise.all(sorted.map((ws) => fetchTarget(client, ws)));
   return sorted.map((ws, i) => {
     const namespace = ws.metadata?.namespace ?? '';
-    return workloadSpreadView({ ws, ...(targets[i] as TargetInfo), replicaSets: sources.replicaSets(namespace), pods: sources.pods(namespace) });
+    const view = workloadSpreadView({ ws, ...(targets[i] as TargetInfo), replicaSets: sources.replicaSets(namespace), pods: sources.pods(namespace) });
+    const budgets = sources.budgets?.(namespace);
+    if (budgets !== undefined) {
+      const names = new Set(view.pods.map((p) => p.name));
+      view.budgets = budgetViews(sources.pods(namespace).filter((p) => names.has(p.metadata?.name ?? '')), budgets.ddbs, budgets.pdbs);
+    }
+    return view;
   });
 }
 
@@ -176,14 +188,30 @@ async function listSources(client: KubeClient, namespace: string | undefined, na
   const namespaces = [...new Set(workloadSpreads.map((ws) => ws.metadata?.namespace ?? ''))];
   const pods = new Map<string, Pod[]>();
   const replicaSets = new Map<string, KubeObject[]>();
+  const budgets = new Map<string, { ddbs: KubeObject[]; pdbs: KubeObject[] }>();
+  const ddbRef = await budgetRef(client);
   await Promise.all(
     namespaces.map(async (ns) => {
-      const [p, rs] = await Promise.all([client.listAll<Pod>(BUILTIN.pods, { namespace: ns }), client.listAll<KubeObject>(BUILTIN.replicasets, { namespace: ns })]);
+      const [p, rs, pdbs, ddbs] = await Promise.all([
+        client.listAll<Pod>(BUILTIN.pods, { namespace: ns }),
+        client.listAll<KubeObject>(BUILTIN.replicasets, { namespace: ns }),
+        client.listAll<KubeObject>(BUILTIN.poddisruptionbudgets, { namespace: ns }),
+        ddbRef === undefined ? Promise.resolve({ items: [] as KubeObject[] }) : client.listAll<KubeObject>(ddbRef, { namespace: ns }),
+      ]);
       pods.set(ns, p.items);
       replicaSets.set(ns, rs.items);
+      budgets.set(ns, { ddbs: ddbs.items, pdbs: pdbs.items });
     }),
   );
-  return { workloadSpreads, pods: (ns) => pods.get(ns) ?? [], replicaSets: (ns) => replicaSets.get(ns) ?? [] };
+  return { workloadSpreads, pods: (ns) => pods.get(ns) ?? [], replicaSets: (ns) => replicaSets.get(ns) ?? [], budgets: (ns) => budgets.get(ns) ?? { ddbs: [], pdbs: [] } };
+}
+
+/** The DomainDisruptionBudget resource, when the cluster serves it (an install without issue 7's CRD shows PDBs only). */
+async function budgetRef(client: KubeClient): Promise<ResourceRef | undefined> {
+  const resolved = await client.resources.resolve(DDB_API_VERSION, DDB_KIND);
+  if (resolved.ok) return resolved.ref as ResourceRef;
+  if (resolved.notFound) return undefined;
+  throw resolved.error;
 }
 
 function noneFound(namespace: string | undefined): string {
@@ -244,8 +272,11 @@ async function watch(
     workloadSpreads: new Informer<WorkloadSpread & KubeObject>({ client, ref: WORKLOADSPREAD_REF, name: 'workloadspreads', ...scope, ...fieldSelector }),
     pods: new Informer<Pod>({ client, ref: BUILTIN.pods, name: 'pods', ...scope }),
     replicaSets: new Informer<KubeObject>({ client, ref: BUILTIN.replicasets, name: 'replicasets', ...scope }),
+    pdbs: new Informer<KubeObject>({ client, ref: BUILTIN.poddisruptionbudgets, name: 'poddisruptionbudgets', ...scope }),
   };
-  const all = Object.values(informers) as Informer<KubeObject>[];
+  const ddbRef = await budgetRef(client);
+  const ddbs = ddbRef === undefined ? undefined : new Informer<KubeObject>({ client, ref: ddbRef, name: 'domaindisruptionbudgets', ...scope });
+  const all = [...(Object.values(informers) as Informer<KubeObject>[]), ...(ddbs === undefined ? [] : [ddbs])];
   const tty = hooks.isTTY ?? process.stdout.isTTY === true;
   const delay = hooks.redrawDelayMs ?? DEFAULT_REDRAW_DELAY_MS;
   let last: string | undefined;
@@ -262,6 +293,7 @@ async function watch(
       workloadSpreads: informers.workloadSpreads.store.list(),
       pods: (ns) => informers.pods.store.list(ns),
       replicaSets: (ns) => informers.replicaSets.store.list(ns),
+      budgets: (ns) => ({ ddbs: ddbs?.store.list(ns) ?? [], pdbs: informers.pdbs.store.list(ns) }),
     };
     let text: string;
     try {
