@@ -13,9 +13,9 @@
  * problem named by its field) or bad flags; 130 interrupted (Ctrl-C) after
  * cleaning up. Never a stack trace.
  */
-import { resolve } from 'node:path';
-import { basename, extname } from 'node:path';
+import { basename, extname, resolve } from 'node:path';
 import type { Logger } from '../client/logger.ts';
+import type { ServingCertificate } from '../cluster/apiserver/certs.ts';
 import { jsonLine } from '../sim/output-json.ts';
 import { renderHtmlReport } from '../sim/html-report.ts';
 import { renderHeader, renderSetup, renderStep, renderSummary } from '../sim/report-table.ts';
@@ -42,6 +42,8 @@ export interface SimulateHooks {
   log?: Logger;
   /** Called with the result before the exit code is decided (tests, the demo). */
   onResult?: (result: ScenarioRunResult) => void;
+  /** A serving certificate to reuse (tests running many scenarios). */
+  certificate?: ServingCertificate;
 }
 
 /** Aborts on SIGINT/SIGTERM while the run lasts; `release` removes the handlers. */
@@ -86,6 +88,7 @@ export async function runSimulate(options: SimulateOptions, io: CliIo, hooks: Si
   const run: RunOptions = { warn };
   if (options.kubeconfig !== undefined) run.kubeconfig = options.kubeconfig;
   if (hooks.log !== undefined) run.log = hooks.log;
+  if (hooks.certificate !== undefined) run.certificate = hooks.certificate;
   if (output === 'table') {
     io.out(renderHeader({ name: scenario.name, ...(scenario.description === undefined ? {} : { description: scenario.description }), mode: options.kubeconfig === undefined ? 'embedded' : 'kubeconfig' }));
     run.onSetup = (setup) => io.out(renderSetup(setup, style));

@@ -54,9 +54,11 @@ export function showValue(v: unknown): string {
   return JSON.stringify(v);
 }
 
-/** `subsets.a = 2` when it held, `subsets.a: expected 2, got 3 (hint)` when not. */
+/** `subsets.a = 2` when it held, `subsets.a: expected 2, got 3 (hint)` when not; `error: the scale step failed: …` for a refused step. */
 export function describeExpectation(e: ExpectationResult): string {
   if (e.ok) return `${e.path} = ${showValue(e.actual)}`;
+  // A step that failed without `expectFailure`: say what failed and why.
+  if (e.path === 'error' && e.expected === null) return `error: ${e.message ?? 'the step failed'}: ${showValue(e.actual)}`;
   return `${e.path}: expected ${showValue(e.expected)}, got ${showValue(e.actual)}${e.message === undefined ? '' : ` (${e.message})`}`;
 }
 
