@@ -106,13 +106,21 @@ function chapterHeading(n: number, total: number, chapter: DemoChapter, elapsedM
   return `${style.cyan('──')}${style.bold(title)}${style.cyan('─'.repeat(fill))}${style.dim(right)}`;
 }
 
-function defaultWaitForEnter(): Promise<void> {
+/** Waits for a line on stdin; Ctrl-C while waiting (readline takes it from the terminal) aborts the demo. */
+function waitForEnterOn(abort: () => void, signal: AbortSignal): Promise<void> {
   return new Promise((resolveEnter) => {
-    const rl = createInterface({ input: process.stdin });
-    rl.once('line', () => {
+    const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true });
+    const done = () => {
+      signal.removeEventListener('abort', done);
       rl.close();
       resolveEnter();
+    };
+    rl.once('line', done);
+    rl.once('SIGINT', () => {
+      abort();
+      done();
     });
+    signal.addEventListener('abort', done, { once: true });
   });
 }
 
@@ -132,15 +140,18 @@ export async function runDemo(options: DemoOptions, io: CliIo, hooks: DemoHooks 
   const { scenario, chapters } = built.demo;
   const total = chapters.size;
 
-  let signal = hooks.signal;
-  let removeSigint: (() => void) | undefined;
-  if (signal === undefined) {
-    const controller = new AbortController();
-    const onSigint = () => controller.abort(new Error('interrupted'));
-    process.once('SIGINT', onSigint);
-    removeSigint = () => process.off('SIGINT', onSigint);
-    signal = controller.signal;
-  }
+  // Ctrl-C (or the caller's signal) aborts the run; the runner then stops everything it started.
+  const controller = new AbortController();
+  const abort = () => controller.abort(new Error('interrupted'));
+  const signal = controller.signal;
+  hooks.signal?.addEventListener('abort', abort, { once: true });
+  if (hooks.signal?.aborted === true) abort();
+  const onSigint = hooks.signal === undefined ? abort : undefined;
+  if (onSigint !== undefined) process.once('SIGINT', onSigint);
+  const removeSigint = () => {
+    if (onSigint !== undefined) process.off('SIGINT', onSigint);
+    hooks.signal?.removeEventListener('abort', abort);
+  };
 
   const say = (lines: string[]) => io.out(`${lines.join('\n')}\n`);
   const pools = DEMO_NODES.map((g) => `${g.namePrefix}-1..${g.count}`).join(', ');
@@ -177,7 +188,7 @@ export async function runDemo(options: DemoOptions, io: CliIo, hooks: DemoHooks 
       if (chapterNo > 1 && !options.fast) {
         if (options.step === true && tty) {
           io.out(style.dim('    (Enter for the next step)'));
-          await (hooks.waitForEnter ?? defaultWaitForEnter)();
+          await (hooks.waitForEnter ?? (() => waitForEnterOn(abort, signal)))();
         } else if (tty) await pause(CHAPTER_PAUSE_MS);
       }
       const frame = demoFrame(before, step);
@@ -185,7 +196,7 @@ export async function runDemo(options: DemoOptions, io: CliIo, hooks: DemoHooks 
       before = step;
     },
   });
-  removeSigint?.();
+  removeSigint();
 
   if (result.interrupted === true) {
     say(['', 'Interrupted: the cluster and the manager were stopped.']);
@@ -215,7 +226,9 @@ export async function runDemo(options: DemoOptions, io: CliIo, hooks: DemoHooks 
     `  ${style.cyan('export KUBECONFIG=$PWD/workloadspread.kubeconfig')}  ${style.dim('# in another terminal')}`,
     `  ${style.cyan('kubectl apply -f examples/zone-ratio.yaml')}`,
     `  ${style.cyan('npx workloadspread status --watch')}`,
-    `Replay or change the demo's policy without a cluster: ${style.cyan('npx workloadspread simulate FILE.yaml')} (docs/scenarios.md).`,
+    '',
+    'To check a spread policy of your own the same way, write a scenario (docs/scenarios.md):',
+    `  ${style.cyan('npx workloadspread simulate examples/scenarios/adaptive.yaml')}`,
   ]);
   return result.ok ? 0 : 1;
 }
