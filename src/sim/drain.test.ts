@@ -75,8 +75,10 @@ describe('refusingBudget', () => {
     assert.deepEqual(refusingBudget(status), { kind: 'PodDisruptionBudget', name: 'web-pdb' });
   });
   test('a DomainDisruptionBudget and its domain are named in the webhook message', () => {
-    const message = 'admission webhook "pods.workloadspread.io" denied the request: DomainDisruptionBudget app-ddb does not allow a disruption in domain zone=b: 0 of 3 allowed';
-    assert.deepEqual(refusingBudget({ message }), { kind: 'DomainDisruptionBudget', name: 'app-ddb', domain: 'zone=b' });
+    const denied = 'admission webhook "vpod.workloadspread.io" denied the request: Cannot evict pod as it would violate the DomainDisruptionBudget';
+    assert.deepEqual(refusingBudget({ message: `${denied} default/app-ddb in domain "zone-b": it needs 2 healthy pods and has 2` }), { kind: 'DomainDisruptionBudget', name: 'app-ddb', domain: 'zone-b' });
+    assert.deepEqual(refusingBudget({ message: `${denied} team/x in domain <none> (pods whose domain cannot be named): …` }), { kind: 'DomainDisruptionBudget', name: 'x', domain: '<none>' });
+    assert.deepEqual(refusingBudget({ message: `${denied} web` }), { kind: 'DomainDisruptionBudget', name: 'web' });
   });
   test('anything else names no budget', () => {
     assert.equal(refusingBudget({ message: 'the server is busy' }), undefined);

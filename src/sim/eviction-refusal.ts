@@ -7,9 +7,9 @@
  *   currently`);
  * - a DomainDisruptionBudget, checked by our validating webhook: the denial
  *   is `admission webhook "…" denied the request: <our message>`, and our
- *   message names the budget and the domain (webhook/, issue 7), e.g.
- *   `DomainDisruptionBudget app-ddb does not allow a disruption in domain
- *   zone=b (…)`.
+ *   message names the budget (`namespace/name`) and the domain
+ *   (core/disruption-decision.ts), e.g. `Cannot evict pod as it would violate
+ *   the DomainDisruptionBudget default/app-ddb in domain "zone-b": …`.
  * Both are read from the text, because that is all a client like kubectl
  * sees; an answer in neither shape gives `budget: undefined` and the record
  * keeps the message. Pure.
@@ -29,7 +29,8 @@ export interface RefusalStatus {
 }
 
 const PDB_CAUSE = /^The disruption budget (\S+?) /;
-const DDB_NAME = /DomainDisruptionBudget ([a-z0-9]([-a-z0-9.]*[a-z0-9])?)/;
+/** `DomainDisruptionBudget [namespace/]name`: names are DNS subdomains. */
+const DDB_NAME = /DomainDisruptionBudget (?:[a-z0-9][-a-z0-9.]*\/)?([a-z0-9](?:[-a-z0-9.]*[a-z0-9])?)/;
 const DDB_DOMAIN = /\bdomain ("[^"]*"|\S+?)(?=[\s:;,)]|$)/;
 
 /** The budget that refused an eviction (undefined: the answer names none). */
