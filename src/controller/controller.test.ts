@@ -8,19 +8,22 @@
  * pods, creating/deleting bookkeeping expiry with their events, Adaptive
  * rescheduling and recovery (§4.6), versioned statuses and reverse costs
  * during a rollout (§6.3), StatefulSet and Job targets, D9 (no write when
- * nothing changed), and convergence after a watch cut with compaction.
+ * nothing changed), a custom workload through the whitelist edited at
+ * runtime, the metrics hooks, and convergence after a watch cut with
+ * compaction and after status-write conflicts.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MATCHED_WORKLOADSPREAD_ANNOTATION } from '../api/keys.ts';
+import { DEFAULT_CONFIGMAP_NAME, MATCHED_WORKLOADSPREAD_ANNOTATION, WHITELIST_CONFIGMAP_KEY } from '../api/keys.ts';
 import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { KubeObject } from '../k8s/types.ts';
-import { createNamespace, createObject, startKubeTestBed, T0, workloadSpread } from '../kube/kube-test-kit.ts';
+import { createNamespace, createObject, customWorkloadCrd, startKubeTestBed, T0, whitelistJson, workloadSpread } from '../kube/kube-test-kit.ts';
 import type { ClientTestBed } from '../testing/client-test-bed.ts';
 import { settleUntil } from '../testing/eventually.ts';
+import type { ControllerMetrics } from './controller.ts';
 import { costs, createPod, deploymentObject, eventNotes, getWs, listPods, replicaSetObject, startController, subsetSummary, type RunningController } from './controller-test-kit.ts';
 
 let clock: VirtualClock;
@@ -32,7 +35,7 @@ before(async () => {
 });
 after(() => bed.close());
 
-async function withController(ns: string, fn: (c: RunningController) => Promise<void>, options: { recoverySeconds?: number } = {}): Promise<void> {
+async function withController(ns: string, fn: (c: RunningController) => Promise<void>, options: { recoverySeconds?: number; metrics?: ControllerMetrics } = {}): Promise<void> {
   // WS_DEBUG=1 prints the controller's log with virtual timestamps.
   const debug = process.env['WS_DEBUG'] === '1';
   const line = (lvl: string) => (f: object, m: string) => console.error(`${lvl} ${clock.now() - T0} ${m} ${JSON.stringify(f)}`);
@@ -343,5 +346,70 @@ describe('faults', () => {
       assert.equal(fault.hits, 3);
       fault.clear();
     });
+  });
+});
+
+describe('custom workloads (D6, spec §5.2)', () => {
+  test('a whitelisted custom kind: counted through its scale subresource, and watched once the whitelist names it (edited at runtime)', async () => {
+    const ns = await createNamespace(bed, 'custom');
+    await createObject(bed, customWorkloadCrd('games.example.com', 'GameSet', 'gamesets'));
+    await clock.quiesce();
+    await withController(ns, async () => {
+      const g = await createObject(bed, { apiVersion: 'games.example.com/v1', kind: 'GameSet', metadata: { name: 'g', namespace: ns }, spec: { replicas: 4 } });
+      await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', '50%'], ['b', '50%']), { apiVersion: 'games.example.com/v1', kind: 'GameSet', name: 'g' }));
+      for (const [i, subset] of ['a', 'a', 'b', 'b'].entries()) await createPod(bed, clock, ns, { name: `g-${i}`, owner: g, ws: 'ws', subset, node: 'n' });
+      // Not whitelisted: the scale subresource still gives the count (4 → 2/2), but GameSet changes are not watched.
+      await settleUntil(clock, () => assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 2/0', 'b 2/0']));
+      const scaled = await bed.server.control.patch('games.example.com/v1', 'GameSet', ns, 'g', 'application/merge-patch+json', { spec: { replicas: 8 } });
+      assert.ok(scaled.ok);
+      await clock.quiesce();
+      assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 2/0', 'b 2/0'], 'no watch on GameSets yet');
+
+      const wl = whitelistJson([{ Group: 'games.example.com', Version: 'v1', Kind: 'GameSet', replicasPath: 'spec.replicas' }]);
+      await createObject(bed, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: DEFAULT_CONFIGMAP_NAME, namespace: ns }, data: { [WHITELIST_CONFIGMAP_KEY]: wl } });
+      await settleUntil(clock, () => assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 2/2', 'b 2/2']), { maxMs: 120_000 });
+      const again = await bed.server.control.patch('games.example.com/v1', 'GameSet', ns, 'g', 'application/merge-patch+json', { spec: { replicas: 10 } });
+      assert.ok(again.ok);
+      await clock.quiesce();
+      assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 2/3', 'b 2/3'], 'a whitelisted kind is watched: its replica change reconciles at once');
+      assert.deepEqual(Object.values(costs(bed, ns)), ['', '', '', ''], 'pods owned by the custom workload itself get no deletion cost (D7)');
+    });
+  });
+});
+
+describe('metrics hooks', () => {
+  test('reconciles, errors, duration, workers, queue, pods per subset, and a deleted WorkloadSpread forgotten', async () => {
+    const ns = await createNamespace(bed, 'metrics');
+    const seen = { reconcile: new Map<string, number>(), errors: 0, times: 0, maxWorkers: 0, adds: 0, retries: 0, pods: new Map<string, number>(), forgotten: [] as string[] };
+    const metrics: ControllerMetrics = {
+      reconcile: (r) => seen.reconcile.set(r, (seen.reconcile.get(r) ?? 0) + 1),
+      reconcileError: () => void seen.errors++,
+      reconcileTime: (s) => {
+        assert.ok(s >= 0, 'a duration');
+        seen.times++;
+      },
+      activeWorkers: (n) => void (seen.maxWorkers = Math.max(seen.maxWorkers, n)),
+      queue: { adds: () => void seen.adds++, retries: () => void seen.retries++ },
+      podsPerSubset: (n, w, subset, count) => void (n === ns && seen.pods.set(`${w}/${subset}`, count)),
+      forgetWorkloadSpread: (n, w) => void (n === ns && seen.forgotten.push(w)),
+    };
+    await withController(ns, async () => {
+      const { rs } = await deployment(ns, 'web', 3);
+      await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', 1], ['b', undefined])));
+      await place(ns, rs, 'ws', { a: 1, b: 2 });
+      await settleUntil(clock, () => assert.deepEqual(Object.fromEntries(seen.pods), { 'ws/a': 1, 'ws/b': 2 }));
+      assert.ok((seen.reconcile.get('success') ?? 0) > 0, 'successful reconciles counted');
+      assert.ok(seen.times > 0 && seen.adds > 0 && seen.maxWorkers >= 1, 'durations, queue adds and workers reported');
+
+      const fault = bed.server.control.injectFault({ resource: 'pods', verb: 'patch', status: 500, times: 1 });
+      await createPod(bed, clock, ns, { name: 'late', owner: rs, ws: 'ws', subset: 'b', node: 'node-b' });
+      await settleUntil(clock, () => assert.equal(costs(bed, ns)['late'], '100'));
+      assert.equal(fault.hits, 1);
+      assert.ok(seen.errors >= 1 && (seen.reconcile.get('error') ?? 0) >= 1 && seen.retries >= 1, 'the failed sync is counted and retried');
+      assert.ok(eventNotes(bed, ns).some((e) => e.startsWith('PatchPodDeletionCostFailed:') && e.includes(`Pod ${ns}/late in subset b`)), 'PatchPodDeletionCostFailed recorded');
+
+      await bed.server.control.delete('apps.kruise.io/v1alpha1', 'WorkloadSpread', ns, 'ws');
+      await settleUntil(clock, () => assert.deepEqual(seen.forgotten.includes('ws'), true));
+    }, { metrics });
   });
 });
