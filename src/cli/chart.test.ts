@@ -258,7 +258,7 @@ describe('helm template with non-default values', () => {
         assert.equal(w.failurePolicy, 'Ignore');
         assert.equal(w.timeoutSeconds, 5);
         assert.equal(w.clientConfig.service.namespace, 'ws-system');
-        if (w.name === 'vworkloadspread.workloadspread.io') {
+        if (w.name === 'vworkloadspread.workloadspread.io' || w.name === 'vdomaindisruptionbudget.workloadspread.io') {
           assert.deepEqual(w.namespaceSelector, {});
         } else {
           assert.deepEqual(w.namespaceSelector.matchExpressions, [

@@ -216,3 +216,34 @@ export function decideEviction(budgets: readonly DomainDisruptionBudget[], pod: 
   }
   return records.length > 0 ? { kind: 'record', records } : { kind: 'allow', reason };
 }
+
+/**
+ * Undoes a record (an eviction that another budget refused after this one
+ * approved it): the pod leaves the domain's disruptedPods and the disruption
+ * is given back. Undefined when there is nothing to undo.
+ */
+export function releaseRecord(status: DomainDisruptionBudgetStatus | undefined, domain: string, pod: Pod, now: number): DomainDisruptionBudgetStatus | undefined {
+  const podName = pod.metadata?.name ?? '';
+  const entry = domainEntry(status, domain);
+  if (status === undefined || entry === undefined || !isPlainObject(entry.disruptedPods) || typeof entry.disruptedPods[podName] !== 'string') return undefined;
+  const next = structuredClone(status);
+  const domains = (Array.isArray(next.domains) ? next.domains : []).filter((d) => isPlainObject(d)).map((d) => {
+    if (d.name !== domain) return d;
+    const f = figuresOf(d);
+    const { [podName]: _released, ...rest } = isPlainObject(d.disruptedPods) ? d.disruptedPods : {};
+    const allowed = f.disruptionsAllowed + 1;
+    const out: DomainStatus = {
+      ...d,
+      ...f,
+      currentHealthy: isPodReady(pod) ? f.currentHealthy + 1 : f.currentHealthy,
+      disruptionsAllowed: allowed,
+      conditions: setCondition(Array.isArray(d.conditions) ? d.conditions : [], disruptionAllowedCondition(allowed), now),
+    };
+    if (Object.keys(rest).length > 0) out.disruptedPods = rest;
+    else delete out.disruptedPods;
+    return out;
+  });
+  next.domains = domains;
+  next.blockedDomains = blockedDomainCount(domains);
+  return next;
+}

@@ -19,6 +19,7 @@
  * Start at `withLock` and `freshest`.
  */
 import type { WorkloadSpread } from '../api/workloadspread.ts';
+import type { ObjectMeta } from '../k8s/types.ts';
 import { keyOf } from '../client/store.ts';
 
 /**
@@ -52,11 +53,15 @@ export interface WorkloadSpreadStateOptions {
   maxEntries?: number;
 }
 
-export class WorkloadSpreadState {
+/**
+ * `T` defaults to WorkloadSpread; the DomainDisruptionBudget status writer
+ * keeps its budgets in an instance of its own (same lock and copy rules).
+ */
+export class WorkloadSpreadState<T extends { metadata?: ObjectMeta } = WorkloadSpread> {
   /** Held locks by UID; present while some flow holds the lock. */
   readonly #locks = new Map<string, LockEntry>();
   /** Last written copy by `namespace/name`. */
-  readonly #written = new Map<string, WorkloadSpread>();
+  readonly #written = new Map<string, T>();
   readonly #maxEntries: number;
 
   constructor(options: WorkloadSpreadStateOptions = {}) {
@@ -108,7 +113,7 @@ export class WorkloadSpreadState {
    * Records a copy of a WorkloadSpread this process wrote or read from the
    * API server; an older copy than the one remembered is ignored.
    */
-  remember(ws: WorkloadSpread): void {
+  remember(ws: T): void {
     const key = keyOf(ws.metadata?.namespace, ws.metadata?.name ?? '');
     const known = this.#written.get(key);
     if (known !== undefined && compareResourceVersions(ws.metadata?.resourceVersion, known.metadata?.resourceVersion) < 0) return;
@@ -123,7 +128,7 @@ export class WorkloadSpreadState {
   }
 
   /** The copy remembered for namespace/name, if any. */
-  lastWritten(namespace: string, name: string): WorkloadSpread | undefined {
+  lastWritten(namespace: string, name: string): T | undefined {
     return this.#written.get(keyOf(namespace, name));
   }
 
@@ -139,7 +144,7 @@ export class WorkloadSpreadState {
    * what everyone else reads). A remembered copy of a different object (same
    * name, other UID: deleted and recreated) is only used when it is newer.
    */
-  freshest(cached: WorkloadSpread | undefined, namespace?: string, name?: string): WorkloadSpread | undefined {
+  freshest(cached: T | undefined, namespace?: string, name?: string): T | undefined {
     const ns = namespace ?? cached?.metadata?.namespace ?? '';
     const n = name ?? cached?.metadata?.name ?? '';
     const local = this.#written.get(keyOf(ns, n));

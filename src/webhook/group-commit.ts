@@ -32,9 +32,19 @@ import type { Clock } from '../clock/clock.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import { STATUS_UPDATE_ATTEMPTS } from '../api/keys.ts';
 import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
-import type { FreshReadResult, StatusWriteResult } from '../kube/status-writer.ts';
+import type { ObjectMeta } from '../k8s/types.ts';
 
-/** The WorkloadSpread a batch is about. */
+/**
+ * What can be group-committed: an object with metadata and a status. The
+ * defaults are the WorkloadSpread's; the DomainDisruptionBudget webhook
+ * (budget-eviction.ts) commits its records through the same machinery.
+ */
+export interface StatusObject<S> {
+  metadata?: ObjectMeta;
+  status?: S;
+}
+
+/** The object (WorkloadSpread, or a budget) a batch is about. */
 export interface WorkloadSpreadKey {
   uid: string;
   namespace: string;
@@ -42,27 +52,33 @@ export interface WorkloadSpreadKey {
 }
 
 /** What one admission decided: its answer and, when it reserved or released quota, the whole new status. */
-export interface Decision<T> {
+export interface Decision<T, S = WorkloadSpreadStatus> {
   value: T;
-  status?: WorkloadSpreadStatus;
+  status?: S;
 }
 
 /** Decides one admission on a copy of the WorkloadSpread (undefined: it no longer exists). */
-export type Decide<T> = (ws: WorkloadSpread | undefined) => Decision<T> | Promise<Decision<T>>;
+export type Decide<T, O = WorkloadSpread, S = WorkloadSpreadStatus> = (ws: O | undefined) => Decision<T, S> | Promise<Decision<T, S>>;
 
-export type CommitOutcome<T> =
-  | { ok: true; value: T; ws: WorkloadSpread | undefined }
+export type CommitOutcome<T, O = WorkloadSpread> =
+  | { ok: true; value: T; ws: O | undefined }
   | { ok: false; error: string; conflict: boolean };
 
+/** A read straight from the API server (`StatusWriter.getFresh` for WorkloadSpreads). */
+export type StoreRead<O> = { ok: true; ws: O } | { ok: false; reason: 'NotFound' | 'Error'; message: string; error: unknown };
+
+/** A conditional status write (`StatusWriter.writeStatus` for WorkloadSpreads). */
+export type StoreWrite<O> = { ok: true; ws: O } | { ok: false; reason: 'Conflict' | 'NotFound' | 'Error'; message: string; error: unknown };
+
 /** What the committer needs from src/kube (a `WorkloadSpreadState` and a `StatusWriter` fit). */
-export interface GroupCommitStore {
+export interface GroupCommitStore<O = WorkloadSpread, S = WorkloadSpreadStatus> {
   withLock<R>(uid: string, fn: () => Promise<R>): Promise<R>;
   /** The freshest in-process copy: the informer's or the one this process last wrote. */
-  freshest(namespace: string, name: string): WorkloadSpread | undefined;
+  freshest(namespace: string, name: string): O | undefined;
   /** Straight from the API server. */
-  getFresh(namespace: string, name: string): Promise<FreshReadResult>;
+  getFresh(namespace: string, name: string): Promise<StoreRead<O>>;
   /** PUT status with the copy's resourceVersion. */
-  writeStatus(ws: WorkloadSpread, status: WorkloadSpreadStatus): Promise<StatusWriteResult>;
+  writeStatus(ws: O, status: S): Promise<StoreWrite<O>>;
 }
 
 export interface GroupCommitMetrics {
@@ -72,9 +88,11 @@ export interface GroupCommitMetrics {
   conflict?(): void;
 }
 
-export interface GroupCommitOptions {
+export interface GroupCommitOptions<O = WorkloadSpread, S = WorkloadSpreadStatus> {
   clock: Clock;
-  store: GroupCommitStore;
+  store: GroupCommitStore<O, S>;
+  /** The kind named in messages (default WorkloadSpread). */
+  kind?: string;
   metrics?: GroupCommitMetrics;
   log?: Logger;
   /** Conflicting writes an admission survives (default 4, the reference's). */
@@ -90,15 +108,15 @@ const BACKOFF_INITIAL_MS = 10;
 const BACKOFF_FACTOR = 5;
 const BACKOFF_JITTER = 0.1;
 
-interface Waiter {
-  decide: Decide<unknown>;
-  resolve: (outcome: CommitOutcome<unknown>) => void;
+interface Waiter<O, S> {
+  decide: Decide<unknown, O, S>;
+  resolve: (outcome: CommitOutcome<unknown, O>) => void;
   conflicts: number;
 }
 
-interface Queue {
+interface Queue<O, S> {
   key: WorkloadSpreadKey;
-  waiting: Waiter[];
+  waiting: Waiter<O, S>[];
   running: boolean;
   /** The last write conflicted: read from the API server, not the caches. */
   refresh: boolean;
@@ -106,19 +124,21 @@ interface Queue {
   streak: number;
 }
 
-export class GroupCommit {
+export class GroupCommit<O extends StatusObject<unknown> = WorkloadSpread, S = WorkloadSpreadStatus> {
   readonly #clock: Clock;
-  readonly #store: GroupCommitStore;
+  readonly #store: GroupCommitStore<O, S>;
+  readonly #kind: string;
   readonly #metrics: GroupCommitMetrics;
   readonly #log: Logger;
   readonly #attempts: number;
   readonly #random: () => number;
   readonly #waitTimeoutMs: number;
-  readonly #queues = new Map<string, Queue>();
+  readonly #queues = new Map<string, Queue<O, S>>();
 
-  constructor(options: GroupCommitOptions) {
+  constructor(options: GroupCommitOptions<O, S>) {
     this.#clock = options.clock;
     this.#store = options.store;
+    this.#kind = options.kind ?? 'WorkloadSpread';
     this.#metrics = options.metrics ?? {};
     this.#log = options.log ?? silentLogger;
     this.#attempts = Math.max(1, options.attempts ?? STATUS_UPDATE_ATTEMPTS);
@@ -135,14 +155,14 @@ export class GroupCommit {
    * Queues one admission for the WorkloadSpread `key` and resolves with its
    * decided value once any status change it made is stored.
    */
-  submit<T>(key: WorkloadSpreadKey, decide: Decide<T>): Promise<CommitOutcome<T>> {
+  submit<T>(key: WorkloadSpreadKey, decide: Decide<T, O, S>): Promise<CommitOutcome<T, O>> {
     let queue = this.#queues.get(key.uid);
     if (queue === undefined) {
       queue = { key, waiting: [], running: false, refresh: false, streak: 0 };
       this.#queues.set(key.uid, queue);
     }
-    const outcome = new Promise<CommitOutcome<T>>((resolve) => {
-      (queue as Queue).waiting.push({ decide: decide as Decide<unknown>, resolve: resolve as (o: CommitOutcome<unknown>) => void, conflicts: 0 });
+    const outcome = new Promise<CommitOutcome<T, O>>((resolve) => {
+      (queue as Queue<O, S>).waiting.push({ decide: decide as Decide<unknown, O, S>, resolve: resolve as (o: CommitOutcome<unknown, O>) => void, conflicts: 0 });
     });
     if (!queue.running) {
       queue.running = true;
@@ -156,12 +176,12 @@ export class GroupCommit {
    * Waits for the outcome on a clock sleep, so that a waiting admission does
    * not count as busy on a virtual clock (the committer does, while it works).
    */
-  async #park<T>(outcome: Promise<CommitOutcome<T>>): Promise<CommitOutcome<T>> {
+  async #park<T>(outcome: Promise<CommitOutcome<T, O>>): Promise<CommitOutcome<T, O>> {
     const abort = new AbortController();
     const timeout = this.#clock
       .sleep(this.#waitTimeoutMs, abort.signal, { name: 'group-commit wait' })
-      .then((): CommitOutcome<T> => ({ ok: false, conflict: false, error: `no answer from the WorkloadSpread status writer within ${this.#waitTimeoutMs} ms` }))
-      .catch((): CommitOutcome<T> => ({ ok: false, conflict: false, error: 'aborted' }));
+      .then((): CommitOutcome<T, O> => ({ ok: false, conflict: false, error: `no answer from the ${this.#kind} status writer within ${this.#waitTimeoutMs} ms` }))
+      .catch((): CommitOutcome<T, O> => ({ ok: false, conflict: false, error: 'aborted' }));
     try {
       return await Promise.race([outcome, timeout]);
     } finally {
@@ -169,7 +189,7 @@ export class GroupCommit {
     }
   }
 
-  async #drain(queue: Queue): Promise<void> {
+  async #drain(queue: Queue<O, S>): Promise<void> {
     try {
       while (queue.waiting.length > 0) {
         const batch = queue.waiting.splice(0);
@@ -206,15 +226,15 @@ export class GroupCommit {
   }
 
   /** One read-decide-write under the lock; returns the admissions to try again after a conflict. */
-  async #round(queue: Queue, batch: Waiter[]): Promise<Waiter[]> {
+  async #round(queue: Queue<O, S>, batch: Waiter<O, S>[]): Promise<Waiter<O, S>[]> {
     const { key } = queue;
     return this.#store.withLock(key.uid, async () => {
-      let ws: WorkloadSpread | undefined;
+      let ws: O | undefined;
       if (queue.refresh) {
         const fresh = await this.#store.getFresh(key.namespace, key.name);
         if (fresh.ok) ws = fresh.ws;
         else if (fresh.reason !== 'NotFound') {
-          for (const w of batch) w.resolve({ ok: false, conflict: false, error: `cannot read WorkloadSpread ${key.namespace}/${key.name}: ${fresh.message}` });
+          for (const w of batch) w.resolve({ ok: false, conflict: false, error: `cannot read ${this.#kind} ${key.namespace}/${key.name}: ${fresh.message}` });
           return [];
         }
         queue.refresh = false;
@@ -227,9 +247,9 @@ export class GroupCommit {
       let current = ws;
       let changed = false;
       let reservations = 0;
-      const carried: { waiter: Waiter; value: unknown }[] = [];
+      const carried: { waiter: Waiter<O, S>; value: unknown }[] = [];
       for (const waiter of batch) {
-        let decision: Decision<unknown>;
+        let decision: Decision<unknown, S>;
         try {
           decision = await waiter.decide(current);
         } catch (err) {
@@ -250,7 +270,7 @@ export class GroupCommit {
       if (!changed || current === undefined || ws === undefined) return [];
 
       this.#metrics.batchSize?.(reservations);
-      const written = await this.#store.writeStatus(ws, current.status ?? {});
+      const written = await this.#store.writeStatus(ws, (current.status ?? {}) as S);
       if (written.ok) {
         for (const c of carried) c.waiter.resolve({ ok: true, value: c.value, ws: written.ws });
         return [];
@@ -258,14 +278,14 @@ export class GroupCommit {
       if (written.reason === 'Conflict') {
         this.#metrics.conflict?.();
         queue.refresh = true;
-        const retry: Waiter[] = [];
+        const retry: Waiter<O, S>[] = [];
         for (const { waiter } of carried) {
           waiter.conflicts++;
           if (waiter.conflicts >= this.#attempts) {
             waiter.resolve({
               ok: false,
               conflict: true,
-              error: `the status of WorkloadSpread ${key.namespace}/${key.name} could not be updated: ${waiter.conflicts} conflicting writes in a row (${written.message})`,
+              error: `the status of ${this.#kind} ${key.namespace}/${key.name} could not be updated: ${waiter.conflicts} conflicting writes in a row (${written.message})`,
             });
           } else {
             retry.push(waiter);
@@ -280,7 +300,7 @@ export class GroupCommit {
         return carried.map((c) => c.waiter);
       }
       for (const c of carried) {
-        c.waiter.resolve({ ok: false, conflict: false, error: `cannot update the status of WorkloadSpread ${key.namespace}/${key.name}: ${written.message}` });
+        c.waiter.resolve({ ok: false, conflict: false, error: `cannot update the status of ${this.#kind} ${key.namespace}/${key.name}: ${written.message}` });
       }
       return [];
     });

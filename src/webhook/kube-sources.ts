@@ -2,8 +2,9 @@
  * The admission webhook wired to `src/kube/`: `AdmissionSources` from the
  * manager's caches and workload resolver, the group commit's store from the
  * per-WorkloadSpread state and the status writer, and events through the
- * engine event sink. Start at `webhookFromKube`, which returns the handlers
- * by path for `startWebhookServer`.
+ * engine event sink; with `budgets`, `/validate-pod` checks
+ * DomainDisruptionBudgets first (validate-pod.ts). Start at `webhookFromKube`,
+ * which returns the handlers by path for `startWebhookServer`.
  */
 import type { Clock } from '../clock/clock.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
@@ -13,12 +14,14 @@ import type { EngineEventSink } from '../kube/events.ts';
 import type { StatusWriter } from '../kube/status-writer.ts';
 import type { WorkloadResolver } from '../kube/workload-resolver.ts';
 import type { WorkloadSpreadState } from '../kube/ws-state.ts';
+import type { BudgetEnforcementDeps } from './budget-eviction.ts';
+import { admitDomainDisruptionBudget, VALIDATE_DDB_PATH } from './ddb-validate.ts';
 import { GroupCommit, type GroupCommitStore } from './group-commit.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import { admitPodCreate } from './pod-create.ts';
-import { admitPodDeletion } from './pod-delete.ts';
 import { MUTATE_POD_PATH, VALIDATE_POD_PATH, VALIDATE_WORKLOADSPREAD_PATH, type AdmissionHandler } from './server.ts';
 import type { AdmissionEvents, AdmissionSources } from './sources.ts';
+import { validatePodHandler } from './validate-pod.ts';
 import { admitWorkloadSpread } from './ws-validate.ts';
 
 /** `AdmissionSources` over the manager's caches (reads) and resolver (owner chains, targets). */
@@ -69,6 +72,10 @@ export interface KubeWebhookOptions {
   unschedulableRecoverySeconds?: number;
   /** Group-commit tuning (tests). */
   random?: () => number;
+  /** DomainDisruptionBudget enforcement on evictions (D14; budget-kube.ts builds it). */
+  budgets?: BudgetEnforcementDeps;
+  /** `--guard-pod-deletion`: budgets are checked on pod DELETE too. */
+  guardPodDeletion?: boolean;
 }
 
 export interface KubeWebhook {
@@ -77,7 +84,7 @@ export interface KubeWebhook {
   sources: AdmissionSources;
 }
 
-/** The three admission handlers, sharing one group commit, over the manager's kube layer. */
+/** The admission handlers (pods, WorkloadSpreads, DomainDisruptionBudgets), sharing one group commit, over the manager's kube layer. */
 export function webhookFromKube(options: KubeWebhookOptions): KubeWebhook {
   const log = options.log ?? silentLogger;
   const sources = kubeAdmissionSources(options.caches, options.resolver);
@@ -105,8 +112,13 @@ export function webhookFromKube(options: KubeWebhookOptions): KubeWebhook {
     sources,
     handlers: {
       [MUTATE_POD_PATH]: (req) => admitPodCreate(req, deps),
-      [VALIDATE_POD_PATH]: (req) => admitPodDeletion(req, deps),
+      [VALIDATE_POD_PATH]: validatePodHandler({
+        pods: deps,
+        ...(options.budgets === undefined ? {} : { budgets: options.budgets }),
+        ...(options.guardPodDeletion === undefined ? {} : { guardPodDeletion: options.guardPodDeletion }),
+      }),
       [VALIDATE_WORKLOADSPREAD_PATH]: (req) => admitWorkloadSpread(req, validation),
+      [VALIDATE_DDB_PATH]: async (req) => admitDomainDisruptionBudget(req, sources),
     },
   };
 }

@@ -20,7 +20,7 @@ describe('webhookConfigurations (pure)', () => {
     assert.equal(mpod?.clientConfig['url'], 'https://127.0.0.1:9443/mutate-pod');
   });
 
-  test('the validating configuration: pods DELETE, pods/eviction CREATE, workloadspreads CREATE/UPDATE', () => {
+  test('the validating configuration: pods DELETE, pods/eviction CREATE, workloadspreads and domaindisruptionbudgets CREATE/UPDATE', () => {
     const hooks = webhooks(url.validating);
     assert.equal(url.validating.metadata?.name, VALIDATING_CONFIGURATION_NAME);
     assert.deepEqual(
@@ -29,9 +29,12 @@ describe('webhookConfigurations (pure)', () => {
         [WEBHOOK_NAMES.validatePod, ['DELETE'], ['pods'], 'https://127.0.0.1:9443/validate-pod'],
         [WEBHOOK_NAMES.validatePodEviction, ['CREATE'], ['pods/eviction'], 'https://127.0.0.1:9443/validate-pod'],
         [WEBHOOK_NAMES.validateWorkloadSpread, ['CREATE', 'UPDATE'], ['workloadspreads'], 'https://127.0.0.1:9443/validate-apps-kruise-io-workloadspread'],
+        [WEBHOOK_NAMES.validateDomainDisruptionBudget, ['CREATE', 'UPDATE'], ['domaindisruptionbudgets'], 'https://127.0.0.1:9443/validate-policy-workloadspread-io-domaindisruptionbudget'],
       ],
     );
     assert.deepEqual(hooks[2]?.rules[0]?.['apiGroups'], ['apps.kruise.io']);
+    assert.deepEqual(hooks[3]?.rules[0]?.['apiGroups'], ['policy.workloadspread.io']);
+    assert.deepEqual(hooks[3]?.['namespaceSelector'], {});
   });
 
   test('every webhook: Fail, NoneOnDryRun, v1 reviews, 10 s, the CA bundle base64-encoded', () => {

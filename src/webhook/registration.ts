@@ -2,7 +2,7 @@
  * The manager's webhook configurations (`--register-webhooks`):
  * `webhookConfigurations()` builds the MutatingWebhookConfiguration (pods
  * CREATE) and the ValidatingWebhookConfiguration (pods DELETE, pods/eviction
- * CREATE, WorkloadSpread CREATE/UPDATE) as plain objects — a pure function,
+ * CREATE, WorkloadSpread and DomainDisruptionBudget CREATE/UPDATE) as plain objects — a pure function,
  * so the Helm chart renders exactly what the manager registers — and
  * `registerWebhooks()` creates or updates them.
  *
@@ -18,9 +18,11 @@ import { describeError, isAlreadyExists, isConflict, isNotFound } from '../clien
 import type { KubeClient } from '../client/http-client.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import { BUILTIN, type ResourceRef } from '../client/resources.ts';
+import { DDB_GROUP, DDB_PLURAL, DDB_VERSION } from '../api/disruption-budget.ts';
 import { GROUP, PLURAL, VERSION } from '../api/workloadspread.ts';
 import { isPlainObject } from '../k8s/json.ts';
 import type { KubeObject } from '../k8s/types.ts';
+import { VALIDATE_DDB_PATH } from './ddb-validate.ts';
 import { MUTATE_POD_PATH, VALIDATE_POD_PATH, VALIDATE_WORKLOADSPREAD_PATH } from './server.ts';
 
 export const MUTATING_CONFIGURATION_NAME = 'workloadspread-mutating-webhook-configuration';
@@ -31,6 +33,7 @@ export const WEBHOOK_NAMES = Object.freeze({
   validatePod: 'vpod.workloadspread.io',
   validatePodEviction: 'vpodeviction.workloadspread.io',
   validateWorkloadSpread: 'vworkloadspread.workloadspread.io',
+  validateDomainDisruptionBudget: 'vdomaindisruptionbudget.workloadspread.io',
 });
 
 /** `--webhook-url` (a manager outside the cluster) or the Service in front of the manager. */
@@ -103,6 +106,7 @@ export function webhookConfigurations(options: WebhookConfigurationOptions): Web
         webhook(options, WEBHOOK_NAMES.validatePod, VALIDATE_POD_PATH, [rule(['DELETE'], [''], ['v1'], ['pods'])], true),
         webhook(options, WEBHOOK_NAMES.validatePodEviction, VALIDATE_POD_PATH, [rule(['CREATE'], [''], ['v1'], ['pods/eviction'])], true),
         webhook(options, WEBHOOK_NAMES.validateWorkloadSpread, VALIDATE_WORKLOADSPREAD_PATH, [rule(['CREATE', 'UPDATE'], [GROUP], [VERSION], [PLURAL])], false),
+        webhook(options, WEBHOOK_NAMES.validateDomainDisruptionBudget, VALIDATE_DDB_PATH, [rule(['CREATE', 'UPDATE'], [DDB_GROUP], [DDB_VERSION], [DDB_PLURAL])], false),
       ],
     },
   };
