@@ -70,7 +70,13 @@ describe('manager lifecycle', () => {
       const mutating = await env.cluster.client.get<KubeObject>(BUILTIN.mutatingwebhookconfigurations, MUTATING_CONFIGURATION_NAME);
       const validating = await env.cluster.client.get<KubeObject>(BUILTIN.validatingwebhookconfigurations, VALIDATING_CONFIGURATION_NAME);
       const urls = [...(mutating['webhooks'] as KubeObject[]), ...(validating['webhooks'] as KubeObject[])].map((w) => String((w['clientConfig'] as { url?: string }).url));
-      assert.deepEqual(urls, [`${webhookUrl}/mutate-pod`, `${webhookUrl}/validate-pod`, `${webhookUrl}/validate-pod`, `${webhookUrl}/validate-apps-kruise-io-workloadspread`]);
+      assert.deepEqual(urls, [
+        `${webhookUrl}/mutate-pod`,
+        `${webhookUrl}/validate-pod`,
+        `${webhookUrl}/validate-pod`,
+        `${webhookUrl}/validate-apps-kruise-io-workloadspread`,
+        `${webhookUrl}/validate-policy-workloadspread-io-domaindisruptionbudget`,
+      ]);
 
       // Admission works now: a Deployment's pods are placed.
       await env.cluster.client.create({ group: 'apps.kruise.io', version: 'v1alpha1', resource: 'workloadspreads', kind: 'WorkloadSpread', namespaced: true }, {
