@@ -2,10 +2,10 @@
  * The manager's lifecycle against the embedded cluster on the virtual clock:
  * `/healthz` and `/readyz` through start (a missing CRD keeps it unready and
  * admissions failing closed, installing the CRD makes it ready — user-issues
- * #17), the webhook configurations it registers, a graceful stop that
- * releases the lease and leaves nothing listening, a start that cannot bind
- * its port (`done: failed`), and a leader that cannot renew its lease
- * (`done: lost-leadership`).
+ * #17), the webhook configurations it registers, a graceful stop that is
+ * unready from its first step, releases the lease and leaves nothing
+ * listening, a start that cannot bind its port (`done: failed`), and a
+ * leader that cannot renew its lease (`done: lost-leadership`).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -98,6 +98,37 @@ describe('manager lifecycle', () => {
     assert.deepEqual(await manager.done, { reason: 'stopped' });
     const lease = await env.cluster.client.get<Lease>(BUILTIN.leases, DEFAULT_LEASE_NAME, { namespace: MANAGER_NAMESPACE });
     assert.equal(lease.spec?.holderIdentity, '');
+  });
+
+  test('a graceful stop turns /readyz to 503 at once (the Service stops sending admissions) while /healthz stays 200 until the servers close', async () => {
+    const { manager } = await startTestManager(env, { name: 'draining', leaderElection: { leaseName: 'draining-lease' } });
+    const { health } = await manager.serving;
+    assert.ok(health !== undefined);
+    assert.equal((await httpGet(`${health}/readyz`)).code, 200);
+    await settleUntil(env.clock, () => assert.ok(manager.isLeader(), 'not leading yet'));
+    // Giving up the lease is the first step of a stop: slowed down here, it holds the stop in its middle.
+    const slowRelease = env.cluster.apiServer.control.injectFault({ resource: 'leases', verb: 'update', name: 'draining-lease', delayMs: 5_000 });
+    let stopped = false;
+    const stopping = manager.stop().then(() => {
+      stopped = true;
+    });
+    try {
+      await env.clock.quiesce();
+      assert.equal(stopped, false, 'the stop is still releasing the lease');
+      const notReady = await httpGet(`${health}/readyz`);
+      assert.equal(notReady.code, 503);
+      assert.match(notReady.body, /\[-\]not-stopping failed: the manager is stopping\n/);
+      assert.match(notReady.body, /\[\+\]caches-synced ok\n/, 'only stopping makes it unready');
+      assert.equal(manager.isReady(), false);
+      assert.equal((await httpGet(`${health}/healthz`)).code, 200, 'alive while draining');
+    } finally {
+      await settleUntil(env.clock, () => assert.ok(stopped, 'still stopping'), { maxMs: 60_000 });
+      await stopping;
+      slowRelease.clear();
+    }
+    assert.equal(slowRelease.hits, 1);
+    await assert.rejects(httpGet(`${health}/readyz`), /ECONNREFUSED/);
+    assert.deepEqual(await manager.done, { reason: 'stopped' });
   });
 
   test('a webhook port already in use: ready rejects and done says failed, with the reason', async () => {
