@@ -1,0 +1,136 @@
+/**
+ * runScenario on the embedded cluster with the real manager: every step
+ * kind does what a user with kubectl would do (delete and evict by name or
+ * by subset, cordon/uncordon, taint/untaint, deleteNode, addNodes, apply as
+ * create-or-replace, rollout), nodes that never start pods, events since
+ * the previous expect, and an aborted run that stops everything it started.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
+import { runScenario, type StepResult } from './runner.ts';
+import { formatProblems, parseScenario, type Scenario } from './scenario.ts';
+
+const certificate = generateServingCertificate();
+
+function scenario(text: string): Scenario {
+  const r = parseScenario(text);
+  assert.ok(r.ok, r.ok ? '' : formatProblems(r.problems));
+  return r.scenario;
+}
+
+const zone = (z: string) => `{matchExpressions: [{key: zone, operator: In, values: [${z}]}]}`;
+const OBJECTS = (bMax: number) => `
+  - apiVersion: apps.kruise.io/v1alpha1
+    kind: WorkloadSpread
+    metadata: {name: ws}
+    spec:
+      targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+      subsets:
+        - {name: a, maxReplicas: 2, requiredNodeSelectorTerm: ${zone('a')}}
+        - {name: b, maxReplicas: ${bMax}, requiredNodeSelectorTerm: ${zone('b')}}
+        - {name: c, requiredNodeSelectorTerm: ${zone('c')}}`;
+
+// While a pod of the Deployment stays unavailable, the deployment controller
+// re-checks its progress deadline (600 s after the last Progressing update)
+// every few milliseconds once it is due, as upstream does; a default 30m
+// settle would spin through those checks. The steps that leave a pod
+// unavailable settle for at most a minute, so the run stays before the
+// deadline until every pod is Ready again.
+const EVERY_STEP = `
+name: every-step
+nodes:
+  - {name: a-1, labels: {zone: a}}
+  - {name: b-1, labels: {zone: b}}
+  - {name: stuck-1, labels: {zone: c}, podsNeverStart: true}
+objects:${OBJECTS(2)}
+  - apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: web}
+    spec: {replicas: 4, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: main, image: nginx}]}}}
+steps:
+  - expect: {subsets: {a: 2, b: 2, c: 0}, ready: 4}
+  - delete: {kind: Pod, subset: a, count: 1}
+  - expect: {subsets: {a: 2, b: 2}, ready: 4, events: [{reason: SuccessfulCreate, count: 1}]}
+  - {scale: {kind: Deployment, name: web, replicas: 5}, settle: {timeout: 1m}}
+  - description: the fifth pod goes to c, whose only node never starts pods
+    expect: {subsets: {c: 1}, ready: 4, nodeLabels: {zone: {c: 1}}}
+  - {evict: {subset: c, count: 1}, settle: {timeout: 1m}}
+  - expect: {subsets: {c: 1}, ready: 4}
+  - {deleteNode: stuck-1, settle: {timeout: 1m}}
+  - advance: 1m
+  - description: the pod of the removed node was collected; its replacement waits for a node of c
+    expect: {subsets: {c: 1}, ready: 4, nodeLabels: {zone: {c: 0}}}
+  - {addNodes: [{name: c-2, labels: {zone: c}}], settle: {timeout: 1m}}
+  - expect: {subsets: {c: 1}, ready: 5, nodeLabels: {zone: {c: 1}}}
+  - {taint: {node: c-2, key: maintenance, effect: NoSchedule}, settle: {timeout: 1m}}
+  - {scale: {kind: Deployment, name: web, replicas: 6}, settle: {timeout: 1m}}
+  - expect: {subsets: {c: 2}, ready: 5, events: [{reason: FailedScheduling, type: Warning}]}
+  - untaint: {node: c-2, key: maintenance}
+  - expect: {ready: 6}
+  - cordon: a-1
+  - {uncordon: a-1}
+  - apply:
+      apiVersion: apps.kruise.io/v1alpha1
+      kind: WorkloadSpread
+      metadata: {name: ws}
+      spec:
+        targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+        subsets:
+          - {name: a, maxReplicas: 2, requiredNodeSelectorTerm: ${zone('a')}}
+          - {name: b, maxReplicas: 3, requiredNodeSelectorTerm: ${zone('b')}}
+          - {name: c, requiredNodeSelectorTerm: ${zone('c')}}
+  - expect: {status: {b: {missingReplicas: 1}}}
+  - {evict: {pod: no-such-pod}, expectFailure: not found}
+  - rollout: {kind: Deployment, name: web}
+  - expect: {pods: 6, ready: 6, subsets: {a: 2, b: 3, c: 1}}
+`;
+
+describe('runScenario on the embedded cluster', () => {
+  test('every step kind, as kubectl would do it', async () => {
+    const steps: StepResult[] = [];
+    const result = await runScenario(scenario(EVERY_STEP), { certificate, onStep: (s) => void steps.push(s) });
+    const failures = result.steps.flatMap((s) => s.expectations.filter((e) => !e.ok).map((e) => `steps[${s.step}] ${e.path}: expected ${JSON.stringify(e.expected)}, got ${JSON.stringify(e.actual)}`));
+    assert.deepEqual(failures, []);
+    assert.equal(result.error, undefined);
+    assert.equal(result.ok, true);
+    assert.equal(steps.length, result.steps.length, 'onStep saw every step');
+    // The notes say what the subset-chosen actions picked and what apply did.
+    assert.match(result.steps[1]?.notes?.[0] ?? '', /^deleted web-/);
+    assert.match(result.steps[5]?.notes?.[0] ?? '', /^evicted web-/);
+    assert.deepEqual(result.steps[10]?.notes, ['added c-2']);
+    assert.deepEqual(result.steps[19]?.notes, ['WorkloadSpread ws replaced']);
+    // The pod on the never-starting node stays Pending, bound.
+    const stuck = result.steps[4]?.pods.find((p) => p.subset === 'c');
+    assert.deepEqual([stuck?.node, stuck?.phase, stuck?.ready], ['stuck-1', 'Pending', false]);
+    // Time: each step's time is the virtual clock's, never going back; advance moved it a minute.
+    const times = result.steps.map((s) => s.elapsedMs);
+    assert.deepEqual(times, [...times].sort((x, y) => x - y));
+    assert.ok((result.steps[8]?.elapsedMs ?? 0) - (result.steps[7]?.elapsedMs ?? 0) >= 60_000);
+    assert.match(result.steps[0]?.time ?? '', /^2026-01-01T00:00:\d\dZ$/);
+  });
+
+  test('an aborted run stops after the current step and leaves nothing running', async () => {
+    const servers = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap').length;
+    const before = servers();
+    const stop = new AbortController();
+    const result = await runScenario(scenario(`nodes: [a-1]\nobjects:${OBJECTS(1)}\nsteps: [{advance: 1s}, {advance: 1s}, {advance: 1s}]\n`), {
+      certificate,
+      signal: stop.signal,
+      onStep: () => stop.abort(new Error('Ctrl-C')),
+    });
+    assert.equal(result.interrupted, true);
+    assert.equal(result.ok, false);
+    assert.equal(result.steps.length, 1);
+    assert.equal(servers(), before, 'the API server, the webhook server and the manager endpoints are closed');
+  });
+
+  test('a scenario whose manager cannot place pods for lack of nodes still reports, with unassigned pods', async () => {
+    const result = await runScenario(
+      scenario(`objects:${OBJECTS(1)}\n  - {apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {replicas: 1, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: m, image: i}]}}}}\nsteps:\n  - expect: {pods: 1, ready: 0, subsets: {a: 1}}\n`),
+      { certificate },
+    );
+    assert.equal(result.ok, true, JSON.stringify(result.steps.map((s) => s.expectations)));
+    assert.deepEqual(result.steps[0]?.pods.map((p) => [p.subset, p.node, p.phase]), [['a', null, 'Pending']]);
+  });
+});
