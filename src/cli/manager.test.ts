@@ -51,6 +51,7 @@ describe('flags', () => {
       workers: 3,
       unschedulableRecoverySeconds: 300,
       whitelistConfigMap: 'workloadspread-configuration',
+      guardPodDeletion: false,
       logLevel: 'info',
     });
   });
@@ -72,6 +73,7 @@ describe('flags', () => {
         workers: '8',
         unschedulableRecoverySeconds: '600',
         whitelistConfigmap: 'wl',
+        guardPodDeletion: 'true',
         logLevel: 'debug',
       },
       io,
@@ -91,6 +93,7 @@ describe('flags', () => {
       workers: 8,
       unschedulableRecoverySeconds: 600,
       whitelistConfigMap: 'wl',
+      guardPodDeletion: true,
       logLevel: 'debug',
     });
     assert.equal(managerSettings({ metricsAddr: '0', leaderElect: 'false' }, io).metricsAddress, undefined, '0 switches an endpoint off');

@@ -48,6 +48,7 @@ export interface ManagerFlags {
   workers?: string;
   unschedulableRecoverySeconds?: string;
   whitelistConfigmap?: string;
+  guardPodDeletion?: boolean | string;
   logLevel?: string;
 }
 
@@ -67,6 +68,8 @@ export interface ManagerSettings {
   workers: number;
   unschedulableRecoverySeconds: number;
   whitelistConfigMap: string;
+  /** DomainDisruptionBudgets are checked on pod DELETE too (D14). */
+  guardPodDeletion: boolean;
   logLevel: LogLevel;
 }
 
@@ -142,6 +145,7 @@ export function managerSettings(flags: ManagerFlags, io: CliIo, serviceAccountDi
     // D10: the window bounds rescheduleCriticalSeconds through (window - 5) / (n - 1), so it must exceed 5 s.
     unschedulableRecoverySeconds: integer(flags.unschedulableRecoverySeconds, '--unschedulable-recovery-seconds', 300, 6, 86_400),
     whitelistConfigMap: name(flags.whitelistConfigmap ?? DEFAULT_CONFIGMAP_NAME, '--whitelist-configmap', DNS_SUBDOMAIN),
+    guardPodDeletion: bool(flags.guardPodDeletion, '--guard-pod-deletion', false),
     logLevel: logLevel as LogLevel,
   };
   if (flags.kubeconfig !== undefined && flags.kubeconfig !== '') settings.kubeconfig = flags.kubeconfig;
@@ -168,6 +172,7 @@ export function managerOptions(s: ManagerSettings): Omit<ManagerOptions, 'connec
     workers: s.workers,
     unschedulableRecoverySeconds: s.unschedulableRecoverySeconds,
     whitelistConfigMap: s.whitelistConfigMap,
+    budgets: { guardPodDeletion: s.guardPodDeletion },
   };
 }
 
@@ -254,6 +259,7 @@ export function registerManagerCommand(program: Command, io: CliIo, setExit: (co
     .option('--workers <n>', 'parallel reconciles', '3')
     .option('--unschedulable-recovery-seconds <n>', 'how long a subset stays unschedulable before it is retried (D10)', '300')
     .option('--whitelist-configmap <name>', 'config map (in --namespace) holding the custom-workload whitelist', DEFAULT_CONFIGMAP_NAME)
+    .option('--guard-pod-deletion [bool]', 'check DomainDisruptionBudgets on pod DELETE too, not only on evictions (see docs/disruption-budgets.md before turning it on)')
     .option('--log-level <level>', `log level: ${LOG_LEVELS.join(', ')}`, 'info')
     .action(async (opts: ManagerFlags) => {
       setExit(await runManager(opts, io));

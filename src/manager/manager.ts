@@ -37,6 +37,7 @@ import { silentLogger, type Logger } from '../client/logger.ts';
 import type { WatcherOptions } from '../client/watcher.ts';
 import { WorkloadSpreadController, DEFAULT_WORKERS } from '../controller/controller.ts';
 import { withFields } from '../controller/reconciler.ts';
+import type { BudgetController } from '../controller/budget-controller.ts';
 import { ManagerCaches } from '../kube/caches.ts';
 import { createEventRecorder, CONTROLLER_COMPONENT, EngineEventSink, WEBHOOK_COMPONENT } from '../kube/events.ts';
 import { PodWriter } from '../kube/pod-writer.ts';
@@ -51,6 +52,7 @@ import { webhookFromKube } from '../webhook/kube-sources.ts';
 import { MUTATING_CONFIGURATION_NAME, registerWebhooks, VALIDATING_CONFIGURATION_NAME, webhookConfigurations, type WebhookEndpoint } from '../webhook/registration.ts';
 import { startWebhookServer, type AdmissionHandler, type WebhookServer } from '../webhook/server.ts';
 import { probeRoute, sendText, startHttpEndpoint, urlHost, type BindAddress, type HttpEndpoint } from './endpoints.ts';
+import { ManagerBudgets, type BudgetSettings } from './budgets.ts';
 import { ManagerMetrics } from './metrics.ts';
 
 export const DEFAULT_LEASE_NAME = 'workloadspread-manager';
@@ -121,6 +123,8 @@ export interface ManagerOptions {
   shutdownGraceMs?: number;
   /** Default: a new registry with process metrics. */
   metrics?: ManagerMetrics;
+  /** DomainDisruptionBudgets (D14): `--guard-pod-deletion` and tuning (budgets.ts). */
+  budgets?: BudgetSettings;
 }
 
 export type ManagerStopReason = 'stopped' | 'lost-leadership' | 'failed';
@@ -194,6 +198,8 @@ class ManagerRun {
   #sinks: EngineEventSink[] = [];
   #elector: LeaderElector | undefined;
   #controller: WorkloadSpreadController | undefined;
+  #budgets: ManagerBudgets | undefined;
+  #budgetController: BudgetController | undefined;
   #controllerDone: Promise<void> | undefined;
   #synced = false;
   #isReady = false;
@@ -311,6 +317,7 @@ class ManagerRun {
     const state = new WorkloadSpreadState();
     const statusWriter = new StatusWriter({ client, state, metrics: this.#metrics.statusWriter });
     this.#shared = { caches, resolver, state, statusWriter, controllerEvents };
+    const budgets = (this.#budgets = new ManagerBudgets({ client, clock, caches, log, recorder: controllerRecorder, metrics: this.#metrics, watcher, ...(o.budgets === undefined ? {} : { settings: o.budgets }) }));
 
     const webhookOptions = o.webhook ?? {};
     const serviceName = webhookOptions.serviceName ?? DEFAULT_WEBHOOK_SERVICE;
@@ -329,6 +336,8 @@ class ManagerRun {
       metrics: this.#metrics.webhook,
       log: withFields(log, { component: 'webhook' }),
       ...(o.unschedulableRecoverySeconds === undefined ? {} : { unschedulableRecoverySeconds: o.unschedulableRecoverySeconds }),
+      budgets: budgets.enforcement,
+      guardPodDeletion: budgets.guardPodDeletion,
     });
     const handlers: Record<string, AdmissionHandler> = {};
     for (const [path, handler] of Object.entries(webhook.handlers)) {
@@ -350,6 +359,7 @@ class ManagerRun {
 
     await this.#step('caches', async () => {
       caches.start();
+      budgets.start();
       await this.#warnWithoutCrd(client);
     });
     await this.#waitForSync(caches);
@@ -479,14 +489,18 @@ class ManagerRun {
   /** Runs the controller until `signal` aborts, then stops it (draining what its workers hold). */
   async #runController(signal: AbortSignal | undefined): Promise<void> {
     const controller = this.#newController();
+    const budgetController = (this.#budgetController = this.#budgets?.newController());
     this.#controller = controller;
     try {
       await controller.start(signal);
+      await budgetController?.start(signal);
       if (signal !== undefined && !signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     } finally {
       if (signal !== undefined) {
         await controller.stop();
+        await budgetController?.stop();
         if (this.#controller === controller) this.#controller = undefined;
+        if (this.#budgetController === budgetController) this.#budgetController = undefined;
       }
     }
   }
@@ -545,11 +559,13 @@ class ManagerRun {
     // Leadership first: the controller drains, the lease goes to a successor.
     if (this.#elector !== undefined) await attempt('leader election', () => this.#elector?.stop());
     if (this.#controller !== undefined && this.#o.leaderElection === false) await attempt('controller', () => this.#controller?.stop());
+    if (this.#budgetController !== undefined && this.#o.leaderElection === false) await attempt('budget controller', () => this.#budgetController?.stop());
     await this.#controllerDone;
     // Admissions in flight are answered before the server goes (they need the caches).
     await attempt('webhook server', () => this.#server?.close(this.#o.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS));
     this.#certificates?.stop();
     await attempt('caches', () => this.#caches?.stop());
+    await attempt('budget cache', () => this.#budgets?.stop());
     for (const sink of this.#sinks) await attempt('events', () => sink.flush());
     await attempt('health endpoint', () => this.#health?.close());
     await attempt('metrics endpoint', () => this.#metricsEndpoint?.close());

@@ -29,8 +29,11 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { WatcherMetrics } from '../client/watcher.ts';
 import type { WorkQueueMetrics } from '../client/workqueue.ts';
+import { BUDGET_CONTROLLER_NAME, type BudgetControllerMetrics } from '../controller/budget-controller.ts';
 import { CONTROLLER_NAME, type ControllerMetrics } from '../controller/controller.ts';
+import type { BudgetStatusWriterMetrics } from '../kube/budget-status-writer.ts';
 import type { StatusWriterMetrics } from '../kube/status-writer.ts';
+import type { BudgetEnforcementMetrics } from '../webhook/budget-eviction.ts';
 import type { WebhookMetrics } from '../webhook/metrics.ts';
 
 /** controller-runtime's buckets for reconcile time, in seconds. */
@@ -59,6 +62,8 @@ export class ManagerMetrics {
   /** Hooks for the informers' watchers (all resources share them). */
   readonly watcher: WatcherMetrics;
   readonly statusWriter: StatusWriterMetrics;
+  /** Hooks for DomainDisruptionBudget enforcement, status writes and the budget controller (D14). */
+  readonly budgets: BudgetEnforcementMetrics & BudgetStatusWriterMetrics & BudgetControllerMetrics;
 
   readonly #leader: Gauge<'name'>;
   readonly #maxReconciles: Gauge<'controller'>;
@@ -172,6 +177,35 @@ export class ManagerMetrics {
       request: (verb) => watchRequests.inc({ verb }),
       event: (type) => watchEvents.inc({ type }),
       transition: (from, to, cause) => transitions.inc({ from, to, cause }),
+    };
+
+    // ---- DomainDisruptionBudgets (D14) ----
+    const evictions = new Counter({
+      name: 'workloadspread_budget_evictions_total',
+      help: 'Evictions (and guarded deletions) decided for a DomainDisruptionBudget governing the pod, by result (allowed, denied, failed = refused because the record could not be stored)',
+      labelNames: ['namespace', 'budget', 'result'] as const,
+      registers,
+    });
+    const budgetWrites = new Counter({ name: 'workloadspread_budget_status_writes_total', help: 'DomainDisruptionBudget status writes, by writer and result (ok, Conflict, NotFound, Error)', labelNames: ['source', 'result'] as const, registers });
+    const budgetSyncs = new Counter({ name: 'workloadspread_budget_syncs_total', help: 'DomainDisruptionBudget controller syncs, by result (unchanged, written, gone, error)', labelNames: ['result'] as const, registers });
+    for (const result of ['unchanged', 'written', 'gone', 'error']) budgetSyncs.inc({ result }, 0);
+    const budgetQueue = { name: BUDGET_CONTROLLER_NAME, controller: BUDGET_CONTROLLER_NAME };
+    depth.set(budgetQueue, 0);
+    this.budgets = {
+      budgetEviction: (namespace, budget, result) => evictions.inc({ namespace, budget, result }),
+      budgetStatusWrite: (source, result) => budgetWrites.inc({ source, result }),
+      budgetSync: (result) => budgetSyncs.inc({ result }),
+      forgetBudget: (namespace, budget) => {
+        for (const result of ['allowed', 'denied', 'failed']) evictions.remove({ namespace, budget, result });
+      },
+      queue: {
+        depth: (n) => depth.set(budgetQueue, n),
+        adds: () => adds.inc(budgetQueue),
+        retries: () => retries.inc(budgetQueue),
+        latency: (ms) => queueDuration.observe(budgetQueue, ms / 1000),
+        workDuration: (ms) => workDuration.observe(budgetQueue, ms / 1000),
+        errors: () => {},
+      },
     };
 
     this.#leader = new Gauge({ name: 'leader_election_master_status', help: '1 while this replica holds the lease named, else 0', labelNames: ['name'] as const, registers });
