@@ -182,6 +182,10 @@ describe('parseScenario: malformed scenarios name the field', () => {
     });
   }
 
+  test('a bad capacity quantity is one problem, at its field', () => {
+    assert.deepEqual(problemsOf('nodes:\n  - {name: n1, capacity: {cpu: lots, memory: 1Gi}}', ''), ['nodes[0].capacity.cpu: must be a quantity such as 8, 500m or 32Gi, not "lots"']);
+  });
+
   test('objects need apiVersion, kind and metadata.name', () => {
     const got = problemsOf('', '\n  - {kind: Deployment, metadata: {}}\n  - [1]');
     assert.deepEqual(got, ['objects[0].apiVersion: required (a string)', 'objects[0].metadata.name: required (a string)', 'objects[1]: must be a mapping, not a list']);

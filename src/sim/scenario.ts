@@ -155,11 +155,15 @@ function readNodeEntry(value: unknown, path: string, problems: Problems): NodeSp
   }
   if (map['capacity'] !== undefined) {
     const capacity = readStringMap(map['capacity'], child(path, 'capacity'), problems, { numbers: true });
+    let valid = true;
     for (const [resource, q] of Object.entries(capacity ?? {})) {
       const nanos = parseQuantityNanos(q);
-      if (nanos === undefined || nanos < 0n) problems.add(child(child(path, 'capacity'), resource), `must be a quantity such as 8, 500m or 32Gi, not ${JSON.stringify(q)}`);
+      if (nanos !== undefined && nanos >= 0n) continue;
+      problems.add(child(child(path, 'capacity'), resource), `must be a quantity such as 8, 500m or 32Gi, not ${JSON.stringify(q)}`);
+      valid = false;
     }
-    if (capacity !== undefined) base.capacity = capacity;
+    // A bad quantity is reported once, here, not again by the node check of readNodeList.
+    if (capacity !== undefined && valid) base.capacity = capacity;
   }
   if (map['taints'] !== undefined) {
     const taints = readTaints(map['taints'], child(path, 'taints'), problems);
