@@ -5,7 +5,8 @@
  * `kubectl drain` sends them. Pods are bare and pinned to nodes (two per zone
  * a, b, c) so the domains are known; a readiness gate keeps a pod Running
  * but not Ready; a finalizer keeps an evicted pod Terminating (so expected
- * counts do not drop while a test counts what was allowed).
+ * counts do not drop while a test counts what was allowed). The manager of
+ * the first suite runs with `--guard-pod-deletion`.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -57,7 +58,7 @@ describe('DomainDisruptionBudgets with the manager (end to end)', () => {
     const crd = await env.cluster.apiServer.control.create(domainDisruptionBudgetCrd() as KubeObject);
     assert.ok(crd.ok, JSON.stringify(!crd.ok && crd.status));
     await env.clock.quiesce();
-    mgr = await startTestManager(env, { leaderElection: false });
+    mgr = await startTestManager(env, { leaderElection: false, budgets: { guardPodDeletion: true } });
   });
   after(async () => {
     if (mgr !== undefined) await stopOnClock(env, mgr.manager);
@@ -237,6 +238,43 @@ describe('DomainDisruptionBudgets with the manager (end to end)', () => {
     await releaseHolds(ns);
   });
 
+  test('--guard-pod-deletion: a plain DELETE of a protected pod is refused with 429 like an eviction; a pod already approved by an eviction may be deleted', async () => {
+    const ns = await setUp('ddb-guard', SIX(() => ({ hold: true })), [budgetObject('', 'per-zone', { maxUnavailable: 1, topologyKey: ZONE_LABEL })]);
+    await client().delete(BUILTIN.pods, 'a-1', { namespace: ns });
+    const refused = await client().delete(BUILTIN.pods, 'a-2', { namespace: ns }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    assert.ok(refused instanceof ApiError, 'the second delete in zone a is refused');
+    assert.equal(refused.code, 429);
+    assert.match(refused.status.message ?? '', new RegExp(`DomainDisruptionBudget ${ns}/per-zone in domain "a"`));
+    assert.deepEqual(await evict(ns, 'b-1', false), { ok: true });
+    await client().delete(BUILTIN.pods, 'b-1', { namespace: ns });
+    await releaseHolds(ns);
+  });
+
+  test('a node without the topology label: its pods form the domain <none>; labelling the node moves them into their zone', async () => {
+    const added = await env.cluster.addNodes([{ name: 'nozone1', labels: {} }]);
+    assert.ok(added.ok, JSON.stringify(added));
+    const ns = await setUp(
+      'ddb-nozone',
+      [pinnedPod('', 'c-1', 'c1', { hold: true }), pinnedPod('', 'c-2', 'c2', { hold: true }), pinnedPod('', 'n-1', 'nozone1', { hold: true }), pinnedPod('', 'n-2', 'nozone1', { hold: true })],
+      [budgetObject('', 'per-zone', { maxUnavailable: 1, topologyKey: ZONE_LABEL })],
+    );
+    let b = await readBudget(ns, 'per-zone');
+    assert.deepEqual(b.status?.domains?.map((d) => [d.name, d.expectedPods, d.disruptionsAllowed]), [['<none>', 2, 1], ['c', 2, 1]]);
+    assert.deepEqual(await evict(ns, 'n-1'), { ok: true });
+    const refused = await evict(ns, 'n-2');
+    assert.ok(!refused.ok && refused.code === 429);
+    assert.match(refused.message, /domain <none>/);
+    await client().patch(BUILTIN.nodes, 'nozone1', { type: 'merge', body: { metadata: { labels: { [ZONE_LABEL]: 'c' } } } });
+    await settleUntil(env.clock, async () => {
+      b = await readBudget(ns, 'per-zone');
+      assert.deepEqual(b.status?.domains?.map((d) => [d.name, d.expectedPods]), [['c', 4]]);
+    });
+    await releaseHolds(ns);
+  });
+
   test('a domain blocked for longer than the threshold gets a DisruptionBlocked Warning, and DisruptionUnblocked once it recovers', async () => {
     const ns = await setUp(
       'ddb-events',
@@ -258,7 +296,7 @@ describe('DomainDisruptionBudgets with the manager (end to end)', () => {
 });
 
 describe('DomainDisruptionBudgets with two manager replicas behind one webhook URL', () => {
-  test('50 concurrent evictions against a budget allowing 1 per zone: exactly one per zone passes', async () => {
+  test('50 concurrent evictions against a budget allowing 1 per zone: exactly one per zone passes', async (t) => {
     const env = await startManagerCluster();
     const forwarder = await startForwarder();
     const managers: TestManager[] = [];
@@ -302,6 +340,14 @@ describe('DomainDisruptionBudgets with two manager replicas behind one webhook U
       assert.ok(both, 'both replicas answered admissions');
       const b = await client.get<DomainDisruptionBudget>(DDB_REF, 'per-zone', { namespace: ns });
       assert.deepEqual(b.status?.domains?.map((d) => d.disruptionsAllowed), [0, 0, 0]);
+      let writes = 0;
+      let conflicts = 0;
+      for (const m of managers) {
+        const text = await scrape(m.manager);
+        writes += sample(text, 'workloadspread_budget_status_writes_total', { source: 'webhook' }) ?? 0;
+        conflicts += sample(text, 'workloadspread_budget_status_writes_total', { source: 'webhook', result: 'Conflict' }) ?? 0;
+      }
+      t.diagnostic(`budget status writes by the webhooks: ${writes} (${conflicts} conflicts) for 50 evictions, 3 allowed`);
       const list = await client.list<Pod>(BUILTIN.pods, { namespace: ns });
       assert.equal(list.items.filter((p) => p.metadata.deletionTimestamp !== undefined).length, 3, 'three pods are going, no more');
       for (const p of list.items) await client.patch(BUILTIN.pods, p.metadata.name ?? '', { type: 'merge', body: { metadata: { finalizers: null } } }, { namespace: ns });
