@@ -50,9 +50,9 @@ export interface ScenarioCluster {
   kubeletDelayMs: number;
   /** The manager's unschedulable recovery window (D10). */
   unschedulableRecoverySeconds: number;
-  /** How long a Job's pod runs before it succeeds (embedded cluster only). */
+  /** How long a Job's pod runs before it succeeds (on the scenario's nodes). */
   jobPodDurationMs?: number;
-  /** Upper bound of a deleted pod's shutdown (embedded cluster only). */
+  /** Upper bound of a deleted pod's shutdown (on the scenario's nodes). */
   podStopDelayMs?: number;
   /** Epoch ms the virtual clock starts at. */
   startTimeMs: number;
