@@ -28,7 +28,7 @@ import { applyObjects, REPLACE_ANYTHING, runAction, type ApplyPolicy } from './a
 import { listBudgets, type BudgetRecord } from './budget-observation.ts';
 import type { EvictionRecord } from './drain.ts';
 import type { SettleOutcome, SimBackend } from './backend.ts';
-import { describeAction } from './describe.ts';
+import { describeAction, describeUnsettled } from './describe.ts';
 import { startEmbeddedBackend } from './embedded-backend.ts';
 import { evaluateExpectations, type ExpectationResult } from './evaluate.ts';
 import { startLiveBackend } from './live-backend.ts';
@@ -94,6 +94,12 @@ export interface RunOptions {
   onStep?: (step: StepResult) => void | Promise<void>;
   /** Called once the objects are applied and the cluster settled. */
   onSetup?: (setup: Snapshot) => void | Promise<void>;
+  /**
+   * Called with the backend once it runs, before the objects are applied
+   * (tests watch the cluster from here); the function it may return is
+   * awaited before the backend stops.
+   */
+  onStart?: (backend: SimBackend) => void | (() => Promise<void>) | Promise<void | (() => Promise<void>)>;
   /** Run against the cluster of this kubeconfig file instead of the embedded one. */
   kubeconfig?: string;
   log?: Logger;
@@ -274,12 +280,14 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   const ledger = backend.mode === 'kubeconfig' ? new Ledger() : undefined;
   const policy = ledger ?? REPLACE_ANYTHING;
   const observer = new Observer(backend, scenario, backend.clock.now());
+  let onStop: (() => Promise<void>) | undefined;
   try {
+    onStop = (await options.onStart?.(backend)) ?? undefined;
     await applyObjects(backend, scenario.objects, policy, signal);
     const settledSetup = await backend.settle(30 * 60_000, () => observer.fingerprint(), signal);
     const { rawPods: _ignored, ...setup } = await observer.snapshot();
     result.setup = setup;
-    if (!settledSetup.quiescent) options.warn?.('the cluster did not settle within 30m after the objects were applied');
+    if (!settledSetup.quiescent) options.warn?.(`after the objects were applied: ${describeUnsettled(settledSetup) ?? ''}`);
     await options.onSetup?.(setup);
     let sinceExpect: EventRecord[] = [...setup.events];
     let evictionsSinceExpect: EvictionRecord[] = [];
@@ -329,6 +337,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     if (signal?.aborted === true) result.interrupted = true;
     else result.error = describeError(err);
   } finally {
+    if (onStop !== undefined) await onStop().catch((err: unknown) => log.warn({ err: describeError(err) }, 'the onStart clean-up failed'));
     if (ledger !== undefined) await ledger.undo(backend, observer, log).catch((err: unknown) => log.warn({ err: describeError(err) }, 'cleaning up the scenario failed'));
     await backend.stop();
   }
