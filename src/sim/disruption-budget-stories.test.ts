@@ -134,6 +134,8 @@ test('story 1: maxUnavailable 0 outside zone-a — a zone-a node drains at once,
 
   const zoneB = drainStep(result, 'zone-b-1');
   assert.match(zoneB.error ?? '', /drain did not complete within 1m/);
+  // The webhook's message once (its denial repeats it as a cause).
+  assert.equal((zoneB.error ?? '').split('Cannot evict pod as it would violate the DomainDisruptionBudget default/web-one-zone in domain "matching-nodes"').length, 2, zoneB.error);
   assert.ok((zoneB.evictions ?? []).length > 0);
   for (const e of zoneB.evictions ?? []) {
     assert.equal(e.result, 'refused', `${e.pod} was never evicted`);

@@ -138,8 +138,10 @@ export interface DrainOutcome {
 /** The server's words for a failed request: the Status message, else the error. */
 function serverMessage(err: unknown): string {
   if (err instanceof ApiError && typeof err.status.message === 'string' && err.status.message !== '') {
-    const causes = (err.status.details?.causes ?? []).map((c) => c.message).filter((m): m is string => typeof m === 'string' && m !== '');
-    return causes.length === 0 ? err.status.message : `${err.status.message} (${causes.join('; ')})`;
+    const message = err.status.message;
+    // A webhook's denial repeats its message as a cause; only causes that add something are shown.
+    const causes = (err.status.details?.causes ?? []).map((c) => c.message).filter((m): m is string => typeof m === 'string' && m !== '' && !message.includes(m));
+    return causes.length === 0 ? message : `${message} (${causes.join('; ')})`;
   }
   return describeError(err);
 }
