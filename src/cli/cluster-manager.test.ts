@@ -16,6 +16,7 @@ import { eventually } from '../testing/eventually.ts';
 const hasKubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
 const bin = new URL('../../bin/workloadspread.js', import.meta.url).pathname;
 const elastic = new URL('../../examples/elastic.yaml', import.meta.url).pathname;
+const budget = new URL('../../examples/disruption-budget.yaml', import.meta.url).pathname;
 
 function kubectl(kubeconfig: string, dir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -71,6 +72,14 @@ describe('workloadspread cluster with the manager inside', () => {
         const ws = await kubectl(kubeconfig, dir, 'get', 'ws', 'web-spread', '-n', 'default', '-o', 'jsonpath={.status.subsetStatuses[0].name} {.status.subsetStatuses[0].replicas} {.status.subsetStatuses[0].missingReplicas}');
         assert.equal(ws.code, 0, ws.stderr);
         assert.equal(ws.stdout, 'subset-normal 50 50');
+      }, { timeoutMs: 60_000, intervalMs: 250 });
+      // The DomainDisruptionBudget CRD is installed too, and the manager keeps budgets' status (the pods are Pending: in no zone yet).
+      const ddb = await kubectl(kubeconfig, dir, 'apply', '-n', 'default', '-f', budget);
+      assert.equal(ddb.code, 0, ddb.stderr);
+      await eventually(async () => {
+        const got = await kubectl(kubeconfig, dir, 'get', 'ddb', 'web-per-zone', '-n', 'default', '-o', 'jsonpath={.status.mode} {.status.domainCount}');
+        assert.equal(got.code, 0, got.stderr);
+        assert.equal(got.stdout, 'topologyKey=topology.kubernetes.io/zone 0');
       }, { timeoutMs: 60_000, intervalMs: 250 });
     });
   });

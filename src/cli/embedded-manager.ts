@@ -1,14 +1,15 @@
 /**
  * The WorkloadSpread manager as a component of the embedded cluster (what
  * `workloadspread cluster` runs unless `--no-manager`): it installs the
- * WorkloadSpread CRD and the manager's namespace when they are missing,
+ * WorkloadSpread and DomainDisruptionBudget CRDs and the manager's namespace
+ * when they are missing,
  * waits until the CRD is served, then runs the real manager in-process
  * against the cluster's API server — webhooks on loopback, registered by URL
  * with the generated CA, one replica (no leader election) — so
  * `kubectl apply` of a WorkloadSpread and its workload just works.
  * Start at `embeddedManagerComponent`.
  */
-import { workloadSpreadCrd } from '../api/crd.ts';
+import { domainDisruptionBudgetCrd, workloadSpreadCrd } from '../api/crd.ts';
 import { describeError, isAlreadyExists } from '../client/errors.ts';
 import type { KubeClient } from '../client/http-client.ts';
 import type { Logger } from '../client/logger.ts';
@@ -44,9 +45,14 @@ async function createIfMissing(client: KubeClient, ref: Parameters<KubeClient['c
   }
 }
 
-/** Creates the CRD (if missing) and waits until WorkloadSpreads can be listed. */
+/**
+ * Creates the CRDs (if missing) and waits until WorkloadSpreads can be
+ * listed; the manager's budget cache picks the DomainDisruptionBudget CRD
+ * up by itself once it is served.
+ */
 async function ensureCrd(client: KubeClient): Promise<void> {
   await createIfMissing(client, CRD_REF, workloadSpreadCrd() as KubeObject);
+  await createIfMissing(client, CRD_REF, domainDisruptionBudgetCrd() as KubeObject);
   const deadline = client.clock.now() + CRD_WAIT_MS;
   for (;;) {
     try {
