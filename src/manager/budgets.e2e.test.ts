@@ -17,11 +17,18 @@ import { BUILTIN } from '../client/resources.ts';
 import { DDB_REF } from '../kube/budget-cache.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import { settleUntil } from '../testing/eventually.ts';
-import { ZONE_LABEL } from '../webhook/e2e-kit.ts';
+import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
+import { workloadSpreadObject, ZONE_LABEL, zoneTerm } from '../webhook/e2e-kit.ts';
 import { onClock, sample, scrape, startForwarder, startManagerCluster, startTestManager, stopOnClock, type ManagerCluster, type TestManager } from './manager-test-kit.ts';
 
 const GATE = 'example.com/serving';
 const HOLD = 'example.com/hold';
+/**
+ * Containers of a deleted pod take this long to stop: an evicted pod stays
+ * Terminating (expected in its domain, not healthy) long enough that no test
+ * step races its finishing, which would shrink the domain.
+ */
+const STOP_SECONDS = 120;
 
 interface PodOptions {
   notReady?: boolean;
@@ -35,7 +42,7 @@ function pinnedPod(namespace: string, name: string, node: string, options: PodOp
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, namespace, labels: options.labels ?? { app: 'web' } },
-    spec: { nodeName: node, terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: 'nginx:1.27' }] },
+    spec: { nodeName: node, terminationGracePeriodSeconds: STOP_SECONDS, containers: [{ name: 'main', image: 'nginx:1.27' }] },
   };
   if (options.notReady === true) pod.spec.readinessGates = [{ conditionType: GATE }];
   if (options.hold === true) pod.metadata.finalizers = [HOLD];
@@ -54,7 +61,7 @@ describe('DomainDisruptionBudgets with the manager (end to end)', () => {
   let mgr: TestManager;
 
   before(async () => {
-    env = await startManagerCluster();
+    env = await startManagerCluster({ podStopDelayMs: STOP_SECONDS * 1000 });
     const crd = await env.cluster.apiServer.control.create(domainDisruptionBudgetCrd() as KubeObject);
     assert.ok(crd.ok, JSON.stringify(!crd.ok && crd.status));
     await env.clock.quiesce();
@@ -185,6 +192,16 @@ describe('DomainDisruptionBudgets with the manager (end to end)', () => {
     const byDdb = await evict(ns, 'a-2');
     assert.ok(!byDdb.ok && byDdb.code === 429);
     assert.match(byDdb.message, /DomainDisruptionBudget .*per-zone.* domain "a"/, 'the webhook refuses first');
+    // The webhook approved b-1 before the API server's PodDisruptionBudget refused it: the record holds
+    // zone b's disruption until it expires (2 minutes, as a PDB's disruptedPods), then the controller frees it.
+    const approvedAt = env.clock.now();
+    assert.deepEqual(Object.keys(domain(await readBudget(ns, 'per-zone'), 'b').disruptedPods ?? {}), ['b-1']);
+    await settleUntil(env.clock, async () => {
+      const d = domain(await readBudget(ns, 'per-zone'), 'b');
+      assert.equal(d.disruptedPods, undefined);
+      assert.equal(d.disruptionsAllowed, 1);
+    }, { maxMs: 5 * 60_000 });
+    assert.ok(env.clock.now() - approvedAt >= 2 * 60_000, 'not before the record expired');
     await releaseHolds(ns);
   });
 
@@ -207,6 +224,21 @@ describe('DomainDisruptionBudgets with the manager (end to end)', () => {
     assert.ok(!refused.ok && refused.code === 429);
     assert.match(refused.message, /domain "on-demand"/);
     assert.deepEqual(await evict(ns, 'p-3'), { ok: true }, 'the other subset has its own budget');
+    await client().create(WORKLOADSPREAD_REF, workloadSpreadObject(ns, 'spread', {
+      targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+      subsets: [
+        { name: 'on-demand', requiredNodeSelectorTerm: zoneTerm('a') },
+        { name: 'reserve', requiredNodeSelectorTerm: zoneTerm('b') },
+        { name: 'spot', requiredNodeSelectorTerm: zoneTerm('c') },
+      ],
+    }), { namespace: ns });
+    await settleUntil(env.clock, async () => {
+      const found = await readBudget(ns, 'per-subset');
+      assert.equal(found.status?.conditions?.find((c) => c.type === 'WorkloadSpreadFound')?.status, 'True');
+      // (the evicted p-1 and p-3 may have finished by now: only the domains and the empty one are certain)
+      assert.deepEqual(found.status?.domains?.map((d) => d.name), ['on-demand', 'reserve', 'spot'], 'a subset without pods is a domain too, in subset order');
+      assert.equal(domain(found, 'reserve').expectedPods, 0);
+    });
     await releaseHolds(ns);
   });
 
@@ -297,7 +329,7 @@ describe('DomainDisruptionBudgets with the manager (end to end)', () => {
 
 describe('DomainDisruptionBudgets with two manager replicas behind one webhook URL', () => {
   test('50 concurrent evictions against a budget allowing 1 per zone: exactly one per zone passes', async (t) => {
-    const env = await startManagerCluster();
+    const env = await startManagerCluster({ podStopDelayMs: STOP_SECONDS * 1000 });
     const forwarder = await startForwarder();
     const managers: TestManager[] = [];
     try {
