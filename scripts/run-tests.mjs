@@ -2,6 +2,10 @@
 // Runs the whole test suite with Node's built-in runner (node:test) through tsx.
 // Node 20 cannot glob `**/*.test.ts` itself, so the files are collected here.
 // Usage: node scripts/run-tests.mjs [path-substring ...]   (no argument: every test file)
+// Files run two at a time at least (node's default is one fewer than the CPUs,
+// i.e. one on a 2-core machine): many of them wait on child processes, sockets
+// and real-clock timers, so two overlap well. WS_TEST_CONCURRENCY overrides it.
+import { availableParallelism } from 'node:os';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -25,7 +29,8 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
+const concurrency = Number(process.env.WS_TEST_CONCURRENCY) || Math.max(2, availableParallelism() - 1);
 const result = spawnSync(process.execPath,
-  ['--import', 'tsx', '--test', '--test-timeout=300000', ...files],
+  ['--import', 'tsx', '--test', '--test-timeout=300000', `--test-concurrency=${concurrency}`, ...files],
   { cwd: root, stdio: 'inherit' });
 process.exit(result.status ?? 1);
