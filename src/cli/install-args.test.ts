@@ -54,6 +54,7 @@ describe('the install starts the manager with the settings it assumes', () => {
     assert.equal(s.webhookUrl, undefined);
     assert.equal(s.workers, 3);
     assert.equal(s.unschedulableRecoverySeconds, 300);
+    assert.equal(s.guardPodDeletion, false, 'budgets guard evictions only unless asked (docs/disruption-budgets.md)');
     assert.equal(s.logLevel, 'info');
     assert.deepEqual(s.metricsAddress, { host: '0.0.0.0', port: 8080 });
     assert.deepEqual(s.healthAddress, { host: '0.0.0.0', port: 8081 });
@@ -65,7 +66,7 @@ describe('the install starts the manager with the settings it assumes', () => {
       replicas: 1,
       leaderElection: { enabled: false },
       logLevel: 'debug',
-      manager: { workers: 7, unschedulableRecoverySeconds: 60 },
+      manager: { workers: 7, unschedulableRecoverySeconds: 60, extraArgs: ['--guard-pod-deletion=true'] },
       webhook: { port: 10250 },
       metrics: { port: 9090 },
       health: { port: 9091 },
@@ -82,6 +83,7 @@ describe('the install starts the manager with the settings it assumes', () => {
     assert.equal(s.logLevel, 'debug');
     assert.equal(s.workers, 7);
     assert.equal(s.unschedulableRecoverySeconds, 60);
+    assert.equal(s.guardPodDeletion, true, 'manager.extraArgs is how the docs turn --guard-pod-deletion on');
     assert.equal(s.webhookPort, 10250);
     assert.deepEqual(s.metricsAddress, { host: '0.0.0.0', port: 9090 });
     assert.deepEqual(s.healthAddress, { host: '0.0.0.0', port: 9091 });
