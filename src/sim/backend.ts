@@ -17,10 +17,16 @@ import type { Taint } from '../k8s/types.ts';
 export type BackendResult = { ok: true } | { ok: false; error: string };
 
 export interface SettleOutcome {
-  /** False when the timeout ended the wait with work still pending. */
+  /** False when the timeout ended the wait with work still pending, or a busy loop did (`spinning`). */
   quiescent: boolean;
   /** Clock time that passed. */
   elapsedMs: number;
+  /**
+   * Embedded cluster: the timer that kept firing every few milliseconds
+   * while nothing the scenario observes changed, so the settle stopped
+   * there instead of running it until the timeout.
+   */
+  spinning?: string;
 }
 
 /** Something that changes whenever the observed cluster state does (the live backend's "nothing changed for a while"). */

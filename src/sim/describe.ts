@@ -4,6 +4,7 @@
  * `scale Deployment default/web to 7`, `advance 5m`,
  * `subsets.a: expected 2, got 3`. Pure.
  */
+import type { SettleOutcome } from './backend.ts';
 import { describeDrain } from './drain.ts';
 import { formatDuration } from './duration.ts';
 import type { ExpectationResult } from './evaluate.ts';
@@ -65,4 +66,12 @@ export function describeExpectation(e: ExpectationResult): string {
 /** Elapsed clock time as `+1m30s`, to the second (timers fire a millisecond late or so). */
 export function showElapsed(ms: number): string {
   return `+${formatDuration(ms >= 1000 ? Math.round(ms / 1000) * 1000 : ms)}`;
+}
+
+/** Why a settle ended with work pending, in words (undefined when it ended quiescent). */
+export function describeUnsettled(settled: SettleOutcome | undefined): string | undefined {
+  if (settled === undefined || settled.quiescent) return undefined;
+  const after = formatDuration(Math.round(settled.elapsedMs / 1000) * 1000);
+  if (settled.spinning === undefined) return `the cluster did not settle within the timeout (${after})`;
+  return `the settle stopped after ${after}: only "${settled.spinning}" kept firing every few milliseconds and nothing changed (e.g. a Deployment past its progress deadline with a pod that never becomes available)`;
 }

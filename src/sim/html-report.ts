@@ -13,7 +13,7 @@
  * Everything that comes from the scenario or the cluster is escaped. Pure.
  */
 import { budgetsCell, budgetsSection, evictionsHtml } from './budget-report.ts';
-import { describeExpectation, showElapsed } from './describe.ts';
+import { describeExpectation, describeUnsettled, showElapsed } from './describe.ts';
 import type { PodRecord } from './observation.ts';
 import type { ScenarioRunResult, Snapshot, StepResult } from './runner.ts';
 import { showCosts, summarizeSpreads, type SpreadSummary } from './spread-summary.ts';
@@ -69,11 +69,12 @@ function eventsCell(snapshot: Snapshot): string {
 
 function stepRow(step: StepResult): string {
   const expectations = step.expectations.map((e) => `<li class="${e.ok ? 'ok' : 'bad'}">${e.ok ? '✓' : '✗'} ${esc(describeExpectation(e))}</li>`).join('');
+  const unsettled = describeUnsettled(step.settled);
   const extra = [
     step.description === undefined ? '' : `<div class="meta">${esc(step.description)}</div>`,
     ...(step.notes ?? []).map((n) => `<div class="meta">${esc(n)}</div>`),
     step.error === undefined ? '' : `<div class="${step.expectations.some((e) => e.path === 'expectFailure' && e.ok) ? 'meta' : 'bad'}">refused: ${esc(step.error)}</div>`,
-    step.settled !== undefined && !step.settled.quiescent ? '<div class="bad">did not settle within the timeout</div>' : '',
+    unsettled === undefined ? '' : `<div class="bad">${esc(unsettled)}</div>`,
   ].join('');
   return `<tr id="step-${step.step}"><td class="num">${step.step}</td><td><code>${esc(step.action)}</code> ${esc(step.summary)}${extra}</td><td>${esc(step.time)}<br><span class="meta">${esc(showElapsed(step.elapsedMs))}</span></td><td>${step.action === 'expect' ? '' : subsetCell(step) + budgetsCell(step.budgets) + evictionsHtml(step.evictions ?? [])}</td><td>${eventsCell(step)}</td><td>${expectations === '' ? '' : `<ul class="x">${expectations}</ul>`}</td></tr>`;
 }

@@ -10,7 +10,7 @@
  * Pure.
  */
 import { budgetTable, evictionTable } from './budget-report.ts';
-import { describeExpectation, showElapsed } from './describe.ts';
+import { describeExpectation, describeUnsettled, showElapsed } from './describe.ts';
 import type { ExpectationResult } from './evaluate.ts';
 import type { EventRecord } from './observation.ts';
 import type { ScenarioRunResult, Snapshot, StepResult } from './runner.ts';
@@ -70,7 +70,8 @@ export function renderStep(step: StepResult, style: TableStyle): string {
   if (step.description !== undefined) out += `  ${step.description}\n`;
   for (const n of step.notes ?? []) out += `  note: ${n}\n`;
   if (step.error !== undefined) out += `  ${paint(style, step.expectations.some((e) => e.path === 'expectFailure' && e.ok) ? '33' : '31', 'refused')}: ${step.error}\n`;
-  if (step.settled !== undefined && !step.settled.quiescent) out += `  ${paint(style, '33', 'warning')}: the cluster did not settle within the timeout\n`;
+  const unsettled = describeUnsettled(step.settled);
+  if (unsettled !== undefined) out += `  ${paint(style, '33', 'warning')}: ${unsettled}\n`;
   if (step.action !== 'expect') out += spreadTables(step) + evictionTable(step.evictions ?? []) + budgetTable(step.budgets);
   out += eventLines(step.events, style);
   for (const e of step.expectations) out += expectationLine(e, style);

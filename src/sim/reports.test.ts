@@ -101,6 +101,15 @@ describe('--output table', () => {
     assert.match(text, /event Warning NoSubsetAvailable WorkloadSpread\/ws: .* \(x2\)/);
   });
 
+  test('a settle that did not end quiescent: the timeout, or the busy timer that ended it', () => {
+    const at = (settled: NonNullable<StepResult['settled']>) => renderStep(step(0, 'scale', SETUP, { settled }), { color: false });
+    assert.doesNotMatch(at({ quiescent: true, elapsedMs: 1000 }), /warning/);
+    assert.match(at({ quiescent: false, elapsedMs: 1_800_000 }), /warning: the cluster did not settle within the timeout \(30m\)/);
+    assert.match(at({ quiescent: false, elapsedMs: 595_994, spinning: 'deployment-controller requeue' }), /warning: the settle stopped after 9m56s: only "deployment-controller requeue" kept firing/);
+    const html = renderHtmlReport({ ...RESULT, steps: [step(0, 'scale', SETUP, { settled: { quiescent: false, elapsedMs: 1000, spinning: HOSTILE } })] });
+    assert.match(html, /class="bad">the settle stopped after 1s: only &quot;&lt;script&gt;/);
+  });
+
   test('expectations: ✓ with the value, ✗ with expected vs actual and the hint', () => {
     const text = renderStep(STEPS[1] as StepResult, { color: false });
     assert.match(text, /✓ subsets\.a = 2/);

@@ -31,12 +31,11 @@ const OBJECTS = (bMax: number) => `
         - {name: b, maxReplicas: ${bMax}, requiredNodeSelectorTerm: ${zone('b')}}
         - {name: c, requiredNodeSelectorTerm: ${zone('c')}}`;
 
-// While a pod of the Deployment stays unavailable, the deployment controller
-// re-checks its progress deadline (600 s after the last Progressing update)
-// every few milliseconds once it is due, as upstream does; a default 30m
-// settle would spin through those checks. The steps that leave a pod
-// unavailable settle for at most a minute, so the run stays before the
-// deadline until every pod is Ready again.
+// While a pod of the Deployment stays unavailable, a default settle runs to
+// the Deployment's progress check (600 s after it last progressed) and then
+// stops on the busy loop it becomes (the next test). The steps that leave a
+// pod unavailable settle for at most a minute instead, so the run stays
+// before that deadline and every step is its own moment.
 const EVERY_STEP = `
 name: every-step
 nodes:
@@ -108,6 +107,29 @@ describe('runScenario on the embedded cluster', () => {
     assert.deepEqual(times, [...times].sort((x, y) => x - y));
     assert.ok((result.steps[8]?.elapsedMs ?? 0) - (result.steps[7]?.elapsedMs ?? 0) >= 60_000);
     assert.match(result.steps[0]?.time ?? '', /^2026-01-01T00:00:\d\dZ$/);
+  });
+
+  test('a settle stops when only a busy loop that changes nothing is left (a Deployment past its progress deadline)', async () => {
+    const result = await runScenario(
+      scenario(`
+nodes:
+  - {name: a-1, labels: {zone: a}}
+  - {name: b-1, labels: {zone: b}}
+  - {name: stuck-1, labels: {zone: c}, podsNeverStart: true}
+objects:${OBJECTS(1)}
+  - {apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {replicas: 3, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: m, image: i}]}}}}
+steps:
+  - scale: {kind: Deployment, name: web, replicas: 4}
+  - expect: {subsets: {a: 2, b: 1, c: 1}, ready: 3}
+`),
+      { certificate },
+    );
+    assert.equal(result.ok, true, JSON.stringify(result.steps.map((s) => s.expectations)));
+    const settled = result.steps[0]?.settled;
+    assert.equal(settled?.quiescent, false);
+    assert.equal(settled?.spinning, 'deployment-controller requeue');
+    // It ran up to the progress check (600 s after the Deployment last progressed), not to the 30m timeout.
+    assert.ok((settled?.elapsedMs ?? 0) > 590_000 && (settled?.elapsedMs ?? 0) < 15 * 60_000, String(settled?.elapsedMs));
   });
 
   test('an aborted run stops after the current step and leaves nothing running', async () => {
