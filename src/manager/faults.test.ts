@@ -27,7 +27,7 @@ const COST = 'controller.kubernetes.io/pod-deletion-cost';
 describe('manager faults mid-scale', () => {
   let env: ManagerCluster;
   before(async () => {
-    env = await startManagerCluster();
+    env = await startManagerCluster({ budgetCrd: true });
   });
   after(async () => {
     await env?.stop();

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { get } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { workloadSpreadCrd } from '../api/crd.ts';
+import { domainDisruptionBudgetCrd, workloadSpreadCrd } from '../api/crd.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import { memoryLogger, type Logger, type MemoryLogger } from '../client/logger.ts';
 import { BUILTIN } from '../client/resources.ts';
@@ -33,14 +33,24 @@ export interface ManagerCluster {
   stop(): Promise<void>;
 }
 
-/** The embedded cluster, with the WorkloadSpread CRD unless `crd: false`. */
-export async function startManagerCluster(options: ClusterOptions & { crd?: boolean } = {}): Promise<ManagerCluster> {
+/**
+ * The embedded cluster, with the WorkloadSpread CRD unless `crd: false`, and
+ * the DomainDisruptionBudget CRD too with `budgetCrd: true` (as the chart
+ * installs them). Without the budget CRD the manager's budget informer
+ * retries its 404 on a foreground back-off, so `settle()` never goes quiet
+ * (it runs to its limit) and the manager logs a warning per retry.
+ */
+export async function startManagerCluster(options: ClusterOptions & { crd?: boolean; budgetCrd?: boolean } = {}): Promise<ManagerCluster> {
   certificate ??= generateServingCertificate();
   const clock = new VirtualClock(Date.UTC(2026, 0, 1), { realWaitMs: 120_000 });
-  const { crd, ...clusterOptions } = options;
+  const { crd, budgetCrd, ...clusterOptions } = options;
   const cluster = await startCluster({ clock, certificate, nodes: ZONED_NODES, controllers: workloadControllers(), ...clusterOptions });
   try {
     if (crd !== false) await installCrd(cluster);
+    if (budgetCrd === true) {
+      const created = await cluster.apiServer.control.create(domainDisruptionBudgetCrd() as KubeObject);
+      assert.ok(created.ok, JSON.stringify(!created.ok && created.status));
+    }
     const ns = await cluster.apiServer.control.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: MANAGER_NAMESPACE } });
     assert.ok(ns.ok, JSON.stringify(!ns.ok && ns.status));
     await clock.quiesce();

@@ -85,7 +85,7 @@ describe('ManagerMetrics hooks', () => {
 describe('a manager’s /metrics', () => {
   let env: ManagerCluster;
   before(async () => {
-    env = await startManagerCluster();
+    env = await startManagerCluster({ budgetCrd: true });
   });
   after(async () => {
     await env?.stop();

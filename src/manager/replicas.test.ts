@@ -25,7 +25,7 @@ describe('two manager replicas', () => {
   let env: ManagerCluster;
   let forwarder: Forwarder;
   before(async () => {
-    env = await startManagerCluster();
+    env = await startManagerCluster({ budgetCrd: true });
     forwarder = await startForwarder();
   });
   after(async () => {

@@ -36,7 +36,7 @@ describe('end to end with the whole manager', () => {
   let env: ManagerCluster;
   let m: TestManager;
   before(async () => {
-    env = await startManagerCluster();
+    env = await startManagerCluster({ budgetCrd: true });
     m = await startTestManager(env, { name: 'scenarios', leaderElection: false });
   });
   after(async () => {
