@@ -75,6 +75,8 @@ export interface AdmissionStatus {
     group?: string;
     kind?: string;
     causes?: { reason: string; message: string; field: string }[];
+    /** Seconds the client should wait before retrying (429s). */
+    retryAfterSeconds?: number;
   };
 }
 

@@ -29,7 +29,7 @@ import type { Clock } from '../clock/clock.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import { budgetKey, type DomainDisruptionBudget, type DomainDisruptionBudgetStatus } from '../api/disruption-budget.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
-import { decideBudgetEviction, decideEviction, podBypassesBudgets, releaseRecord, type BudgetEvictionDecision, type ObservedState } from '../core/disruption-decision.ts';
+import { decideBudgetEviction, decideEviction, podBypassesBudgets, releaseRecord, type BudgetDenial, type BudgetEvictionDecision, type ObservedState } from '../core/disruption-decision.ts';
 import type { Node, Pod } from '../k8s/types.ts';
 import type { AdmissionResponse } from './admission-review.ts';
 import type { GroupCommit } from './group-commit.ts';
@@ -67,7 +67,7 @@ export type BudgetVerdict =
       /** Gives the records back (the request was refused later, by the WorkloadSpread bookkeeping). */
       release(): Promise<void>;
     }
-  | { allowed: false; code: 429 | 500; message: string; budget?: string; domain?: string };
+  | { allowed: false; code: 429 | 500; message: string; budget?: string; domain?: string; retryAfterSeconds?: number };
 
 /** How the pod is going away, for logs and messages. */
 export type DisruptionKind = 'Eviction' | 'Delete';
@@ -90,7 +90,10 @@ export function budgetRefusal(uid: string, verdict: Extract<BudgetVerdict, { all
       status: 'Failure',
       reason: verdict.code === 429 ? 'TooManyRequests' : 'InternalError',
       message: verdict.message,
-      details: { causes: [{ reason: 'DisruptionBudget', message: verdict.message, field: '' }] },
+      details: {
+        causes: [{ reason: 'DisruptionBudget', message: verdict.message, field: '' }],
+        ...(verdict.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: verdict.retryAfterSeconds }),
+      },
     },
   };
 }
@@ -113,7 +116,7 @@ export async function enforceBudgets(pod: Pod, namespace: string, kind: Disrupti
   const first = decideEviction(listed.budgets, pod, node, deps.clock.now(), { dryRun, observed: observed() });
   if (first.kind === 'deny') {
     metrics.budgetEviction?.(namespace, nameOf(first.budget), 'denied');
-    return { allowed: false, code: 429, message: first.message, budget: first.budget, domain: first.domain };
+    return denial(first);
   }
   if (first.kind === 'allow') return nothingRecorded();
 
@@ -140,13 +143,19 @@ export async function enforceBudgets(pod: Pod, namespace: string, kind: Disrupti
     if (d.kind === 'deny') {
       metrics.budgetEviction?.(namespace, nameOf(key), 'denied');
       await giveBack(recorded, pod, deps, log);
-      return { allowed: false, code: 429, message: d.message, budget: d.budget, domain: d.domain };
+      return denial(d);
     }
     if (d.kind === 'record') recorded.push({ budget, domain: d.domain });
     metrics.budgetEviction?.(namespace, nameOf(key), 'allowed');
   }
   log.debug({ ...plog, budgets: recorded.map((r) => `${budgetKey(r.budget)}[${r.domain}]`) }, 'disruption recorded in DomainDisruptionBudgets');
   return { allowed: true, recorded: recorded.map((r) => ({ budget: budgetKey(r.budget), domain: r.domain })), release: () => giveBack(recorded, pod, deps, log) };
+}
+
+function denial(d: BudgetDenial): BudgetVerdict {
+  const out: BudgetVerdict = { allowed: false, code: 429, message: d.message, budget: d.budget, domain: d.domain };
+  if (d.retryAfterSeconds !== undefined) out.retryAfterSeconds = d.retryAfterSeconds;
+  return out;
 }
 
 function nothingRecorded(): BudgetVerdict {

@@ -174,6 +174,16 @@ describe('/validate-pod with DomainDisruptionBudgets', () => {
     assert.deepEqual(b.results, ['strict:denied']);
   });
 
+  test('a budget whose status is not current yet (a new generation): 429 with a Retry-After, as the eviction API for a PDB', async () => {
+    const b = bed({ 'per-zone': { maxUnavailable: 1, topologyKey: ZONE } });
+    const stored = b.budgets.get('shop', 'per-zone') as DomainDisruptionBudget;
+    b.budgets.put({ ...stored, metadata: { ...stored.metadata, generation: 2 } });
+    const response = await send(b, 'pod-eviction.json');
+    assert.equal(response.status?.code, 429);
+    assert.equal(response.status?.details?.retryAfterSeconds, 10);
+    assert.equal(b.budgets.writes, 0);
+  });
+
   test('a dry-run eviction is checked, not recorded', async () => {
     const allowed = bed({ 'per-zone': { maxUnavailable: 1, topologyKey: ZONE } });
     assert.equal((await send(allowed, 'pod-eviction.json', { dryRun: true })).allowed, true);
