@@ -1,7 +1,8 @@
 /**
  * Certificates for the admission webhook, without I/O: a self-signed CA and
  * serving certificates it signs (RSA 2048 keys from node:crypto, assembled
- * with node-forge, SHA-256), what a certificate says (dates, names), the
+ * with node-forge, SHA-256; the X.509 work is src/client/tls-certificates.ts),
+ * what a certificate says (dates, names), the
  * renewal policy (`renewCertificates`: re-issue the serving certificate when
  * less than 30 days are left or its names no longer fit; a new CA likewise,
  * with the old CA kept in the bundle while it is valid), and the Secret's
@@ -10,125 +11,36 @@
  * passes (the host's, since TLS peers check validity against real time).
  * Start at `renewCertificates`.
  */
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { createSecureContext } from 'node:tls';
-import forge from 'node-forge';
 import { isPlainObject } from '../k8s/json.ts';
 import type { KubeObject } from '../k8s/types.ts';
+import {
+  certificateInfo,
+  DAY_MS,
+  generateCertificateAuthority as generateCa,
+  issueServingCertificate as issueServing,
+  signedBy,
+  type CertificateAuthority,
+  type CertificateInfo,
+  type KeyPair,
+  type ServingNames,
+} from '../client/tls-certificates.ts';
 
-export interface KeyPair {
-  certPem: string;
-  keyPem: string;
-}
+export { certificateInfo, signedBy, type CertificateAuthority, type CertificateInfo, type KeyPair, type ServingNames };
 
-const DAY_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_ROTATE_BEFORE_MS = 30 * DAY_MS;
 export const DEFAULT_CA_DAYS = 3650;
 export const DEFAULT_SERVING_DAYS = 365;
 
-// ---- generation and inspection ----
-
-export type CertificateAuthority = KeyPair;
-
-export interface CertificateInfo {
-  notBeforeMs: number;
-  notAfterMs: number;
-  dnsNames: string[];
-  ipAddresses: string[];
-  isCa: boolean;
-}
-
-function rsaKeys(): { publicKeyPem: string; privateKeyPem: string } {
-  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return {
-    publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-    privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-  };
-}
-
-function serialNumber(): string {
-  const bytes = randomBytes(16);
-  bytes[0] = (bytes[0] ?? 0) & 0x7f; // positive
-  return bytes.toString('hex');
-}
-
-function dated(cert: forge.pki.Certificate, nowMs: number, days: number): void {
-  // An hour of slack for peers whose clocks run a little behind.
-  cert.validity.notBefore = new Date(nowMs - 60 * 60 * 1000);
-  cert.validity.notAfter = new Date(nowMs + days * DAY_MS);
-}
+// ---- generation ----
 
 /** A self-signed CA valid for `days` from `nowMs`. */
 export function generateCertificateAuthority(nowMs: number, days = DEFAULT_CA_DAYS, commonName = 'workloadspread-webhook-ca'): CertificateAuthority {
-  const keys = rsaKeys();
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(keys.publicKeyPem);
-  cert.serialNumber = serialNumber();
-  dated(cert, nowMs, days);
-  const subject = [{ name: 'commonName', value: commonName }];
-  cert.setSubject(subject);
-  cert.setIssuer(subject);
-  cert.setExtensions([
-    { name: 'basicConstraints', cA: true, critical: true },
-    { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-    { name: 'subjectKeyIdentifier' },
-  ]);
-  cert.sign(forge.pki.privateKeyFromPem(keys.privateKeyPem), forge.md.sha256.create());
-  return { certPem: forge.pki.certificateToPem(cert), keyPem: keys.privateKeyPem };
-}
-
-export interface ServingNames {
-  dnsNames: string[];
-  ipAddresses: string[];
+  return generateCa(nowMs, days, commonName);
 }
 
 /** A serving certificate for `names`, signed by `ca`, valid for `days` from `nowMs`. */
 export function issueServingCertificate(ca: CertificateAuthority, names: ServingNames, nowMs: number, days = DEFAULT_SERVING_DAYS): KeyPair {
-  const keys = rsaKeys();
-  const caCert = forge.pki.certificateFromPem(ca.certPem);
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(keys.publicKeyPem);
-  cert.serialNumber = serialNumber();
-  dated(cert, nowMs, days);
-  cert.setSubject([{ name: 'commonName', value: names.dnsNames[0] ?? names.ipAddresses[0] ?? 'workloadspread-webhook' }]);
-  cert.setIssuer(caCert.subject.attributes);
-  cert.setExtensions([
-    { name: 'basicConstraints', cA: false },
-    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-    { name: 'extKeyUsage', serverAuth: true },
-    { name: 'subjectAltName', altNames: [...names.dnsNames.map((value) => ({ type: 2, value })), ...names.ipAddresses.map((ip) => ({ type: 7, ip }))] },
-  ]);
-  cert.sign(forge.pki.privateKeyFromPem(ca.keyPem), forge.md.sha256.create());
-  return { certPem: forge.pki.certificateToPem(cert), keyPem: keys.privateKeyPem };
-}
-
-/** Dates and names of the first certificate of a PEM; undefined when it cannot be read. */
-export function certificateInfo(pem: string): CertificateInfo | undefined {
-  try {
-    const cert = forge.pki.certificateFromPem(pem);
-    const san = cert.getExtension('subjectAltName') as { altNames?: { type: number; value?: string; ip?: string }[] } | null;
-    const alt = san?.altNames ?? [];
-    const basic = cert.getExtension('basicConstraints') as { cA?: boolean } | null;
-    return {
-      notBeforeMs: cert.validity.notBefore.getTime(),
-      notAfterMs: cert.validity.notAfter.getTime(),
-      dnsNames: alt.filter((a) => a.type === 2 && typeof a.value === 'string').map((a) => a.value as string),
-      ipAddresses: alt.filter((a) => a.type === 7 && typeof a.ip === 'string').map((a) => a.ip as string),
-      isCa: basic?.cA === true,
-    };
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether `pair` is a usable TLS pair whose certificate `ca` signed. */
-export function signedBy(pair: KeyPair, ca: KeyPair): boolean {
-  try {
-    createSecureContext({ cert: pair.certPem, key: pair.keyPem });
-    return forge.pki.certificateFromPem(ca.certPem).verify(forge.pki.certificateFromPem(pair.certPem));
-  } catch {
-    return false;
-  }
+  return issueServing(ca, { ...names, commonName: names.commonName ?? names.dnsNames[0] ?? names.ipAddresses[0] ?? 'workloadspread-webhook' }, nowMs, days);
 }
 
 /** The names the serving certificate must cover: the service's DNS names, and for a `--webhook-url` its host, 127.0.0.1 and localhost. */
