@@ -18,6 +18,7 @@
  *   costs and the status: N+1 API writes) and the next (nothing changed: no
  *   write at all, D9), with the requests each made.
  */
+import { cpus, loadavg } from 'node:os';
 import { workloadSpreadCrd } from '../src/api/crd.ts';
 import { MATCHED_WORKLOADSPREAD_ANNOTATION } from '../src/api/keys.ts';
 import type { WorkloadSpread } from '../src/api/workloadspread.ts';
@@ -105,6 +106,7 @@ async function main(): Promise<void> {
       must(await control.patch('v1', 'Pod', NS, name, 'application/merge-patch+json', { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now }, { type: 'PodScheduled', status: 'True' }] } }, { subresource: 'status' }), name);
     }
     await clock.quiesce();
+    console.log(`${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     console.log(`${PODS} pods of one Deployment in 3 subsets (a ${cap}, b ${cap}, c ${PODS - 2 * cap}), 60 nodes; seeded in ${(performance.now() - seeded).toFixed(0)} ms`);
 
     // ---- the pure plan ----

@@ -20,7 +20,8 @@
  *   server's TLS round trip), and the group-commit batch sizes (how many
  *   admissions each status write carried).
  */
-import { workloadSpreadCrd } from '../src/api/crd.ts';
+import { cpus, loadavg } from 'node:os';
+import { domainDisruptionBudgetCrd, workloadSpreadCrd } from '../src/api/crd.ts';
 import { realClock, type Clock } from '../src/clock/clock.ts';
 import { VirtualClock } from '../src/clock/virtual-clock.ts';
 import { BUILTIN } from '../src/client/resources.ts';
@@ -80,7 +81,9 @@ async function runOnce(config: Config, clock: Clock): Promise<Run> {
   const batches: number[] = [];
   let conflicts = 0;
   try {
+    // Both CRDs, as the chart installs them (without the budget CRD the manager's budget informer keeps retrying).
     await c.apiServer.control.create(workloadSpreadCrd() as KubeObject);
+    await c.apiServer.control.create(domainDisruptionBudgetCrd() as KubeObject);
     await c.client.create(BUILTIN.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: MANAGER_NS } });
     await c.client.create(BUILTIN.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     if (config !== 'no manager') {
@@ -221,6 +224,7 @@ function report(runs: Run[], label: string): void {
 
 async function main(): Promise<void> {
   console.log(`Deployment 0 → ${PODS} pods, 30 nodes in 3 zones; WorkloadSpread a 30% / b 30% / c rest`);
+  console.log(`(${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}: the API server, controllers, kubelets and manager share this one process)`);
   const virtualRuns: Run[] = [];
   for (const config of CONFIGS) virtualRuns.push(await runOnce(config, new VirtualClock(Date.UTC(2026, 0, 1), { realWaitMs: 30 * 60_000 })));
   report(virtualRuns, 'virtual clock (kubelet start 2 s)');
