@@ -152,6 +152,28 @@ describe('simulate --kubeconfig against an existing cluster (the embedded one on
     assert.deepEqual(await simulatedNodes(cluster), []);
   });
 
+  test('Ctrl-C mid-run: the run ends interrupted and still removes its nodes, objects and pods', async () => {
+    const stop = new AbortController();
+    let nodesDuring: string[] = [];
+    const result = await runScenario(scenario(LIVE), {
+      kubeconfig,
+      signal: stop.signal,
+      onStep: async () => {
+        nodesDuring = await simulatedNodes(cluster);
+        stop.abort(new Error('SIGINT'));
+      },
+    });
+    assert.equal(result.interrupted, true);
+    assert.equal(result.ok, false);
+    assert.equal(result.steps.length, 1);
+    assert.deepEqual(nodesDuring.sort(), ['sim-a-1', 'sim-b-1']);
+    assert.deepEqual(await simulatedNodes(cluster), []);
+    assert.equal(await exists(cluster, () => cluster.client.get(BUILTIN.deployments, 'web', { namespace: 'sim-live' })), false);
+    assert.equal(await exists(cluster, () => cluster.client.get(WORKLOADSPREAD_REF, 'ws', { namespace: 'sim-live' })), false);
+    const leftovers = (await cluster.client.list(BUILTIN.pods)).items.filter((p) => ['sim-a-1', 'sim-b-1'].includes(String((p as { spec?: { nodeName?: string } }).spec?.nodeName)));
+    assert.deepEqual(leftovers, []);
+  });
+
   test('without the manager in the cluster, the run stops at once and says what is missing', async () => {
     const mwc = await cluster.client.get<KubeObject>(BUILTIN.mutatingwebhookconfigurations, MUTATING_CONFIGURATION_NAME);
     await cluster.client.delete(BUILTIN.mutatingwebhookconfigurations, MUTATING_CONFIGURATION_NAME);
