@@ -1,7 +1,7 @@
 /**
  * Benchmark: what DomainDisruptionBudgets (D14) cost an eviction. The real
  * manager (webhook + budget controller) on the embedded cluster (virtual
- * clock; wall time measured), N pods pinned two zones' worth per node and
+ * clock; wall time measured), N pods pinned round-robin to six nodes (zones a, b, c) and
  * held by a finalizer, all evicted through the Eviction API with
  * `concurrency` in flight, in three settings (a fresh namespace each, after a warm-up round):
  * - no budget: the eviction path with the webhook's WorkloadSpread
