@@ -6,7 +6,7 @@ import { formatTime } from '../k8s/time.ts';
 import type { Pod } from '../k8s/types.ts';
 import { computeBudgetStatus } from './disruption-budget.ts';
 import { budget, node, nodeMap, pod, STORY_1, STORY_2, STORY_3, T0, ZONE } from './disruption-budget-kit.ts';
-import { decideEviction, MAX_DISRUPTED_PODS, type EvictionDecision } from './disruption-decision.ts';
+import { decideEviction, MAX_DISRUPTED_PODS, releaseRecord, type EvictionDecision } from './disruption-decision.ts';
 
 const NODES = nodeMap([node('f1', 'foo'), node('f2', 'foo'), node('b1', 'bar'), node('b2', 'bar'), node('z1', 'baz'), node('z2', 'baz')]);
 const SIX = [pod('f-1', { node: 'f1' }), pod('f-2', { node: 'f2' }), pod('b-1', { node: 'b1' }), pod('b-2', { node: 'b2' }), pod('z-1', { node: 'z1' }), pod('z-2', { node: 'z2' })];
@@ -169,6 +169,28 @@ describe('decideEviction: one case per rule', () => {
       { metadata: { name: 'z', namespace: 'default' }, spec: { selector: { matchLabels: { app: 'foo' } }, maxUnavailable: 1 }, status: { observedGeneration: 0, domains: [null, { name: 'all' }] } },
     ] as unknown as DomainDisruptionBudget[];
     for (const b of broken) assert.doesNotThrow(() => decide([b], byName('f-1')));
+  });
+});
+
+describe('releaseRecord (giving an approval back)', () => {
+  test('undoes a record: the pod leaves disruptedPods, the disruption and the healthy pod come back', () => {
+    const before = synced(STORY_2);
+    const d = decide([before], byName('f-1'));
+    assert.equal(d.kind, 'record');
+    const [after] = apply([before], d);
+    assert.equal(after?.status?.domains?.find((x) => x.name === 'foo')?.disruptionsAllowed, 0);
+    const released = releaseRecord(after?.status, 'foo', byName('f-1'), T0 + 2_000);
+    const foo = released?.domains?.find((x) => x.name === 'foo');
+    const orig = before.status?.domains?.find((x) => x.name === 'foo');
+    assert.deepEqual([foo?.currentHealthy, foo?.disruptionsAllowed, foo?.disruptedPods], [orig?.currentHealthy, orig?.disruptionsAllowed, undefined]);
+    assert.equal(released?.blockedDomains, before.status?.blockedDomains);
+  });
+
+  test('nothing to undo (pod not recorded, unknown domain, no status): undefined', () => {
+    const b = synced(STORY_2);
+    assert.equal(releaseRecord(b.status, 'foo', byName('f-1'), T0), undefined);
+    assert.equal(releaseRecord(b.status, 'nowhere', byName('f-1'), T0), undefined);
+    assert.equal(releaseRecord(undefined, 'foo', byName('f-1'), T0), undefined);
   });
 });
 
