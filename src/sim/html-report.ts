@@ -27,7 +27,8 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bott
 .pass{background:#e3f4e8;color:#14632e}.fail{background:#fbe4e4;color:#8a1c1c}.warn{background:#fff4d6;color:#7a5600}
 table{border-collapse:collapse;margin:6px 0}th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}th{background:#f6f6f6}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
-ul.x{list-style:none;margin:0;padding:0}ul.x li{margin:1px 0}
+ul.x{list-style:none;margin:0;padding:0}ul.x li{margin:1px 0;overflow-wrap:anywhere}
+.sum{overflow-wrap:anywhere}
 .ok{color:#14632e}.bad{color:#8a1c1c;font-weight:600}
 .ev{color:#555;font-size:12px}.ev .Warning{color:#8a5a00}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f4f4f4;padding:0 3px;border-radius:3px}
@@ -76,7 +77,7 @@ function stepRow(step: StepResult): string {
     step.error === undefined ? '' : `<div class="${step.expectations.some((e) => e.path === 'expectFailure' && e.ok) ? 'meta' : 'bad'}">refused: ${esc(step.error)}</div>`,
     unsettled === undefined ? '' : `<div class="bad">${esc(unsettled)}</div>`,
   ].join('');
-  return `<tr id="step-${step.step}"><td class="num">${step.step}</td><td><code>${esc(step.action)}</code> ${esc(step.summary)}${extra}</td><td>${esc(step.time)}<br><span class="meta">${esc(showElapsed(step.elapsedMs))}</span></td><td>${step.action === 'expect' ? '' : subsetCell(step) + budgetsCell(step.budgets) + evictionsHtml(step.evictions ?? [])}</td><td>${eventsCell(step)}</td><td>${expectations === '' ? '' : `<ul class="x">${expectations}</ul>`}</td></tr>`;
+  return `<tr id="step-${step.step}"><td class="num">${step.step}</td><td><code>${esc(step.action)}</code> <span class="sum">${esc(step.summary)}</span>${extra}</td><td>${esc(step.time)}<br><span class="meta">${esc(showElapsed(step.elapsedMs))}</span></td><td>${step.action === 'expect' ? '' : subsetCell(step) + budgetsCell(step.budgets) + evictionsHtml(step.evictions ?? [])}</td><td>${eventsCell(step)}</td><td>${expectations === '' ? '' : `<ul class="x">${expectations}</ul>`}</td></tr>`;
 }
 
 function costTables(final: Snapshot): string {
