@@ -1,7 +1,7 @@
 /**
  * `BudgetCache` and `BudgetStatusWriter` against the embedded API server:
  * what `budgetsIn` answers before the CRD exists (none: nothing to
- * enforce), once it is served but not listed (an error: the webhook fails
+ * enforce; and no list is even tried), once it is served but not listed (an error: the webhook fails
  * closed), and once listed (the budgets, by name); conditional status writes
  * (a stale copy conflicts, a fresh read resolves it, a gone budget is
  * NotFound and forgotten).
@@ -40,6 +40,8 @@ describe('BudgetCache and BudgetStatusWriter against the API server', () => {
     try {
       await settleUntil(clock, () => assert.equal(cache.served(), false), { maxMs: 10_000 });
       assert.deepEqual(cache.budgetsIn('shop'), { ok: true, budgets: [] });
+      await clock.advance(5_000);
+      assert.equal(bed.server.control.requestCount({ resource: 'domaindisruptionbudgets' }), 0, 'without the CRD the informer is not even started: no list retries');
 
       await createObject(bed, domainDisruptionBudgetCrd() as KubeObject);
       await clock.quiesce();

@@ -9,9 +9,12 @@
  * - an error while the CRD is served (or discovery cannot tell) but the
  *   budgets have not been listed yet — the webhook then fails closed, since
  *   an empty cache would let every eviction through.
- * Discovery is asked at start and again every `discoveryRecheckMs` until the
- * informer has synced; the informer itself keeps retrying (with back-off)
- * while the resource is missing, and picks the CRD up once installed.
+ * Discovery is asked at start and again every `discoveryRecheckMs` (a
+ * background timer) until the informer has synced. The informer is started
+ * only once discovery says the CRD is served (or cannot tell): without the
+ * CRD the manager stays quiet — no list retries, no warnings, nothing that
+ * keeps a virtual clock busy — and picks the CRD up within one recheck of
+ * its installation.
  * Cached objects are shared: never mutate them. Start at `budgetsIn`.
  */
 import type { Clock, Timer } from '../clock/clock.ts';
@@ -59,6 +62,7 @@ export class BudgetCache {
   #served: boolean | undefined;
   #timer: Timer | undefined;
   #started = false;
+  #informerStarted = false;
   #stopped = false;
 
   constructor(options: BudgetCacheOptions) {
@@ -79,11 +83,10 @@ export class BudgetCache {
     this.store = this.#informer.store;
   }
 
-  /** Starts the informer and the discovery checks (idempotent). */
+  /** Starts the discovery checks, and the informer once the CRD is served (idempotent). */
   start(): void {
     if (this.#started || this.#stopped) return;
     this.#started = true;
-    this.#informer.start();
     void this.checkDiscovery();
     if (this.#recheckMs > 0) {
       this.#timer = this.#clock.setInterval(
@@ -127,6 +130,10 @@ export class BudgetCache {
       else {
         this.#log.warn({ err: describeError(resolved.error) }, 'cannot tell whether DomainDisruptionBudgets are served');
         this.#served = undefined;
+      }
+      if (this.#served !== false && this.#started && !this.#informerStarted && !this.#stopped) {
+        this.#informerStarted = true;
+        this.#informer.start();
       }
       return this.#served;
     });
