@@ -292,9 +292,24 @@ function plain(v: unknown): unknown {
   return v === undefined ? null : v;
 }
 
+/**
+ * `<<` is YAML 1.1's merge key: Go's encoder quotes it, or a reader would
+ * merge instead of reading a key. The yaml library always writes it plain in
+ * 1.1, so it goes through a stand-in no real value contains (a NUL inside),
+ * which comes out double-quoted and is then swapped for the quoted `'<<'`.
+ */
+const MERGE_STAND_IN = '\u0000<<\u0000';
+
+function withMergeStandIns(v: unknown): unknown {
+  if (v === '<<') return MERGE_STAND_IN;
+  if (Array.isArray(v)) return v.map(withMergeStandIns);
+  if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k === '<<' ? MERGE_STAND_IN : k, withMergeStandIns(x)]));
+  return v;
+}
+
 export function toYaml(v: unknown): string {
-  const text = stringify(plain(v), { version: '1.1', sortMapEntries: true, lineWidth: 0, indentSeq: false });
-  return text.replace(/\n$/, '');
+  const text = stringify(withMergeStandIns(plain(v)), { version: '1.1', sortMapEntries: true, lineWidth: 0, indentSeq: false });
+  return text.replaceAll('"\\0<<\\0"', "'<<'").replace(/\n$/, '');
 }
 
 export function toJson(v: unknown): string {

@@ -136,6 +136,11 @@ describe('Go value formatting', () => {
     assert.equal(goQuote('\u2028'), '"\\u2028"');
   });
 
+  test("toYaml quotes YAML 1.1's merge key '<<' as Go's encoder does (read back, it is a key, not a merge)", () => {
+    assert.equal(toYaml({ '<<': { a: 1 }, b: '<<' }), "'<<':\n  a: 1\nb: '<<'");
+    assert.deepEqual(parse(toYaml({ x: { '<<': {} } }), { version: '1.1' }), { x: { '<<': {} } });
+  });
+
   test('property: toYaml output reads back (YAML 1.1, as kubectl and Helm read it) to the same value', () => {
     const key = fc.string({ minLength: 1, maxLength: 8 });
     const scalar = fc.oneof(fc.string(), fc.constantFrom('yes', 'on', 'off', 'no', 'y', 'n', '0755', '1e3', '~', 'null', 'true', '', ' x', '- a', 'a: b', '#c', '3.0', '0x1F', '1_000'), fc.integer(), fc.boolean(), fc.constant(null));
