@@ -25,20 +25,21 @@
  *   aggregates repeats into a series).
  * Start at `start` and `sync`.
  */
-import type { Clock, Timer } from '../clock/clock.ts';
+import type { Clock } from '../clock/clock.ts';
 import { DDB_API_VERSION, DDB_KIND, EVENT_DISRUPTION_BLOCKED, EVENT_DISRUPTION_UNBLOCKED, type DomainDisruptionBudget } from '../api/disruption-budget.ts';
 import { budgetSelects, budgetStatusEqual, computeBudgetStatus, domainMode } from '../core/disruption-budget.ts';
 import { DEFAULT_BLOCKED_THRESHOLD_MS, domainBlockages, type DomainBlockage } from '../core/disruption-blockage.ts';
 import { describeError, isConflict } from '../client/errors.ts';
 import type { EventRecorder } from '../client/event-recorder.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
-import { WorkQueue, type RateLimit, type WorkQueueMetrics, type WorkResult } from '../client/workqueue.ts';
+import type { RateLimit, WorkQueue, WorkQueueMetrics, WorkResult } from '../client/workqueue.ts';
 import type { BudgetCache } from '../kube/budget-cache.ts';
 import type { BudgetStatusWriter } from '../kube/budget-status-writer.ts';
 import type { ManagerCaches } from '../kube/caches.ts';
 import type { Node, Pod } from '../k8s/types.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { keyOf as storeKey } from '../client/store.ts';
+import { QueueLoop } from './queue-loop.ts';
 
 export const BUDGET_CONTROLLER_NAME = 'domaindisruptionbudget';
 export const DEFAULT_BUDGET_WORKERS = 2;
@@ -80,51 +81,39 @@ export class BudgetController {
   readonly #log: Logger;
   /** Domains warned about, per budget key. */
   readonly #warned = new Map<string, Set<string>>();
-  #unsubscribe: (() => void)[] = [];
-  #resync: Timer | undefined;
-  #running: Promise<void> | undefined;
-  #stopped = false;
+  readonly #loop: QueueLoop;
 
   constructor(options: BudgetControllerOptions) {
     this.#o = options;
     this.#log = options.log ?? silentLogger;
-    this.queue = new WorkQueue<string>({
-      clock: options.clock,
+    this.#loop = new QueueLoop({
       name: BUDGET_CONTROLLER_NAME,
+      clock: options.clock,
       log: this.#log,
+      workers: options.workers ?? DEFAULT_BUDGET_WORKERS,
+      resyncMs: options.resyncMs ?? DEFAULT_BUDGET_RESYNC_MS,
       ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
-      ...(options.metrics?.queue === undefined ? {} : { metrics: options.metrics.queue }),
+      ...(options.metrics?.queue === undefined ? {} : { queueMetrics: options.metrics.queue }),
+      // Not the budgets: without the CRD there is simply nothing to do, and budgets listed later arrive as adds.
+      waitForSync: (signal) => options.caches.waitForSync(signal),
+      subscribe: (add) => this.#subscribe(add),
+      keys: () => options.budgets.keys(),
+      handle: (key) => this.#handle(key),
     });
+    this.queue = this.#loop.queue;
   }
 
   enqueueAll(): void {
-    for (const key of this.#o.budgets.keys()) this.queue.add(key);
+    this.#loop.enqueueAll();
   }
 
-  /**
-   * Waits for the manager's caches (not for the budgets: without the CRD
-   * there is simply nothing to do, and budgets listed later arrive as adds),
-   * then runs until `stop()`.
-   */
-  async start(signal?: AbortSignal): Promise<void> {
-    if (this.#running !== undefined || this.#stopped) return;
-    await this.#o.caches.waitForSync(signal);
-    if (this.#stopped) return;
-    this.#subscribe();
-    this.enqueueAll();
-    const every = this.#o.resyncMs ?? DEFAULT_BUDGET_RESYNC_MS;
-    if (every > 0) this.#resync = this.#o.clock.setInterval(() => this.enqueueAll(), every, { background: true, name: 'budget resync' });
-    this.#running = this.queue.run(this.#o.workers ?? DEFAULT_BUDGET_WORKERS, (key) => this.#handle(key));
-    this.#log.info({ workers: this.#o.workers ?? DEFAULT_BUDGET_WORKERS }, 'domaindisruptionbudget controller started');
+  /** Waits for the manager's caches, then runs until `stop()`. */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#loop.start(signal);
   }
 
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    for (const u of this.#unsubscribe) u();
-    this.#unsubscribe = [];
-    this.#resync?.cancel();
-    await this.queue.shutdown({ drain: false });
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   async #handle(key: string): Promise<WorkResult | void> {
@@ -214,29 +203,25 @@ export class BudgetController {
     this.#o.recorder?.record(regarding, { type, reason, note, action: 'Reconcile' });
   }
 
-  #add(keys: Iterable<string>): void {
-    for (const key of keys) this.queue.add(key);
-  }
-
-  #subscribe(): void {
+  #subscribe(add: (keys: Iterable<string>) => void): (() => void)[] {
     const { caches, budgets } = this.#o;
-    const self = (b: DomainDisruptionBudget) => this.#add([budgetKeyOf(b)]);
-    this.#unsubscribe.push(
+    const self = (b: DomainDisruptionBudget) => add([budgetKeyOf(b)]);
+    return [
       budgets.store.onAdd(self),
       budgets.store.onUpdate((_old, b) => self(b)),
       budgets.store.onDelete(self),
-      caches.pods.onAdd((pod) => this.#add(this.budgetsForPod(pod))),
-      caches.pods.onUpdate((old, pod) => this.#add(new Set([...this.budgetsForPod(old), ...this.budgetsForPod(pod)]))),
-      caches.pods.onDelete((pod) => this.#add(this.budgetsForPod(pod))),
-      caches.nodes.onAdd(() => this.#add(this.budgetsByNode())),
+      caches.pods.onAdd((pod) => add(this.budgetsForPod(pod))),
+      caches.pods.onUpdate((old, pod) => add(new Set([...this.budgetsForPod(old), ...this.budgetsForPod(pod)]))),
+      caches.pods.onDelete((pod) => add(this.budgetsForPod(pod))),
+      caches.nodes.onAdd(() => add(this.budgetsByNode())),
       caches.nodes.onUpdate((old, node) => {
-        if (nodeLabelsChanged(old, node)) this.#add(this.budgetsByNode());
+        if (nodeLabelsChanged(old, node)) add(this.budgetsByNode());
       }),
-      caches.nodes.onDelete(() => this.#add(this.budgetsByNode())),
-      caches.workloadSpreads.onAdd((ws) => this.#add(this.budgetsForWorkloadSpread(ws))),
-      caches.workloadSpreads.onUpdate((_old, ws) => this.#add(this.budgetsForWorkloadSpread(ws))),
-      caches.workloadSpreads.onDelete((ws) => this.#add(this.budgetsForWorkloadSpread(ws))),
-    );
+      caches.nodes.onDelete(() => add(this.budgetsByNode())),
+      caches.workloadSpreads.onAdd((ws) => add(this.budgetsForWorkloadSpread(ws))),
+      caches.workloadSpreads.onUpdate((_old, ws) => add(this.budgetsForWorkloadSpread(ws))),
+      caches.workloadSpreads.onDelete((ws) => add(this.budgetsForWorkloadSpread(ws))),
+    ];
   }
 
   /** Keys of the budgets selecting the pod. */

@@ -17,11 +17,11 @@
  * The manager starts one controller on the elected leader only.
  */
 import { randomUUID } from 'node:crypto';
-import type { Clock, Timer } from '../clock/clock.ts';
+import type { Clock } from '../clock/clock.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { describeError, isConflict } from '../client/errors.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
-import { isTerminalError, WorkQueue, type RateLimit, type WorkQueueMetrics, type WorkResult } from '../client/workqueue.ts';
+import { isTerminalError, type RateLimit, type WorkQueue, type WorkQueueMetrics, type WorkResult } from '../client/workqueue.ts';
 import type { ManagerCaches } from '../kube/caches.ts';
 import type { EngineEventSink } from '../kube/events.ts';
 import type { PodWriter } from '../kube/pod-writer.ts';
@@ -29,6 +29,7 @@ import type { StatusWriter } from '../kube/status-writer.ts';
 import type { WorkloadResolver } from '../kube/workload-resolver.ts';
 import type { WorkloadSpreadState } from '../kube/ws-state.ts';
 import { EventMapper, workloadSpreadKey, type ChangeType, type MappingView } from './event-mapping.ts';
+import { QueueLoop } from './queue-loop.ts';
 import { Reconciler, type ReconcilerMetrics } from './reconciler.ts';
 
 export const CONTROLLER_NAME = 'workloadspread';
@@ -80,22 +81,26 @@ export class WorkloadSpreadController {
   readonly mapper: EventMapper;
   readonly #o: ControllerOptions;
   readonly #log: Logger;
-  #unsubscribe: (() => void)[] = [];
-  #resync: Timer | undefined;
-  #running: Promise<void> | undefined;
+  readonly #loop: QueueLoop;
   #active = 0;
-  #stopped = false;
 
   constructor(options: ControllerOptions) {
     this.#o = options;
     this.#log = options.log ?? silentLogger;
-    this.queue = new WorkQueue<string>({
-      clock: options.clock,
+    this.#loop = new QueueLoop({
       name: CONTROLLER_NAME,
+      clock: options.clock,
       log: this.#log,
+      workers: options.workers ?? DEFAULT_WORKERS,
+      resyncMs: options.resyncMs ?? DEFAULT_RESYNC_MS,
       ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
-      ...(options.metrics?.queue === undefined ? {} : { metrics: options.metrics.queue }),
+      ...(options.metrics?.queue === undefined ? {} : { queueMetrics: options.metrics.queue }),
+      waitForSync: (signal) => options.caches.waitForSync(signal),
+      subscribe: (add) => this.#subscribe(add),
+      keys: () => options.caches.workloadSpreads.keys(),
+      handle: (key) => this.#handle(key),
     });
+    this.queue = this.#loop.queue;
     this.reconciler = new Reconciler({
       caches: options.caches,
       resolver: options.resolver,
@@ -118,33 +123,20 @@ export class WorkloadSpreadController {
 
   /** Enqueues every cached WorkloadSpread. */
   enqueueAll(): void {
-    for (const key of this.#o.caches.workloadSpreads.keys()) this.queue.add(key);
+    this.#loop.enqueueAll();
   }
 
   /**
    * Waits for the caches, then runs until `stop()`. Resolves once the
    * workers are running (not when they end); `signal` aborts the wait.
    */
-  async start(signal?: AbortSignal): Promise<void> {
-    if (this.#running !== undefined || this.#stopped) return;
-    await this.#o.caches.waitForSync(signal);
-    if (this.#stopped) return;
-    this.#subscribe();
-    this.enqueueAll();
-    const every = this.#o.resyncMs ?? DEFAULT_RESYNC_MS;
-    if (every > 0) this.#resync = this.#o.clock.setInterval(() => this.enqueueAll(), every, { background: true, name: 'workloadspread resync' });
-    this.#running = this.queue.run(this.#o.workers ?? DEFAULT_WORKERS, (key) => this.#handle(key));
-    this.#log.info({ workers: this.#o.workers ?? DEFAULT_WORKERS }, 'workloadspread controller started');
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#loop.start(signal);
   }
 
   /** Stops taking events, cancels the resync and lets the workers finish what they hold. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    for (const u of this.#unsubscribe) u();
-    this.#unsubscribe = [];
-    this.#resync?.cancel();
-    await this.queue.shutdown({ drain: false });
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   async #handle(key: string): Promise<WorkResult | void> {
@@ -168,29 +160,25 @@ export class WorkloadSpreadController {
     }
   }
 
-  #add(keys: readonly string[]): void {
-    for (const key of keys) this.queue.add(key);
-  }
-
-  #subscribe(): void {
+  #subscribe(add: (keys: Iterable<string>) => void): (() => void)[] {
     const { caches } = this.#o;
     const m = this.mapper;
     const ws = (type: ChangeType) => (obj: WorkloadSpread) => {
       if (type === 'delete') this.#o.metrics?.forgetWorkloadSpread?.(obj.metadata?.namespace ?? '', obj.metadata?.name ?? '');
-      this.#add(m.forWorkloadSpread(obj));
+      add(m.forWorkloadSpread(obj));
     };
-    this.#unsubscribe.push(
+    return [
       caches.workloadSpreads.onAdd(ws('add')),
       caches.workloadSpreads.onUpdate((_old, obj) => ws('update')(obj)),
       caches.workloadSpreads.onDelete(ws('delete')),
-      caches.pods.onAdd((pod) => this.#add(m.forPod('add', pod))),
-      caches.pods.onUpdate((old, pod) => this.#add(m.forPod('update', pod, old))),
-      caches.pods.onDelete((pod) => this.#add(m.forPod('delete', pod))),
-      caches.nodes.onAdd((node) => this.#add(m.forNode('add', node))),
-      caches.nodes.onUpdate((old, node) => this.#add(m.forNode('update', node, old))),
-      caches.nodes.onDelete((node) => this.#add(m.forNode('delete', node))),
-      caches.onWorkloadEvent((e) => this.#add(m.forWorkload(e.type, e.group, e.kind, e.obj, e.old))),
-    );
+      caches.pods.onAdd((pod) => add(m.forPod('add', pod))),
+      caches.pods.onUpdate((old, pod) => add(m.forPod('update', pod, old))),
+      caches.pods.onDelete((pod) => add(m.forPod('delete', pod))),
+      caches.nodes.onAdd((node) => add(m.forNode('add', node))),
+      caches.nodes.onUpdate((old, node) => add(m.forNode('update', node, old))),
+      caches.nodes.onDelete((node) => add(m.forNode('delete', node))),
+      caches.onWorkloadEvent((e) => add(m.forWorkload(e.type, e.group, e.kind, e.obj, e.old))),
+    ];
   }
 }
 
