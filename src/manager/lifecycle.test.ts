@@ -64,7 +64,7 @@ describe('manager lifecycle', () => {
       await installCrd(env.cluster);
       await untilReady(env, manager);
       const ready = await httpGet(`${health}/readyz`);
-      assert.deepEqual(ready, { code: 200, body: '[+]caches-synced ok\n[+]webhook-serving ok\n[+]not-stopping ok\nreadyz check passed\n' });
+      assert.deepEqual(ready, { code: 200, body: '[+]caches-synced ok\n[+]webhook-serving ok\n[+]started ok\n[+]not-stopping ok\nreadyz check passed\n' });
 
       // Registered now: both configurations, by URL, with the generated CA.
       const mutating = await env.cluster.client.get<KubeObject>(BUILTIN.mutatingwebhookconfigurations, MUTATING_CONFIGURATION_NAME);

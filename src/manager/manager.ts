@@ -203,6 +203,8 @@ class ManagerRun {
   #controllerDone: Promise<void> | undefined;
   #synced = false;
   #isReady = false;
+  /** Every start step finished (stays true while stopping; `#isReady` does not). */
+  #startCompleted = false;
   #stopping = false;
   #started: Promise<void>;
   #stopped: Promise<void> | undefined;
@@ -230,6 +232,7 @@ class ManagerRun {
     };
     this.#started = this.#start().then(
       () => {
+        this.#startCompleted = true;
         this.#isReady = true;
         this.#log.info({ identity: this.#identity, ...this.#endpoints() }, 'manager ready');
         this.#ready.resolve();
@@ -286,6 +289,8 @@ class ManagerRun {
             '/readyz': probeRoute('readyz', [
               { name: 'caches-synced', check: () => (this.#synced ? true : 'the caches have not synced yet') },
               { name: 'webhook-serving', check: () => (this.#server !== undefined && this.#certificates?.current() !== undefined ? true : 'the webhook server is not serving yet') },
+              // Every start step done (the webhook registration too): ready means "configured", not only "answering".
+              { name: 'started', check: () => (this.#startCompleted ? true : 'the manager is still starting') },
               { name: 'not-stopping', check: notServing },
             ]),
           },
