@@ -14,7 +14,7 @@ import { stringify } from 'yaml';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
 import { startApiServer, type ApiServer } from '../cluster/apiserver/server.ts';
-import { connectionFromCluster, connectionFromKubeconfigText, loadConnection, SERVICE_ACCOUNT_DIR, type ConfigResult, type Connection } from './config.ts';
+import { connectionFromCluster, connectionFromKubeconfigText, connectionFromToken, loadConnection, SERVICE_ACCOUNT_DIR, type ConfigResult, type Connection } from './config.ts';
 import { KubeClient } from './http-client.ts';
 import { BUILTIN } from './resources.ts';
 
@@ -127,6 +127,29 @@ describe('loading a kubeconfig', () => {
     const text = kubeconfig({ token: 't' }).replace(server.url, 'http://127.0.0.1:1').replace('certificate-authority-data:', 'insecure-skip-tls-verify: true\n      certificate-authority-data:');
     const c = connected(await connectionFromKubeconfigText(text));
     assert.ok(c.agent instanceof HttpAgent);
+  });
+});
+
+describe('connectionFromToken (what a CA + bearer-token kubeconfig says, without parsing one)', () => {
+  test('talks to the server with the CA and the token; namespace default unless given', async () => {
+    const c = connected(connectionFromToken({ server: `${server.url}/`, caPem: server.caPem, token: server.token, source: 'test' }));
+    assert.equal(c.server, server.url);
+    assert.equal(c.namespace, 'default');
+    await works(c);
+    assert.equal(connected(connectionFromToken({ server: server.url, caPem: server.caPem, token: server.token, namespace: 'team', source: 'test' })).namespace, 'team');
+  });
+
+  test('a wrong token is refused by the server (401); a CA that did not sign the server certificate fails TLS', async () => {
+    const client = new KubeClient(connected(connectionFromToken({ server: server.url, caPem: server.caPem, token: 'wrong', source: 'test' })), { clock });
+    await assert.rejects(client.get(BUILTIN.namespaces, 'default'), /401|Unauthorized/);
+    const other = generateServingCertificate().caPem;
+    const untrusted = new KubeClient(connected(connectionFromToken({ server: server.url, caPem: other, token: server.token, source: 'test' })), { clock });
+    await assert.rejects(untrusted.get(BUILTIN.namespaces, 'default'), /certificate|self.signed|verify/i);
+  });
+
+  test('bad server URLs are configuration errors naming the source', () => {
+    assert.deepEqual(failure(connectionFromToken({ server: 'not a url', caPem: '', token: 't', source: 'mine' })), { source: 'mine', message: 'invalid server URL "not a url"' });
+    assert.deepEqual(failure(connectionFromToken({ server: 'http://127.0.0.1:1', caPem: '', token: 't', source: 'mine' })), { source: 'mine', message: 'unsupported server scheme http:' });
   });
 });
 

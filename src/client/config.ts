@@ -26,7 +26,16 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent, type RequestOptions } from 'node:https';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+/**
+ * client-node is loaded on first use: it takes seconds to load, and most
+ * commands (validate, plan, manifests, demo, simulate) never read a kubeconfig.
+ */
+async function newKubeConfig(): Promise<KubeConfig> {
+  const { KubeConfig: Config } = await import('@kubernetes/client-node');
+  return new Config();
+}
 
 export interface Connection {
   /** Base URL without a trailing slash, e.g. `https://127.0.0.1:6443`. */
@@ -96,13 +105,13 @@ export async function loadConnection(options: LoadOptions = {}): Promise<ConfigR
 export async function connectionFromFiles(files: string[], options: LoadOptions = {}): Promise<ConfigResult> {
   const [first, ...rest] = files;
   if (first === undefined) return fail('environment', 'no kubeconfig file given');
-  const kc = new KubeConfig();
+  const kc = await newKubeConfig();
   for (const file of [first, ...rest]) {
     if (!existsSync(file)) return fail(file, 'the kubeconfig file does not exist');
     try {
       if (file === first) kc.loadFromFile(file);
       else {
-        const more = new KubeConfig();
+        const more = await newKubeConfig();
         more.loadFromFile(file);
         kc.mergeConfig(more, true);
       }
@@ -116,7 +125,7 @@ export async function connectionFromFiles(files: string[], options: LoadOptions 
 /** Settings from kubeconfig YAML text (the embedded cluster hands its kubeconfig this way). */
 export async function connectionFromKubeconfigText(yaml: string, options: AgentSettings & { context?: string; source?: string } = {}): Promise<ConfigResult> {
   const source = options.source ?? 'inline';
-  const kc = new KubeConfig();
+  const kc = await newKubeConfig();
   try {
     kc.loadFromString(yaml);
   } catch (err) {
@@ -137,7 +146,7 @@ export async function connectionFromCluster(options: LoadOptions = {}): Promise<
   for (const file of ['token', 'ca.crt']) {
     if (!existsSync(`${prefix}${SERVICE_ACCOUNT_DIR}/${file}`)) return fail(`${prefix}${SERVICE_ACCOUNT_DIR}/${file}`, 'the service account file does not exist');
   }
-  const kc = new KubeConfig();
+  const kc = await newKubeConfig();
   // client-node reads the service host from process.env; hand it ours for the duration of the call.
   const saved = { host: process.env['KUBERNETES_SERVICE_HOST'], port: process.env['KUBERNETES_SERVICE_PORT'] };
   process.env['KUBERNETES_SERVICE_HOST'] = host;
@@ -197,19 +206,7 @@ export async function connectionFromKubeConfig(kc: KubeConfig, source: string, o
   } catch (err) {
     return fail(source, `cannot prepare credentials of user ${JSON.stringify(user.name)}: ${messageOf(err)}`);
   }
-  // `timeout` only closes FREE sockets (Node's agent destroys a free socket on timeout): keep them for 30 s,
-  // less than servers keep idle connections (kube-apiserver and ours: 60+ s), so a reused socket is never
-  // one the server is closing at that moment.
-  const agentOptions = { keepAlive: true, timeout: 30_000, maxSockets: options.maxSockets ?? 64, maxFreeSockets: options.maxFreeSockets ?? 16 };
-  let agent: HttpsAgent | HttpAgent;
-  if (url.protocol === 'http:') agent = new HttpAgent(agentOptions);
-  else {
-    const tls: Record<string, unknown> = { ...agentOptions };
-    for (const key of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'servername', 'rejectUnauthorized'] as const) {
-      if (first[key] !== undefined) tls[key] = first[key];
-    }
-    agent = new HttpsAgent(tls);
-  }
+  const agent = newAgent(url, first, options);
   // Exec plugins and token files produce credentials that expire: ask client-node each time (it caches).
   const dynamic = user.exec !== undefined || user.authProvider !== undefined;
   const fixed = headersFrom(first);
@@ -229,6 +226,47 @@ export async function connectionFromKubeConfig(kc: KubeConfig, source: string, o
       namespace,
       source,
       headers,
+      close: () => agent.destroy(),
+    },
+  };
+}
+
+function newAgent(url: URL, tlsFrom: RequestOptions, settings: AgentSettings): HttpsAgent | HttpAgent {
+  // `timeout` only closes FREE sockets (Node's agent destroys a free socket on timeout): keep them for 30 s,
+  // less than servers keep idle connections (kube-apiserver and ours: 60+ s), so a reused socket is never
+  // one the server is closing at that moment.
+  const agentOptions = { keepAlive: true, timeout: 30_000, maxSockets: settings.maxSockets ?? 64, maxFreeSockets: settings.maxFreeSockets ?? 16 };
+  if (url.protocol === 'http:') return new HttpAgent(agentOptions);
+  const tls: Record<string, unknown> = { ...agentOptions };
+  for (const key of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'servername', 'rejectUnauthorized'] as const) {
+    if (tlsFrom[key] !== undefined) tls[key] = tlsFrom[key];
+  }
+  return new HttpsAgent(tls);
+}
+
+/**
+ * A Connection from what a kubeconfig with a CA and a bearer token would say,
+ * without reading one (the embedded cluster's own components: no client-node
+ * to load).
+ */
+export function connectionFromToken(settings: AgentSettings & { server: string; caPem: string; token: string; namespace?: string; source: string }): ConfigResult {
+  let url: URL;
+  try {
+    url = new URL(settings.server);
+  } catch {
+    return fail(settings.source, `invalid server URL ${JSON.stringify(settings.server)}`);
+  }
+  if (url.protocol !== 'https:') return fail(settings.source, `unsupported server scheme ${url.protocol}`);
+  const agent = newAgent(url, { ca: settings.caPem }, settings);
+  const headers = { Authorization: `Bearer ${settings.token}` };
+  return {
+    ok: true,
+    connection: {
+      server: settings.server.replace(/\/+$/, ''),
+      agent,
+      namespace: settings.namespace ?? 'default',
+      source: settings.source,
+      headers: async () => headers,
       close: () => agent.destroy(),
     },
   };

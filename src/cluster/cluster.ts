@@ -22,7 +22,7 @@
  */
 import type { Clock } from '../clock/clock.ts';
 import { VirtualClock, type SettleResult } from '../clock/virtual-clock.ts';
-import { connectionFromKubeconfigText, type Connection } from '../client/config.ts';
+import { connectionFromToken, type Connection } from '../client/config.ts';
 import { describeError, isConflict, isNotFound } from '../client/errors.ts';
 import { KubeClient } from '../client/http-client.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
@@ -130,7 +130,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Embedd
   const kubeconfig = apiServer.kubeconfig();
   const connections: Connection[] = [];
   const connect = async (userAgent: string, fieldManager: string): Promise<KubeClient> => {
-    const result = await connectionFromKubeconfigText(kubeconfig, { source: 'embedded cluster' });
+    // What the kubeconfig says, without parsing it (that would load client-node, seconds on a small machine).
+    const result = connectionFromToken({ server: apiServer.url, caPem: apiServer.caPem, token: apiServer.token, source: 'embedded cluster' });
     if (!result.ok) throw new Error(`${result.error.source}: ${result.error.message}`);
     connections.push(result.connection);
     return new KubeClient(result.connection, { clock, userAgent, fieldManager });
