@@ -66,7 +66,7 @@ describe('the install starts the manager with the settings it assumes', () => {
       replicas: 1,
       leaderElection: { enabled: false },
       logLevel: 'debug',
-      manager: { workers: 7, unschedulableRecoverySeconds: 60, extraArgs: ['--guard-pod-deletion=true'] },
+      manager: { workers: 7, unschedulableRecoverySeconds: 60, guardPodDeletion: true },
       webhook: { port: 10250 },
       metrics: { port: 9090 },
       health: { port: 9091 },
@@ -83,7 +83,7 @@ describe('the install starts the manager with the settings it assumes', () => {
     assert.equal(s.logLevel, 'debug');
     assert.equal(s.workers, 7);
     assert.equal(s.unschedulableRecoverySeconds, 60);
-    assert.equal(s.guardPodDeletion, true, 'manager.extraArgs is how the docs turn --guard-pod-deletion on');
+    assert.equal(s.guardPodDeletion, true, 'manager.guardPodDeletion turns --guard-pod-deletion on');
     assert.equal(s.webhookPort, 10250);
     assert.deepEqual(s.metricsAddress, { host: '0.0.0.0', port: 9090 });
     assert.deepEqual(s.healthAddress, { host: '0.0.0.0', port: 9091 });

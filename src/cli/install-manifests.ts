@@ -85,6 +85,7 @@ export function managerArgs(values: InstallValues): string[] {
   ];
   if (values.leaderElection.enabled) args.push('--leader-elect=true');
   if (values.certificates.certManager.enabled) args.push(`--cert-dir=${INSTALL_NAMES.certDir}`);
+  if (values.manager.guardPodDeletion) args.push('--guard-pod-deletion=true');
   return [...args, ...values.manager.extraArgs];
 }
 

@@ -50,7 +50,7 @@ export interface InstallValues {
   replicas: number;
   leaderElection: { enabled: boolean };
   logLevel: string;
-  manager: { workers: number; unschedulableRecoverySeconds: number; extraArgs: string[] };
+  manager: { workers: number; unschedulableRecoverySeconds: number; guardPodDeletion: boolean; extraArgs: string[] };
   webhook: {
     port: number;
     failurePolicy: 'Fail' | 'Ignore';
@@ -86,7 +86,7 @@ export function defaultInstallValues(): InstallValues {
     replicas: 2,
     leaderElection: { enabled: true },
     logLevel: 'info',
-    manager: { workers: 3, unschedulableRecoverySeconds: 300, extraArgs: [] },
+    manager: { workers: 3, unschedulableRecoverySeconds: 300, guardPodDeletion: false, extraArgs: [] },
     webhook: { port: 9443, failurePolicy: 'Fail', timeoutSeconds: 10, excludeNamespaces: [], namespaceSelector: { matchExpressions: [] } },
     certificates: { certManager: { enabled: false, issuerRef: {} } },
     metrics: { port: 8080 },
