@@ -57,6 +57,8 @@ export interface ObservedState {
 }
 
 export interface DecideOptions {
+  /** What is asked: an eviction (default) or, with --guard-pod-deletion, a plain DELETE; only the wording differs. */
+  disruption?: 'evict' | 'delete';
   dryRun?: boolean;
   observed?: ObservedState;
 }
@@ -110,13 +112,13 @@ function domainLabel(domain: string): string {
   return domain === DOMAIN_NONE ? 'domain <none> (pods whose domain cannot be named)' : `domain ${JSON.stringify(domain)}`;
 }
 
-function deny(budget: DomainDisruptionBudget, domain: string, detail: string, retryAfterSeconds?: number): BudgetDenial {
+function deny(budget: DomainDisruptionBudget, domain: string, options: DecideOptions, detail: string, retryAfterSeconds?: number): BudgetDenial {
   const key = budgetKey(budget);
   const out: BudgetDenial = {
     kind: 'deny',
     budget: key,
     domain,
-    message: `Cannot evict pod as it would violate the DomainDisruptionBudget ${key} in ${domainLabel(domain)}: ${detail}`,
+    message: `Cannot ${options.disruption ?? 'evict'} pod as it would violate the DomainDisruptionBudget ${key} in ${domainLabel(domain)}: ${detail}`,
   };
   if (retryAfterSeconds !== undefined) out.retryAfterSeconds = retryAfterSeconds;
   return out;
@@ -168,10 +170,10 @@ export function decideBudgetEviction(budget: DomainDisruptionBudget, pod: Pod, n
   const status = isPlainObject(budget.status) ? budget.status : undefined;
   const generation = budget.metadata?.generation ?? 0;
   if ((status?.observedGeneration ?? 0) < generation) {
-    return deny(budget, domain, 'the budget is still being processed (its status is older than its spec); retry shortly', RETRY_AFTER_PROCESSING_SECONDS);
+    return deny(budget, domain, options, 'the budget is still being processed (its status is older than its spec); retry shortly', RETRY_AFTER_PROCESSING_SECONDS);
   }
   const entry = domainEntry(status, domain);
-  if (entry === undefined) return deny(budget, domain, 'the domain is not in the budget status yet; retry shortly', RETRY_AFTER_PROCESSING_SECONDS);
+  if (entry === undefined) return deny(budget, domain, options, 'the domain is not in the budget status yet; retry shortly', RETRY_AFTER_PROCESSING_SECONDS);
   const podName = pod.metadata?.name ?? '';
   if (isPlainObject(entry.disruptedPods) && typeof entry.disruptedPods[podName] === 'string') return { kind: 'allow', reason: 'AlreadyDisrupted', domain };
 
@@ -183,10 +185,10 @@ export function decideBudgetEviction(budget: DomainDisruptionBudget, pod: Pod, n
     const healthy = (d: Pick<DomainStatus, 'currentHealthy' | 'desiredHealthy'>) => d.currentHealthy >= d.desiredHealthy && d.desiredHealthy > 0;
     if (policy === 'AlwaysAllow' || (healthy(stored) && (fresh === undefined || healthy(fresh)))) return { kind: 'allow', reason: 'NotReady', domain };
   }
-  if (unconfirmed(status) > MAX_DISRUPTED_PODS) return deny(budget, domain, `more than ${MAX_DISRUPTED_PODS} approved evictions are not confirmed yet`);
+  if (unconfirmed(status) > MAX_DISRUPTED_PODS) return deny(budget, domain, options, `more than ${MAX_DISRUPTED_PODS} approved evictions are not confirmed yet`);
   const binding = fresh !== undefined && fresh.disruptionsAllowed < stored.disruptionsAllowed ? fresh : stored;
   if (binding.disruptionsAllowed <= 0) {
-    return deny(budget, domain, `it needs ${binding.desiredHealthy} healthy pods and has ${binding.currentHealthy} (${binding.expectedPods} expected), so no disruption is allowed now`);
+    return deny(budget, domain, options, `it needs ${binding.desiredHealthy} healthy pods and has ${binding.currentHealthy} (${binding.expectedPods} expected), so no disruption is allowed now`);
   }
   if (options.dryRun === true) return { kind: 'allow', reason: 'DryRun', domain };
   return { kind: 'record', domain, status: withRecord(status ?? {}, domain, pod, now) };

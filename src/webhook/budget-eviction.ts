@@ -113,7 +113,8 @@ export async function enforceBudgets(pod: Pod, namespace: string, kind: Disrupti
   if (listed.budgets.length === 0) return nothingRecorded();
   const node = pod.spec?.nodeName ? deps.sources.node(pod.spec.nodeName) : undefined;
   const observed = () => observedState(namespace, deps.sources);
-  const first = decideEviction(listed.budgets, pod, node, deps.clock.now(), { dryRun, observed: observed() });
+  const disruption = kind === 'Eviction' ? 'evict' : 'delete';
+  const first = decideEviction(listed.budgets, pod, node, deps.clock.now(), { dryRun, observed: observed(), disruption });
   if (first.kind === 'deny') {
     metrics.budgetEviction?.(namespace, nameOf(first.budget), 'denied');
     return denial(first);
@@ -128,7 +129,7 @@ export async function enforceBudgets(pod: Pod, namespace: string, kind: Disrupti
       { uid: budget.metadata?.uid ?? key, namespace, name: budget.metadata?.name ?? '' },
       (fresh) => {
         if (fresh === undefined) return { value: { kind: 'skip' } };
-        const d = decideBudgetEviction(fresh, pod, node, deps.clock.now(), { observed: observed() });
+        const d = decideBudgetEviction(fresh, pod, node, deps.clock.now(), { observed: observed(), disruption });
         return d.kind === 'record' ? { value: d, status: d.status } : { value: d };
       },
     );

@@ -274,7 +274,7 @@ describe('/validate-pod with DomainDisruptionBudgets', () => {
     const on = bed({ strict: { maxUnavailable: 0, topologyKey: ZONE } });
     const refused = await send(on, 'pod-delete.json', { guard: true });
     assert.equal(refused.status?.code, 429);
-    assert.match(refused.status?.message ?? '', /shop\/strict/);
+    assert.match(refused.status?.message ?? '', /^Cannot delete pod as it would violate the DomainDisruptionBudget shop\/strict in domain /, 'a DELETE is worded as one');
     const loose = bed({ 'per-zone': { maxUnavailable: 1, topologyKey: ZONE } });
     assert.equal((await send(loose, 'pod-delete.json', { guard: true })).allowed, true);
     assert.deepEqual(Object.keys(disrupted(loose, 'per-zone') ?? {}), [POD]);
