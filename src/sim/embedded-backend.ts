@@ -213,6 +213,7 @@ export async function startEmbeddedBackend(scenario: Scenario, options: Embedded
       log,
       leaderElection: false,
       unschedulableRecoverySeconds: c.unschedulableRecoverySeconds,
+      budgets: { guardPodDeletion: c.guardPodDeletion },
       webhook: { host: '127.0.0.1', port: 0, register: true, url: (own) => own, certDir },
     });
     let failure: string | undefined;

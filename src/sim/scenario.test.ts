@@ -97,6 +97,8 @@ steps:
     const s = parse(`objects:${WS}\nsteps:\n  - scale: {kind: Deployment, name: web, replicas: 1}\n  - advance: 1m\n  - expect: {pods: 1}\n  - settle: {timeout: 10m}\n`);
     assert.equal(s.cluster.kubeletDelayMs, DEFAULT_KUBELET_DELAY_MS);
     assert.equal(s.cluster.unschedulableRecoverySeconds, 300);
+    assert.equal(s.cluster.guardPodDeletion, false);
+    assert.equal(parse('cluster: {guardPodDeletion: true}\n').cluster.guardPodDeletion, true);
     assert.equal(s.cluster.startTimeMs, DEFAULT_START_TIME_MS);
     assert.deepEqual(s.objects.map((o) => o.metadata?.namespace), ['default', 'default']);
     assert.deepEqual(s.steps.map((x) => x.after), [{ settle: true, timeoutMs: DEFAULT_SETTLE_TIMEOUT_MS }, { settle: false }, { settle: false }, { settle: false }]);
@@ -170,6 +172,7 @@ describe('parseScenario: malformed scenarios name the field', () => {
     ['nodes:\n  - {name: n1, taints: [{key: k}]}', 'nodes[0].taints[0].effect: required (a string)'],
     ['cluster: {kubeletDelay: 2}', 'cluster.kubeletDelay: must be a duration like 30s, 5m or 1h30m (write 2s or 2m)'],
     ['cluster: {unschedulableRecoverySeconds: 5}', 'cluster.unschedulableRecoverySeconds: must be at least 10'],
+    ['cluster: {guardPodDeletion: maybe}', 'cluster.guardPodDeletion: must be true or false'],
     ['cluster: {startTime: yesterday}', 'cluster.startTime: must be an RFC 3339 time such as 2026-01-01T00:00:00Z'],
     ['cluster: {nodes: 3}', 'cluster.nodes: unknown field'],
     ['step: []', 'step: unknown field (did you mean steps?)'],

@@ -50,6 +50,8 @@ export interface ScenarioCluster {
   kubeletDelayMs: number;
   /** The manager's unschedulable recovery window (D10). */
   unschedulableRecoverySeconds: number;
+  /** The manager's `--guard-pod-deletion`: DomainDisruptionBudgets on pod DELETE too (embedded cluster only). */
+  guardPodDeletion: boolean;
   /** How long a Job's pod runs before it succeeds (on the scenario's nodes). */
   jobPodDurationMs?: number;
   /** Upper bound of a deleted pod's shutdown (on the scenario's nodes). */
@@ -74,7 +76,7 @@ export interface Scenario {
 export type ScenarioResult = { ok: true; scenario: Scenario } | { ok: false; problems: Problem[] };
 
 const TOP_KEYS = ['name', 'description', 'cluster', 'nodes', 'objects', 'steps'] as const;
-const CLUSTER_KEYS = ['kubeletDelay', 'unschedulableRecoverySeconds', 'jobPodDuration', 'podStopDelay', 'startTime', 'quietPeriod'] as const;
+const CLUSTER_KEYS = ['kubeletDelay', 'unschedulableRecoverySeconds', 'guardPodDeletion', 'jobPodDuration', 'podStopDelay', 'startTime', 'quietPeriod'] as const;
 const NODE_KEYS = ['name', 'namePrefix', 'count', 'labels', 'capacity', 'taints', 'podsNeverStart', 'unschedulable', 'startDelay'] as const;
 
 /** `path: message`, one per line. */
@@ -93,6 +95,7 @@ function readCluster(value: unknown, problems: Problems): ScenarioCluster {
   const cluster: ScenarioCluster = {
     kubeletDelayMs: DEFAULT_KUBELET_DELAY_MS,
     unschedulableRecoverySeconds: DEFAULT_UNSCHEDULABLE_RECOVERY_SECONDS,
+    guardPodDeletion: false,
     startTimeMs: DEFAULT_START_TIME_MS,
     quietPeriodMs: DEFAULT_QUIET_PERIOD_MS,
   };
@@ -110,6 +113,10 @@ function readCluster(value: unknown, problems: Problems): ScenarioCluster {
     const n = readNonNegativeInt(map['unschedulableRecoverySeconds'], 'cluster.unschedulableRecoverySeconds', problems);
     if (n !== undefined && n < 10) problems.add('cluster.unschedulableRecoverySeconds', 'must be at least 10 (rescheduleCriticalSeconds is bounded by it minus 5)');
     else if (n !== undefined) cluster.unschedulableRecoverySeconds = n;
+  }
+  if (map['guardPodDeletion'] !== undefined) {
+    const guard = readBoolean(map['guardPodDeletion'], 'cluster.guardPodDeletion', problems);
+    if (guard !== undefined) cluster.guardPodDeletion = guard;
   }
   const start = map['startTime'];
   if (start !== undefined) {
