@@ -71,6 +71,9 @@ describe('admission bookkeeping and robustness (end to end)', () => {
     assert.ok(Object.hasOwn(a?.deletingPods ?? {}, victim.metadata.name ?? ''), 'recorded although the eviction was refused');
     assert.equal(a?.missingReplicas, 1);
     assert.ok((await podsOf(env.cluster.client, ns)).some((p) => p.metadata.name === victim.metadata.name), 'the pod is still there');
+    // A pod that no longer exists: the webhook lets the request through and the API server answers
+    // 404, which `kubectl drain` reads as "already gone" (the reference's webhook answered 400).
+    await assert.rejects(env.cluster.client.evict(ns, 'no-such-pod'), (err: unknown) => err instanceof ApiError && err.code === 404);
   });
 
   test('D13: 200 concurrent pod creations for one WorkloadSpread → far fewer status writes, no subset above its limit', async () => {

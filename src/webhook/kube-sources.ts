@@ -7,6 +7,7 @@
  * which returns the handlers by path for `startWebhookServer`.
  */
 import type { Clock } from '../clock/clock.ts';
+import { describeError } from '../client/errors.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import type { ManagerCaches } from '../kube/caches.ts';
@@ -37,6 +38,14 @@ export function kubeAdmissionSources(caches: ManagerCaches, resolver: WorkloadRe
     pod: (namespace, name) => {
       const pod = caches.getPod(namespace, name);
       return pod === undefined ? { notFound: true } : { found: pod };
+    },
+    freshPod: async (namespace, name) => {
+      try {
+        const pod = await caches.getFullPod(namespace, name);
+        return pod === undefined ? { notFound: true } : { found: pod };
+      } catch (err) {
+        return { error: `cannot read pod ${namespace}/${name}: ${describeError(err)}` };
+      }
     },
     targetWorkload: (namespace, ref) => resolver.getObject(namespace, ref.apiVersion, ref.kind, ref.name, { exactVersion: true }),
     nodes: () => caches.listNodes(),

@@ -130,12 +130,22 @@ describe('pods/eviction CREATE admission (spec §3.3)', () => {
     assert.deepEqual(stored(bed)[0]?.deletingPods, { 'web-5d4f8b7c9-abcde': NOW });
   });
 
-  test('a pod missing from the cache → denied with 400', async () => {
-    const bed = bedWith(spread(full));
-    const response = await review(bed, 'pod-eviction.json');
+  test('a pod missing from the cache is read from the API server: there, it is recorded; gone there too, allowed with nothing recorded (the API server answers 404); a failed read → 400', async () => {
+    const fresh = bedWith(spread(full));
+    fresh.cluster.uncachedPods.push(fixturePod());
+    assert.deepEqual(await review(fresh, 'pod-eviction.json'), { uid: '0f0e6c7a-1b52-4d56-9a8e-3a1c1a0b0003', allowed: true });
+    assert.deepEqual(stored(fresh)[0]?.deletingPods, { 'web-5d4f8b7c9-abcde': NOW }, 'a pod created a moment ago is booked as any other');
+
+    const gone = bedWith(spread(full));
+    assert.deepEqual(await review(gone, 'pod-eviction.json'), { uid: '0f0e6c7a-1b52-4d56-9a8e-3a1c1a0b0003', allowed: true });
+    assert.deepEqual(stored(gone)[0]?.deletingPods ?? {}, {}, 'nothing recorded for a pod that does not exist');
+
+    const broken = bedWith(spread(full));
+    broken.cluster.freshError = 'cannot read pod default/web-5d4f8b7c9-abcde: connection refused';
+    const response = await review(broken, 'pod-eviction.json');
     assert.equal(response.allowed, false);
     assert.equal(response.status?.code, 400);
-    assert.match(response.status?.message ?? '', /pods "web-5d4f8b7c9-abcde" not found/);
+    assert.match(response.status?.message ?? '', /connection refused/);
   });
 
   test('an eviction with deleteOptions.dryRun is allowed without side effects', async () => {

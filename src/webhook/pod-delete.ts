@@ -25,6 +25,7 @@ import type { Pod } from '../k8s/types.ts';
 import { silentLogger } from '../client/logger.ts';
 import { allowed, errored, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
 import { cloneSetRecreateFor, hasVersionEntry, isDryRun, podLabel, type PodAdmissionDeps } from './pod-create.ts';
+import type { AdmissionSources, Lookup } from './sources.ts';
 
 type DeletionKind = 'Delete' | 'Eviction';
 
@@ -47,12 +48,25 @@ export async function admitPodDeletion(req: AdmissionRequest, deps: PodAdmission
     if (!isPlainObject(eviction)) return errored(uid, 400, new Error('the request object is not an Eviction'));
     if (isDryRun(req, eviction['deleteOptions'])) return allowed(uid);
     const name = req.name !== '' ? req.name : (isPlainObject(eviction['metadata']) && typeof eviction['metadata']['name'] === 'string' ? eviction['metadata']['name'] : '');
-    const found = deps.sources.pod(req.namespace, name);
-    if ('notFound' in found) return errored(uid, 400, new Error(`pods "${name}" not found`));
+    const found = await evictedPod(deps.sources, req.namespace, name);
+    // Gone for the API server too: nothing to record, and the API server answers the eviction 404
+    // itself once admission passes — what `kubectl drain` expects of a pod already deleted.
+    if ('notFound' in found) return allowed(uid);
     if ('error' in found) return errored(uid, 400, new Error(found.error));
     return handleDeletion(uid, found.found, req.namespace, 'Eviction', deps);
   }
   return allowed(uid);
+}
+
+/**
+ * The pod an eviction names: from the cache, or — on a miss (a pod created a
+ * moment ago, or one already deleted) — from the API server. The reference
+ * denies a cache miss with 400 (spec §3.3), which fails `kubectl drain` for a
+ * pod deleted during the drain and refuses evicting a brand-new pod.
+ */
+export async function evictedPod(sources: AdmissionSources, namespace: string, name: string): Promise<Lookup<Pod>> {
+  const cached = sources.pod(namespace, name);
+  return 'notFound' in cached ? sources.freshPod(namespace, name) : cached;
 }
 
 /** `handleDeletion` of §3.4. */

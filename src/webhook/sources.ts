@@ -34,6 +34,8 @@ export interface AdmissionSources {
   ownerLookup(namespace: string, owner: OwnerReference | undefined): Promise<OwnerLookup>;
   /** A pod from the cache (eviction reviews carry only its name). */
   pod(namespace: string, name: string): Lookup<Pod>;
+  /** A pod straight from the API server (a cache miss: just created, or gone). */
+  freshPod(namespace: string, name: string): Promise<Lookup<Pod>>;
   /** The target workload of a WorkloadSpread, by its real group and version. */
   targetWorkload(namespace: string, targetRef: { apiVersion: string; kind: string; name: string }): Promise<Lookup<KubeObject>>;
   /** Nodes, for the simulation schedule (D3). */

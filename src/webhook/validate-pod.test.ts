@@ -268,6 +268,18 @@ describe('/validate-pod with DomainDisruptionBudgets', () => {
     assert.equal(b.budgets.get('shop', 'per-zone')?.status?.domains?.[0]?.disruptionsAllowed, 1);
   });
 
+  test('an eviction of a pod the cache does not show yet: read from the API server and budgeted like any other; gone there too, nothing to protect', async () => {
+    const b = bed({ strict: { maxUnavailable: 0, topologyKey: ZONE } }, [readyPod('web-5d4f8b7c9-other', 'node-a2')]);
+    b.cluster.uncachedPods.push(readyPod(POD, 'node-a1'));
+    const refused = await send(b, 'pod-eviction.json');
+    assert.equal(refused.status?.code, 429, 'a cache miss must not skip the budgets');
+    b.cluster.uncachedPods.length = 0;
+    assert.equal((await send(b, 'pod-eviction.json')).allowed, true, 'a pod that does not exist: the API server answers the eviction 404');
+    b.cluster.freshError = 'cannot read pod: timeout';
+    const failed = await send(b, 'pod-eviction.json');
+    assert.deepEqual([failed.allowed, failed.status?.code], [false, 400], 'unknown is refused, not treated as unprotected');
+  });
+
   test('pod DELETE: budgets are not consulted unless guardPodDeletion; with it, the same rules', async () => {
     const off = bed({ strict: { maxUnavailable: 0, topologyKey: ZONE } });
     assert.equal((await send(off, 'pod-delete.json')).allowed, true, 'deletions are not guarded by default');

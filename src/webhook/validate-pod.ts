@@ -20,9 +20,9 @@
  */
 import { isPlainObject } from '../k8s/json.ts';
 import type { Pod } from '../k8s/types.ts';
-import type { AdmissionRequest, AdmissionResponse } from './admission-review.ts';
+import { errored, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
 import { budgetRefusal, enforceBudgets, type BudgetEnforcementDeps, type DisruptionKind } from './budget-eviction.ts';
-import { admitPodDeletion } from './pod-delete.ts';
+import { admitPodDeletion, evictedPod } from './pod-delete.ts';
 import { isDryRun, type PodAdmissionDeps } from './pod-create.ts';
 import type { AdmissionHandler } from './server.ts';
 
@@ -42,16 +42,18 @@ interface Disruption {
 }
 
 /** The pod a request would disrupt, when budgets apply to it. */
-function disruptionOf(req: AdmissionRequest, options: ValidatePodOptions): Disruption | undefined {
+async function disruptionOf(req: AdmissionRequest, options: ValidatePodOptions): Promise<Disruption | { error: string } | undefined> {
   if (req.resource.group !== '' || req.resource.resource !== 'pods') return undefined;
   if (req.operation === 'CREATE' && req.subResource === 'eviction') {
     const eviction = req.object;
     if (!isPlainObject(eviction)) return undefined;
     const meta = eviction['metadata'];
     const name = req.name !== '' ? req.name : isPlainObject(meta) && typeof meta['name'] === 'string' ? meta['name'] : '';
-    const found = options.pods.sources.pod(req.namespace, name);
-    // A pod the cache does not know is reported by the bookkeeping (400), as before.
-    if (!('found' in found)) return undefined;
+    const found = await evictedPod(options.pods.sources, req.namespace, name);
+    // A pod the API server does not have either has nothing to protect (the eviction gets its 404).
+    if ('notFound' in found) return undefined;
+    // Unknown is not unprotected: refuse rather than skip the budgets.
+    if ('error' in found) return { error: found.error };
     return { pod: found.found, namespace: req.namespace, kind: 'Eviction', dryRun: isDryRun(req, eviction['deleteOptions']) };
   }
   if (req.operation === 'DELETE' && req.subResource === '' && options.guardPodDeletion === true) {
@@ -65,8 +67,9 @@ function disruptionOf(req: AdmissionRequest, options: ValidatePodOptions): Disru
 /** The handler of `/validate-pod`. */
 export function validatePodHandler(options: ValidatePodOptions): AdmissionHandler {
   return async (req: AdmissionRequest): Promise<AdmissionResponse> => {
-    const disruption = options.budgets === undefined ? undefined : disruptionOf(req, options);
+    const disruption = options.budgets === undefined ? undefined : await disruptionOf(req, options);
     if (disruption === undefined || options.budgets === undefined) return admitPodDeletion(req, options.pods);
+    if ('error' in disruption) return errored(req.uid, 400, new Error(disruption.error));
     const verdict = await enforceBudgets(disruption.pod, disruption.namespace, disruption.kind, disruption.dryRun, options.budgets);
     if (!verdict.allowed) return budgetRefusal(req.uid, verdict);
     const response = await admitPodDeletion(req, options.pods);

@@ -80,6 +80,14 @@ export class FakeCluster implements AdmissionSources {
     const pod = this.pods.find((p) => p.metadata.namespace === namespace && p.metadata.name === name);
     return pod === undefined ? { notFound: true } : { found: pod };
   }
+  /** Pods the API server has but the cache does not show yet; `freshError` fails the read. */
+  uncachedPods: Pod[] = [];
+  freshError: string | undefined;
+  async freshPod(namespace: string, name: string): Promise<Lookup<Pod>> {
+    if (this.freshError !== undefined) return { error: this.freshError };
+    const pod = [...this.pods, ...this.uncachedPods].find((p) => p.metadata.namespace === namespace && p.metadata.name === name);
+    return pod === undefined ? { notFound: true } : { found: pod };
+  }
   async targetWorkload(namespace: string, ref: { apiVersion: string; kind: string; name: string }): Promise<Lookup<KubeObject>> {
     if (this.targetError !== undefined) return { error: this.targetError };
     const found = this.#object(namespace, ref.apiVersion, ref.kind, ref.name);
