@@ -314,6 +314,8 @@ describe('DomainDisruptionBudgets with the manager (end to end)', () => {
       [budgetObject('', 'per-zone', { maxUnavailable: 1, topologyKey: ZONE_LABEL })],
     );
     assert.equal(domain(await readBudget(ns, 'per-zone'), 'a').disruptionsAllowed, 0);
+    const settled = await env.cluster.settle();
+    assert.ok(settled.elapsedMs < 5 * 60_000, `settle() does not wait for a Warning that may become due (it ran ${settled.elapsedMs} virtual ms)`);
     const events = async () => (await client().list<KubeObject>(BUILTIN.eventsV1, { namespace: ns })).items;
     const reasons = async () => (await events()).map((e) => `${String(e['type'])}/${String(e['reason'])}`);
     await env.clock.advance(5 * 60_000);
