@@ -15,6 +15,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
+import type { KubeObject } from '../k8s/types.ts';
 import { BUILTIN } from '../client/resources.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { settleUntil } from '../testing/eventually.ts';
@@ -64,21 +65,32 @@ describe('two manager replicas', () => {
       await env.cluster.settle();
 
       const pods = await podsOf(env.cluster.client, ns);
-      assert.deepEqual(countBySubset(pods), { a: 150, b: 150, c: 200 }, 'as stored after settling');
+      const counts = countBySubset(pods);
+      // A creation the API server gave up on after our webhook had reserved quota for it (its call to
+      // the webhook timed out on a starved machine) leaves that reservation until it expires, and the
+      // ReplicaSet's next pod goes to the next subset — as upstream. Each such slot is one FailedCreate.
+      const failed = (await env.cluster.client.list<KubeObject>(BUILTIN.eventsV1, { namespace: ns })).items
+        .filter((e) => e['reason'] === 'FailedCreate')
+        .reduce((n, e) => n + ((e['series'] as { count?: number } | undefined)?.count ?? 1), 0);
+      const [ca, cb, cc] = [counts['a'] ?? 0, counts['b'] ?? 0, counts['c'] ?? 0];
+      assert.ok(ca <= 150 && cb <= 150 && ca + cb + cc === 500, `no subset above its limit, every pod placed: ${JSON.stringify(counts)}`);
+      assert.ok(300 - ca - cb <= failed, `a and b full but for abandoned reservations: ${JSON.stringify(counts)}, ${failed} failed creation(s)`);
+      if (failed === 0) assert.deepEqual(counts, { a: 150, b: 150, c: 200 }, 'as stored after settling');
       for (const p of pods) assert.match(p.spec?.nodeName ?? '', new RegExp(`^${p.metadata.annotations?.['apps.kruise.io/matched-workloadspread']?.match(/"subset":"(\w)"/)?.[1] ?? '?'}[12]$`), `${p.metadata.name} runs in its subset's zone`);
       const ws: WorkloadSpread = await readSpread(env.cluster.client, ns, 'spread');
       assert.deepEqual(
         (ws.status?.subsetStatuses ?? []).map((s) => [s.name, s.replicas, s.missingReplicas, Object.keys(s.creatingPods ?? {}).length]),
         [
-          ['a', 150, 0, 0],
-          ['b', 150, 0, 0],
-          ['c', 200, -1, 0],
+          ['a', ca, 150 - ca, 0],
+          ['b', cb, 150 - cb, 0],
+          ['c', cc, -1, 0],
         ],
+        'the status agrees with the pods',
       );
 
       const [ma, mb] = [await scrape(a.manager), await scrape(b.manager)];
       const admitted = (m: string) => sample(m, 'workloadspread_admission_duration_seconds_count', { webhook: '/mutate-pod' }) ?? 0;
-      assert.equal(admitted(ma) + admitted(mb), 500, 'every creation was admitted once');
+      assert.ok(admitted(ma) + admitted(mb) >= 500 && admitted(ma) + admitted(mb) <= 500 + failed, `every creation admitted once, plus the retries of failed ones (${admitted(ma) + admitted(mb)})`);
       assert.ok(admitted(ma) > 0 && admitted(mb) > 0, `both replicas admitted (a ${admitted(ma)}, b ${admitted(mb)})`);
       assert.ok(a.manager.isLeader() && !b.manager.isLeader());
       assert.ok((sample(ma, 'controller_runtime_reconcile_total', { result: 'success' }) ?? 0) > 0, 'the leader reconciled');
@@ -89,7 +101,7 @@ describe('two manager replicas', () => {
       // Group commit (D13): far fewer reservation writes than admissions, even across two replicas.
       const writes = (sample(ma, 'workloadspread_status_writes_total', { source: 'webhook', result: 'ok' }) ?? 0) + (sample(mb, 'workloadspread_status_writes_total', { source: 'webhook', result: 'ok' }) ?? 0);
       assert.ok(writes < 250, `${writes} reservation writes for 300 limited admissions`);
-      t.diagnostic(`admissions a=${admitted(ma)} b=${admitted(mb)}; reservation writes ${writes}; conflicts ${sample(ma, 'workloadspread_status_write_conflicts_total')}+${sample(mb, 'workloadspread_status_write_conflicts_total')}`);
+      t.diagnostic(`admissions a=${admitted(ma)} b=${admitted(mb)}; failed creations ${failed}; spread ${JSON.stringify(counts)}; reservation writes ${writes}; conflicts ${sample(ma, 'workloadspread_status_write_conflicts_total')}+${sample(mb, 'workloadspread_status_write_conflicts_total')}`);
     } finally {
       forwarder.setBackends([]);
       await stopOnClock(env, b.manager);
@@ -111,6 +123,9 @@ describe('two manager replicas', () => {
           ],
         }),
       );
+      // Both webhooks must see the WorkloadSpread before the first pod is admitted (otherwise the pod is
+      // admitted unplaced and adopted later by its node, which may be in either zone).
+      await env.clock.quiesce();
       await env.cluster.client.create(BUILTIN.deployments, deployment(ns, 'web', 3));
       await env.cluster.settle();
       assert.deepEqual((await readSpread(env.cluster.client, ns, 'spread')).status?.subsetStatuses?.map((s) => s.replicas), [2, 1]);
