@@ -1,15 +1,14 @@
 /**
- * Schema enforcement for custom resources and full validation of CRDs,
- * plugged into the server core through its extension points:
+ * Schema enforcement for custom resources, plugged into the server core through its extension points:
  *
  * - `core.customResourceStrategy` wraps the strategy of every served CRD
  *   version: pruning and defaulting on every decoded body (before
  *   admission) and again after mutating admission (what webhooks add is
  *   pruned and defaulted too), defaulting of objects read back, and schema
  *   validation (ajv, compiled once per schema), list-type uniqueness and
- *   embedded-resource checks on create, update and status update;
- * - the CustomResourceDefinition resource gets the complete CRD validation
- *   (crd-validation.ts) in place of the basic checks.
+ *   embedded-resource checks on create, update and status update (the
+ *   CustomResourceDefinition resource itself is validated by
+ *   crd-validation.ts, through its strategy).
  * Start at `installCustomResourceSchemas`.
  */
 import type { FieldError } from '../../../k8s/field-errors.ts';
@@ -17,7 +16,6 @@ import { asArray, asRecord, asString } from '../../../k8s/raw-json.ts';
 import type { KubeObject } from '../../../k8s/types.ts';
 import type { ApiServerCore } from '../core.ts';
 import type { ResourceStrategy, StrategyContext } from '../resource-def.ts';
-import { validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate, validateStoredVersions } from './crd-validation.ts';
 import { defaultResource, hasDefaults, needsDefaults } from './defaults.ts';
 import { validateEmbeddedResources } from './embedded.ts';
 import { validateListTypes } from './list-type.ts';
@@ -112,16 +110,4 @@ export function installCustomResourceSchemas(core: ApiServerCore): void {
     const schema = versionSchema(crd, version);
     return schemaStrategy(schema, cache.get(schema), previous(crd, version, base));
   };
-  const crdDef = core.registry.get('apiextensions.k8s.io', 'v1', 'customresourcedefinitions');
-  if (crdDef !== undefined) {
-    core.registry.register({
-      ...crdDef,
-      strategy: {
-        ...crdDef.strategy,
-        validate: (obj) => validateCustomResourceDefinition(obj),
-        validateUpdate: (obj, old) => validateCustomResourceDefinitionUpdate(obj, old),
-        validateStatusUpdate: (obj) => validateStoredVersions(obj),
-      },
-    });
-  }
 }

@@ -8,15 +8,13 @@
  * schemas, pruning, defaulting) are not here: they are plugged in by wrapping
  * these strategies (see `ApiServerCore.customResourceStrategy`).
  */
-import { duplicate, invalid, notSupported, required, root, type FieldError, type FieldPath } from '../../../k8s/field-errors.ts';
-import { validateLabelSelector } from '../../../k8s/meta-validation.ts';
-import { isDNS1123Label, isDNS1123Subdomain } from '../../../k8s/name-formats.ts';
-import { asArray, asNumber, asRecord, asString } from '../../../k8s/raw-json.ts';
+import { asArray, asRecord, asString } from '../../../k8s/raw-json.ts';
 import { formatTime } from '../../../k8s/time.ts';
 import type { KubeObject } from '../../../k8s/types.ts';
 import type { ResourceStrategy } from '../resource-def.ts';
 import { metaOf } from '../object-meta.ts';
-import { immutable, setIfAbsent, specOf, specSubject, strategy } from './base.ts';
+import { validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate, validateStoredVersions } from '../schema/crd-validation.ts';
+import { setIfAbsent, specOf, specSubject, strategy } from './base.ts';
 import { defaultWebhookConfiguration, validateWebhookConfiguration, webhookConfigurationDecodeError } from '../webhook-configuration.ts';
 
 // ---- webhook configurations ----
@@ -54,47 +52,6 @@ function defaultCrd(obj: KubeObject): void {
   setIfAbsent(spec, 'conversion', { strategy: 'None' });
 }
 
-function validateCrd(obj: KubeObject): FieldError[] {
-  const spec = asRecord(obj['spec']) ?? {};
-  const path = root('spec');
-  const errs: FieldError[] = [];
-  const group = asString(spec['group']) ?? '';
-  if (group === '') errs.push(required(path.child('group')));
-  else if (isDNS1123Subdomain(group).length > 0 || !group.includes('.')) errs.push(invalid(path.child('group'), group, 'should be a domain with at least one dot'));
-  const names = asRecord(spec['names']) ?? {};
-  const namesPath = path.child('names');
-  const plural = asString(names['plural']) ?? '';
-  if (plural === '') errs.push(required(namesPath.child('plural')));
-  else for (const msg of isDNS1123Label(plural)) errs.push(invalid(namesPath.child('plural'), plural, msg));
-  if ((asString(names['kind']) ?? '') === '') errs.push(required(namesPath.child('kind')));
-  if ((asString(names['listKind']) ?? '') === '') errs.push(required(namesPath.child('listKind')));
-  const name = asString(obj.metadata?.name) ?? '';
-  if (plural !== '' && group !== '' && name !== `${plural}.${group}`) {
-    errs.push(invalid(root('metadata', 'name'), name, 'must be spec.names.plural+"."+spec.group'));
-  }
-  const scope = asString(spec['scope']) ?? '';
-  if (scope === '') errs.push(required(path.child('scope')));
-  else if (!['Namespaced', 'Cluster'].includes(scope)) errs.push(notSupported(path.child('scope'), scope, ['Cluster', 'Namespaced']));
-  const versions = asArray(spec['versions']) ?? [];
-  if (versions.length === 0) errs.push(invalid(path.child('versions'), [], 'must have exactly one version marked as storage version'));
-  const seen = new Set<string>();
-  let storage = 0;
-  versions.forEach((v, i) => {
-    const version = asRecord(v) ?? {};
-    const vp = path.child('versions').index(i);
-    const vname = asString(version['name']) ?? '';
-    if (vname === '') errs.push(required(vp.child('name')));
-    else {
-      for (const msg of isDNS1123Label(vname)) errs.push(invalid(vp.child('name'), vname, msg));
-      if (seen.has(vname)) errs.push(duplicate(vp.child('name'), vname));
-    }
-    seen.add(vname);
-    if (version['storage'] === true) storage++;
-  });
-  if (versions.length > 0 && storage !== 1) errs.push(invalid(path.child('versions'), versions, 'must have exactly one version marked as storage version'));
-  return errs;
-}
-
 export function customResourceDefinitionStrategy(): ResourceStrategy {
   return strategy({
     applyDefaults: defaultCrd,
@@ -128,12 +85,9 @@ export function customResourceDefinitionStrategy(): ResourceStrategy {
       status['conditions'] = conditions;
       obj.status = status;
     },
-    validate: validateCrd,
-    validateUpdate: (obj, old) => {
-      const spec = asRecord(obj['spec']) ?? {};
-      const prev = asRecord(old['spec']) ?? {};
-      return [...validateCrd(obj), ...immutable(spec['group'], prev['group'], root('spec', 'group'))];
-    },
+    validate: validateCustomResourceDefinition,
+    validateUpdate: validateCustomResourceDefinitionUpdate,
+    validateStatusUpdate: validateStoredVersions,
   });
 }
 
