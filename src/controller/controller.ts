@@ -17,20 +17,15 @@
  * The manager starts one controller on the elected leader only.
  */
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../clock/clock.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { describeError, isConflict } from '../client/errors.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import { isTerminalError, type RateLimit, type WorkQueue, type WorkQueueMetrics, type WorkResult } from '../client/workqueue.ts';
 import type { ManagerCaches } from '../kube/caches.ts';
-import type { EngineEventSink } from '../kube/events.ts';
-import type { PodWriter } from '../kube/pod-writer.ts';
-import type { StatusWriter } from '../kube/status-writer.ts';
 import type { WorkloadResolver } from '../kube/workload-resolver.ts';
-import type { WorkloadSpreadState } from '../kube/ws-state.ts';
 import { EventMapper, workloadSpreadKey, type ChangeType, type MappingView } from './event-mapping.ts';
 import { QueueLoop } from './queue-loop.ts';
-import { Reconciler, type ReconcilerMetrics } from './reconciler.ts';
+import { Reconciler, type ReconcilerMetrics, type ReconcilerOptions } from './reconciler.ts';
 
 export const CONTROLLER_NAME = 'workloadspread';
 export const DEFAULT_WORKERS = 3;
@@ -56,19 +51,10 @@ export interface ControllerMetrics extends ReconcilerMetrics {
   queue?: WorkQueueMetrics;
 }
 
-export interface ControllerOptions {
-  caches: ManagerCaches;
-  resolver: WorkloadResolver;
-  state: WorkloadSpreadState;
-  statusWriter: StatusWriter;
-  podWriter: PodWriter;
-  events: EngineEventSink;
-  clock: Clock;
-  log?: Logger;
+/** The reconciler's options (caches, writers, clock, recovery window) plus the loop's. */
+export interface ControllerOptions extends ReconcilerOptions {
   /** Parallel reconciles (default 3). */
   workers?: number;
-  /** Unschedulable recovery window in seconds (D10). */
-  recoverySeconds?: number;
   /** Enqueue every WorkloadSpread this often (default 5 min; 0 disables). */
   resyncMs?: number;
   rateLimit?: RateLimit;
@@ -101,18 +87,7 @@ export class WorkloadSpreadController {
       handle: (key) => this.#handle(key),
     });
     this.queue = this.#loop.queue;
-    this.reconciler = new Reconciler({
-      caches: options.caches,
-      resolver: options.resolver,
-      state: options.state,
-      statusWriter: options.statusWriter,
-      podWriter: options.podWriter,
-      events: options.events,
-      clock: options.clock,
-      log: this.#log,
-      ...(options.recoverySeconds === undefined ? {} : { recoverySeconds: options.recoverySeconds }),
-      ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
-    });
+    this.reconciler = new Reconciler({ ...options, log: this.#log });
     this.mapper = new EventMapper(mappingView(options.caches, options.resolver));
   }
 
