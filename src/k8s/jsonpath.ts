@@ -20,7 +20,7 @@
  * action) or `printJsonPath` (the text kubectl prints). Pure: no I/O.
  */
 
-import { parseJsonPath, type FilterOp, type JsonPath, type JsonPathNode, type Operand, type Step } from './jsonpath-parse.ts';
+import { type FilterOp, type JsonPath, type JsonPathNode, type Operand, type Step } from './jsonpath-parse.ts';
 
 export { parseJsonPath, type JsonPath, type JsonPathNode, type ParseResult } from './jsonpath-parse.ts';
 

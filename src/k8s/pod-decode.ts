@@ -26,7 +26,6 @@ type Shape =
 
 const str = (goType?: string): Shape => (goType === undefined ? { kind: 'string' } : { kind: 'string', goType });
 const int32: Shape = { kind: 'int', goType: 'int32' };
-const int64: Shape = { kind: 'int', goType: 'int64' };
 const ptrInt64: Shape = { kind: 'int', goType: '*int64' };
 const bool: Shape = { kind: 'bool' };
 const strings: Shape = { kind: 'list', goType: '[]string', item: str() };

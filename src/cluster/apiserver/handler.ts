@@ -123,7 +123,6 @@ export class HttpHandler {
 
   async #resource(req: IncomingMessage, res: ServerResponse, url: URL, info: ResourceRequestInfo, user: UserInfo): Promise<void> {
     const def = this.#core.registry.get(info.group, info.version, info.resource);
-    const query = url.searchParams;
     const isNamespaceObject = info.group === '' && info.resource === 'namespaces';
     if (def === undefined || (!def.namespaced && info.namespace !== '' && !isNamespaceObject) || !this.#hasSubresource(def, info.subresource)) {
       req.resume();

@@ -35,7 +35,7 @@ import { asArray, asNumber, asRecord, asString } from '../../k8s/raw-json.ts';
 import { parseTime } from '../../k8s/time.ts';
 import type { Pod } from '../../k8s/types.ts';
 import { NodeAgent, type RegisterResult } from '../kubelet/node-agent.ts';
-import { podStatusAt, statusChanged, type PodStage } from '../kubelet/pod-status.ts';
+import { podStatusAt, statusChanged } from '../kubelet/pod-status.ts';
 import type { KubeletBehaviour, NodeSpec } from '../nodes.ts';
 import { DEFAULT_SETTINGS, type ClusterSettings } from './registry.ts';
 
