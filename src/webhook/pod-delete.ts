@@ -29,8 +29,21 @@ import type { AdmissionSources, Lookup } from './sources.ts';
 
 type DeletionKind = 'Delete' | 'Eviction';
 
-/** Answers one pod DELETE or pods/eviction CREATE review (spec §3). */
-export async function admitPodDeletion(req: AdmissionRequest, deps: PodAdmissionDeps): Promise<AdmissionResponse> {
+/** The pod a `pods/eviction` CREATE names; undefined for any other request (or an unreadable Eviction). */
+export function evictionName(req: AdmissionRequest): string | undefined {
+  if (req.resource.group !== '' || req.resource.resource !== 'pods' || req.operation !== 'CREATE' || req.subResource !== 'eviction') return undefined;
+  const eviction = req.object;
+  if (!isPlainObject(eviction)) return undefined;
+  if (req.name !== '') return req.name;
+  const meta = eviction['metadata'];
+  return isPlainObject(meta) && typeof meta['name'] === 'string' ? meta['name'] : '';
+}
+
+/**
+ * Answers one pod DELETE or pods/eviction CREATE review (spec §3).
+ * `evicted`: the evicted pod when the caller has already read it.
+ */
+export async function admitPodDeletion(req: AdmissionRequest, deps: PodAdmissionDeps, evicted?: Lookup<Pod>): Promise<AdmissionResponse> {
   const { uid } = req;
   if (req.resource.group !== '' || req.resource.resource !== 'pods') return allowed(uid);
   if (req.operation === 'DELETE') {
@@ -47,8 +60,7 @@ export async function admitPodDeletion(req: AdmissionRequest, deps: PodAdmission
     const eviction = req.object;
     if (!isPlainObject(eviction)) return errored(uid, 400, new Error('the request object is not an Eviction'));
     if (isDryRun(req, eviction['deleteOptions'])) return allowed(uid);
-    const name = req.name !== '' ? req.name : (isPlainObject(eviction['metadata']) && typeof eviction['metadata']['name'] === 'string' ? eviction['metadata']['name'] : '');
-    const found = await evictedPod(deps.sources, req.namespace, name);
+    const found = evicted ?? (await evictedPod(deps.sources, req.namespace, evictionName(req) ?? ''));
     // Gone for the API server too: nothing to record, and the API server answers the eviction 404
     // itself once admission passes — what `kubectl drain` expects of a pod already deleted.
     if ('notFound' in found) return allowed(uid);

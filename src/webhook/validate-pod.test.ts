@@ -273,6 +273,7 @@ describe('/validate-pod with DomainDisruptionBudgets', () => {
     b.cluster.uncachedPods.push(readyPod(POD, 'node-a1'));
     const refused = await send(b, 'pod-eviction.json');
     assert.equal(refused.status?.code, 429, 'a cache miss must not skip the budgets');
+    assert.equal(b.cluster.freshReads, 1, 'the pod is read from the API server once, for the budgets and the bookkeeping');
     b.cluster.uncachedPods.length = 0;
     assert.equal((await send(b, 'pod-eviction.json')).allowed, true, 'a pod that does not exist: the API server answers the eviction 404');
     b.cluster.freshError = 'cannot read pod: timeout';

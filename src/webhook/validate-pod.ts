@@ -22,7 +22,8 @@ import { isPlainObject } from '../k8s/json.ts';
 import type { Pod } from '../k8s/types.ts';
 import { errored, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
 import { budgetRefusal, enforceBudgets, type BudgetEnforcementDeps, type DisruptionKind } from './budget-eviction.ts';
-import { admitPodDeletion, evictedPod } from './pod-delete.ts';
+import { admitPodDeletion, evictedPod, evictionName } from './pod-delete.ts';
+import type { Lookup } from './sources.ts';
 import { isDryRun, type PodAdmissionDeps } from './pod-create.ts';
 import type { AdmissionHandler } from './server.ts';
 
@@ -41,21 +42,17 @@ interface Disruption {
   dryRun: boolean;
 }
 
-/** The pod a request would disrupt, when budgets apply to it. */
-async function disruptionOf(req: AdmissionRequest, options: ValidatePodOptions): Promise<Disruption | { error: string } | undefined> {
-  if (req.resource.group !== '' || req.resource.resource !== 'pods') return undefined;
-  if (req.operation === 'CREATE' && req.subResource === 'eviction') {
-    const eviction = req.object;
-    if (!isPlainObject(eviction)) return undefined;
-    const meta = eviction['metadata'];
-    const name = req.name !== '' ? req.name : isPlainObject(meta) && typeof meta['name'] === 'string' ? meta['name'] : '';
-    const found = await evictedPod(options.pods.sources, req.namespace, name);
+/** The pod a request would disrupt, when budgets apply to it (`evicted`: an eviction's pod, read once). */
+function disruptionOf(req: AdmissionRequest, options: ValidatePodOptions, evicted: Lookup<Pod> | undefined): Disruption | { error: string } | undefined {
+  if (evicted !== undefined) {
     // A pod the API server does not have either has nothing to protect (the eviction gets its 404).
-    if ('notFound' in found) return undefined;
+    if ('notFound' in evicted) return undefined;
     // Unknown is not unprotected: refuse rather than skip the budgets.
-    if ('error' in found) return { error: found.error };
-    return { pod: found.found, namespace: req.namespace, kind: 'Eviction', dryRun: isDryRun(req, eviction['deleteOptions']) };
+    if ('error' in evicted) return { error: evicted.error };
+    const eviction = req.object as Record<string, unknown>;
+    return { pod: evicted.found, namespace: req.namespace, kind: 'Eviction', dryRun: isDryRun(req, eviction['deleteOptions']) };
   }
+  if (req.resource.group !== '' || req.resource.resource !== 'pods') return undefined;
   if (req.operation === 'DELETE' && req.subResource === '' && options.guardPodDeletion === true) {
     if (!isPlainObject(req.oldObject)) return undefined;
     const pod = req.oldObject as unknown as Pod;
@@ -67,12 +64,16 @@ async function disruptionOf(req: AdmissionRequest, options: ValidatePodOptions):
 /** The handler of `/validate-pod`. */
 export function validatePodHandler(options: ValidatePodOptions): AdmissionHandler {
   return async (req: AdmissionRequest): Promise<AdmissionResponse> => {
-    const disruption = options.budgets === undefined ? undefined : await disruptionOf(req, options);
-    if (disruption === undefined || options.budgets === undefined) return admitPodDeletion(req, options.pods);
+    if (options.budgets === undefined) return admitPodDeletion(req, options.pods);
+    // The pod an eviction names, read once for the budgets and the bookkeeping.
+    const name = evictionName(req);
+    const evicted = name === undefined ? undefined : await evictedPod(options.pods.sources, req.namespace, name);
+    const disruption = disruptionOf(req, options, evicted);
+    if (disruption === undefined) return admitPodDeletion(req, options.pods, evicted);
     if ('error' in disruption) return errored(req.uid, 400, new Error(disruption.error));
     const verdict = await enforceBudgets(disruption.pod, disruption.namespace, disruption.kind, disruption.dryRun, options.budgets);
     if (!verdict.allowed) return budgetRefusal(req.uid, verdict);
-    const response = await admitPodDeletion(req, options.pods);
+    const response = await admitPodDeletion(req, options.pods, evicted);
     if (!response.allowed) await verdict.release();
     return response;
   };

@@ -83,7 +83,10 @@ export class FakeCluster implements AdmissionSources {
   /** Pods the API server has but the cache does not show yet; `freshError` fails the read. */
   uncachedPods: Pod[] = [];
   freshError: string | undefined;
+  /** API server reads of pods so far. */
+  freshReads = 0;
   async freshPod(namespace: string, name: string): Promise<Lookup<Pod>> {
+    this.freshReads++;
     if (this.freshError !== undefined) return { error: this.freshError };
     const pod = [...this.pods, ...this.uncachedPods].find((p) => p.metadata.namespace === namespace && p.metadata.name === name);
     return pod === undefined ? { notFound: true } : { found: pod };
