@@ -276,6 +276,7 @@ describe('/validate-pod with DomainDisruptionBudgets', () => {
     assert.equal(b.cluster.freshReads, 1, 'the pod is read from the API server once, for the budgets and the bookkeeping');
     b.cluster.uncachedPods.length = 0;
     assert.equal((await send(b, 'pod-eviction.json')).allowed, true, 'a pod that does not exist: the API server answers the eviction 404');
+    assert.equal(b.cluster.freshReads, 2, 'one API server read per eviction, shared by the budgets and the bookkeeping');
     b.cluster.freshError = 'cannot read pod: timeout';
     const failed = await send(b, 'pod-eviction.json');
     assert.deepEqual([failed.allowed, failed.status?.code], [false, 400], 'unknown is refused, not treated as unprotected');
