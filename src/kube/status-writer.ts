@@ -14,25 +14,109 @@
  * Every successful write and every fresh read refreshes the process-local
  * copy in `WorkloadSpreadState`; a NotFound drops it.
  * The caller holds the per-WorkloadSpread lock around read-decide-write.
+ * `ConditionalStatusWriter` is the mechanism for any kind with a status
+ * subresource; the DomainDisruptionBudget writer is another instance of it.
  */
 import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { describeError, isConflict, isNotFound } from '../client/errors.ts';
 import type { KubeClient } from '../client/http-client.ts';
+import type { ResourceRef } from '../client/resources.ts';
+import type { ObjectMeta } from '../k8s/types.ts';
 import { WORKLOADSPREAD_REF } from './refs.ts';
 import type { WorkloadSpreadState } from './ws-state.ts';
 
 export type StatusWriteFailureReason = 'Conflict' | 'NotFound' | 'Error';
 
-export type StatusWriteResult =
-  | { ok: true; ws: WorkloadSpread }
-  | { ok: false; reason: StatusWriteFailureReason; message: string; error: unknown };
+export type WriteResult<O> = { ok: true; ws: O } | { ok: false; reason: StatusWriteFailureReason; message: string; error: unknown };
 
-export type FreshReadResult =
-  | { ok: true; ws: WorkloadSpread }
-  | { ok: false; reason: 'NotFound' | 'Error'; message: string; error: unknown };
+export type ReadResult<O> = { ok: true; ws: O } | { ok: false; reason: 'NotFound' | 'Error'; message: string; error: unknown };
+
+export type StatusWriteResult = WriteResult<WorkloadSpread>;
+export type FreshReadResult = ReadResult<WorkloadSpread>;
 
 /** Who writes, for metrics: the webhook's reservations or the controller's reconcile. */
 export type StatusWriteSource = 'webhook' | 'controller';
+
+/** An object with a status subresource. */
+export interface StatusBearing {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+  spec?: unknown;
+}
+
+/**
+ * Conditional status writes and fresh reads for one kind, keeping `state`
+ * (the process-local copies) current. `onWrite` sees every PUT's outcome.
+ */
+export class ConditionalStatusWriter<O extends StatusBearing, S> {
+  readonly state: WorkloadSpreadState<O>;
+  readonly #client: KubeClient;
+  readonly #ref: ResourceRef;
+  readonly #onWrite: (source: StatusWriteSource, result: 'ok' | StatusWriteFailureReason) => void;
+
+  constructor(client: KubeClient, ref: ResourceRef, state: WorkloadSpreadState<O>, onWrite: (source: StatusWriteSource, result: 'ok' | StatusWriteFailureReason) => void = () => {}) {
+    this.#client = client;
+    this.#ref = ref;
+    this.state = state;
+    this.#onWrite = onWrite;
+  }
+
+  /**
+   * Replaces the status of `obj` with `status`, conditional on `obj`'s
+   * resourceVersion. `obj` is the copy the decision was made from; it is not
+   * modified.
+   */
+  async writeStatus(obj: O, status: S, source: StatusWriteSource = 'controller'): Promise<WriteResult<O>> {
+    const meta = obj.metadata ?? {};
+    const namespace = meta.namespace ?? '';
+    const name = meta.name ?? '';
+    if (name === '' || typeof meta.resourceVersion !== 'string' || meta.resourceVersion === '') {
+      // Without a resourceVersion the PUT would be unconditional: refuse rather than risk a blind overwrite.
+      const error = new Error(`${this.#ref.kind} ${namespace}/${name} has no name or resourceVersion: refusing an unconditional status write`);
+      this.#onWrite(source, 'Error');
+      return { ok: false, reason: 'Error', message: error.message, error };
+    }
+    const body = {
+      apiVersion: obj.apiVersion ?? `${this.#ref.group}/${this.#ref.version}`,
+      kind: obj.kind ?? this.#ref.kind,
+      metadata: meta,
+      spec: obj.spec,
+      status,
+    };
+    try {
+      const stored = await this.#client.updateStatus<O>(this.#ref, body);
+      this.state.remember(stored);
+      this.#onWrite(source, 'ok');
+      return { ok: true, ws: stored };
+    } catch (error) {
+      const reason: StatusWriteFailureReason = isConflict(error) ? 'Conflict' : isNotFound(error) ? 'NotFound' : 'Error';
+      if (reason === 'NotFound') this.state.forget(namespace, name);
+      this.#onWrite(source, reason);
+      return { ok: false, reason, message: describeError(error), error };
+    }
+  }
+
+  /** Reads the object straight from the API server (after a conflict, caches may lag). */
+  async getFresh(namespace: string, name: string): Promise<ReadResult<O>> {
+    try {
+      const obj = await this.#client.get<O>(this.#ref, name, { namespace });
+      this.state.remember(obj);
+      return { ok: true, ws: obj };
+    } catch (error) {
+      if (isNotFound(error)) {
+        this.state.forget(namespace, name);
+        return { ok: false, reason: 'NotFound', message: describeError(error), error };
+      }
+      return { ok: false, reason: 'Error', message: describeError(error), error };
+    }
+  }
+
+  /** The freshest in-process copy: `cached` (the informer's) or the last one this process wrote or read. */
+  freshest(cached: O | undefined, namespace: string, name: string): O | undefined {
+    return this.state.freshest(cached, namespace, name);
+  }
+}
 
 export interface StatusWriterMetrics {
   /** One status PUT finished; `result` is `ok` or the failure reason. */
@@ -45,64 +129,10 @@ export interface StatusWriterOptions {
   metrics?: StatusWriterMetrics;
 }
 
-export class StatusWriter {
-  readonly #client: KubeClient;
-  readonly #state: WorkloadSpreadState;
-  readonly #metrics: StatusWriterMetrics;
-
+/** The WorkloadSpread status writer. */
+export class StatusWriter extends ConditionalStatusWriter<WorkloadSpread, WorkloadSpreadStatus> {
   constructor(options: StatusWriterOptions) {
-    this.#client = options.client;
-    this.#state = options.state;
-    this.#metrics = options.metrics ?? {};
-  }
-
-  /**
-   * Replaces the status of `ws` with `status`, conditional on `ws`'s
-   * resourceVersion. `ws` is the copy the decision was made from; it is not
-   * modified.
-   */
-  async writeStatus(ws: WorkloadSpread, status: WorkloadSpreadStatus, source: StatusWriteSource = 'controller'): Promise<StatusWriteResult> {
-    const meta = ws.metadata ?? {};
-    const namespace = meta.namespace ?? '';
-    const name = meta.name ?? '';
-    if (name === '' || typeof meta.resourceVersion !== 'string' || meta.resourceVersion === '') {
-      // Without a resourceVersion the PUT would be unconditional: refuse rather than risk a blind overwrite.
-      const error = new Error(`WorkloadSpread ${namespace}/${name} has no name or resourceVersion: refusing an unconditional status write`);
-      this.#metrics.statusWrite?.(source, 'Error');
-      return { ok: false, reason: 'Error', message: error.message, error };
-    }
-    const body = {
-      apiVersion: ws.apiVersion ?? `${WORKLOADSPREAD_REF.group}/${WORKLOADSPREAD_REF.version}`,
-      kind: ws.kind ?? WORKLOADSPREAD_REF.kind,
-      metadata: meta,
-      spec: ws.spec,
-      status,
-    };
-    try {
-      const stored = await this.#client.updateStatus<WorkloadSpread>(WORKLOADSPREAD_REF, body);
-      this.#state.remember(stored);
-      this.#metrics.statusWrite?.(source, 'ok');
-      return { ok: true, ws: stored };
-    } catch (error) {
-      const reason: StatusWriteFailureReason = isConflict(error) ? 'Conflict' : isNotFound(error) ? 'NotFound' : 'Error';
-      if (reason === 'NotFound') this.#state.forget(namespace, name);
-      this.#metrics.statusWrite?.(source, reason);
-      return { ok: false, reason, message: describeError(error), error };
-    }
-  }
-
-  /** Reads the WorkloadSpread straight from the API server (after a conflict, caches may lag). */
-  async getFresh(namespace: string, name: string): Promise<FreshReadResult> {
-    try {
-      const ws = await this.#client.get<WorkloadSpread>(WORKLOADSPREAD_REF, name, { namespace });
-      this.#state.remember(ws);
-      return { ok: true, ws };
-    } catch (error) {
-      if (isNotFound(error)) {
-        this.#state.forget(namespace, name);
-        return { ok: false, reason: 'NotFound', message: describeError(error), error };
-      }
-      return { ok: false, reason: 'Error', message: describeError(error), error };
-    }
+    const metrics = options.metrics ?? {};
+    super(options.client, WORKLOADSPREAD_REF, options.state, (source, result) => metrics.statusWrite?.(source, result));
   }
 }
