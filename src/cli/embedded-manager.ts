@@ -22,7 +22,6 @@ import { startManager, type Manager } from '../manager/manager.ts';
 import { DEFAULT_MANAGER_NAMESPACE } from './manager.ts';
 
 export const EMBEDDED_MANAGER_NAME = 'workloadspread-manager';
-const CRD_REF = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false } as const;
 /** How long to wait for a freshly created CRD to be served. */
 const CRD_WAIT_MS = 30_000;
 
@@ -51,8 +50,8 @@ async function createIfMissing(client: KubeClient, ref: Parameters<KubeClient['c
  * up by itself once it is served.
  */
 async function ensureCrd(client: KubeClient): Promise<void> {
-  await createIfMissing(client, CRD_REF, workloadSpreadCrd() as KubeObject);
-  await createIfMissing(client, CRD_REF, domainDisruptionBudgetCrd() as KubeObject);
+  await createIfMissing(client, BUILTIN.customresourcedefinitions, workloadSpreadCrd() as KubeObject);
+  await createIfMissing(client, BUILTIN.customresourcedefinitions, domainDisruptionBudgetCrd() as KubeObject);
   const deadline = client.clock.now() + CRD_WAIT_MS;
   for (;;) {
     try {

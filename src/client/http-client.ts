@@ -13,7 +13,7 @@ import type { Clock } from '../clock/clock.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import type { Connection } from './config.ts';
 import type { Status } from './errors.ts';
-import { evictionFor, pathFor, ResourceResolver, type ResourceRef, type Scale } from './resources.ts';
+import { BUILTIN, evictionFor, pathFor, ResourceResolver, type ResourceRef, type Scale } from './resources.ts';
 import { HttpTransport, type Query, type RequestOptions } from './transport.ts';
 import { openWatchStream, type WatchStreamEnd, type WatchStreamOptions } from './watch-stream.ts';
 
@@ -250,8 +250,7 @@ export class KubeClient {
 
   /** POST `pods/<name>/eviction` (a PodDisruptionBudget may refuse with 429). */
   evict(namespace: string, name: string, options: WriteOptions & { deleteOptions?: Record<string, unknown> } = {}): Promise<unknown> {
-    const podRef: ResourceRef = { group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true };
-    return this.subresource('POST', podRef, name, 'eviction', evictionFor(namespace, name, options.deleteOptions), { ...options, namespace });
+    return this.subresource('POST', BUILTIN.pods, name, 'eviction', evictionFor(namespace, name, options.deleteOptions), { ...options, namespace });
   }
 }
 
