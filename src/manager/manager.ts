@@ -335,7 +335,6 @@ class ManagerRun {
       clock,
       caches,
       resolver,
-      state,
       writer: statusWriter,
       events: webhookEvents,
       metrics: this.#metrics.webhook,

@@ -12,7 +12,8 @@ import type { BudgetCache } from '../kube/budget-cache.ts';
 import type { BudgetStatusWriter } from '../kube/budget-status-writer.ts';
 import type { ManagerCaches } from '../kube/caches.ts';
 import type { BudgetEnforcementDeps, BudgetEnforcementMetrics, BudgetSources } from './budget-eviction.ts';
-import { GroupCommit, type GroupCommitMetrics, type GroupCommitStore } from './group-commit.ts';
+import { GroupCommit, type GroupCommitMetrics } from './group-commit.ts';
+import { writerCommitStore } from './kube-sources.ts';
 
 export function kubeBudgetSources(caches: ManagerCaches, budgets: BudgetCache): BudgetSources {
   return {
@@ -20,15 +21,6 @@ export function kubeBudgetSources(caches: ManagerCaches, budgets: BudgetCache): 
     node: (name) => caches.getNode(name),
     pods: (namespace) => caches.pods.list(namespace),
     workloadSpread: (namespace, name) => caches.getWorkloadSpread(namespace, name),
-  };
-}
-
-export function kubeBudgetCommitStore(budgets: BudgetCache, writer: BudgetStatusWriter): GroupCommitStore<DomainDisruptionBudget, DomainDisruptionBudgetStatus> {
-  return {
-    withLock: (uid, fn) => writer.state.withLock(uid, fn),
-    freshest: (namespace, name) => writer.freshest(budgets.get(namespace, name), namespace, name),
-    getFresh: (namespace, name) => writer.getFresh(namespace, name),
-    writeStatus: (budget, status) => writer.writeStatus(budget, status, 'webhook'),
   };
 }
 
@@ -47,7 +39,7 @@ export interface KubeBudgetOptions {
 export function budgetEnforcementFromKube(options: KubeBudgetOptions): BudgetEnforcementDeps {
   const commit = new GroupCommit<DomainDisruptionBudget, DomainDisruptionBudgetStatus>({
     clock: options.clock,
-    store: kubeBudgetCommitStore(options.budgets, options.writer),
+    store: writerCommitStore(options.writer, (namespace, name) => options.budgets.get(namespace, name)),
     kind: 'DomainDisruptionBudget',
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     ...(options.log === undefined ? {} : { log: options.log }),

@@ -12,9 +12,8 @@ import { silentLogger, type Logger } from '../client/logger.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import type { ManagerCaches } from '../kube/caches.ts';
 import type { EngineEventSink } from '../kube/events.ts';
-import type { StatusWriter } from '../kube/status-writer.ts';
+import type { ConditionalStatusWriter, StatusBearing, StatusWriter } from '../kube/status-writer.ts';
 import type { WorkloadResolver } from '../kube/workload-resolver.ts';
-import type { WorkloadSpreadState } from '../kube/ws-state.ts';
 import type { BudgetEnforcementDeps } from './budget-eviction.ts';
 import { admitDomainDisruptionBudget, VALIDATE_DDB_PATH } from './ddb-validate.ts';
 import { GroupCommit, type GroupCommitStore } from './group-commit.ts';
@@ -54,12 +53,13 @@ export function kubeAdmissionSources(caches: ManagerCaches, resolver: WorkloadRe
 }
 
 /** The group commit's store: the shared lock and local copy, the informer's copy, and conditional status writes. */
-export function kubeGroupCommitStore(caches: ManagerCaches, state: WorkloadSpreadState, writer: StatusWriter): GroupCommitStore {
+/** The group commit's store over a status writer (its lock, local copies, fresh reads and conditional writes) and an informer cache. */
+export function writerCommitStore<O extends StatusBearing, S>(writer: ConditionalStatusWriter<O, S>, cached: (namespace: string, name: string) => O | undefined): GroupCommitStore<O, S> {
   return {
-    withLock: (uid, fn) => state.withLock(uid, fn),
-    freshest: (namespace, name) => state.freshest(caches.getWorkloadSpread(namespace, name), namespace, name),
+    withLock: (uid, fn) => writer.state.withLock(uid, fn),
+    freshest: (namespace, name) => writer.freshest(cached(namespace, name), namespace, name),
     getFresh: (namespace, name) => writer.getFresh(namespace, name),
-    writeStatus: (ws, status) => writer.writeStatus(ws, status, 'webhook'),
+    writeStatus: (obj, status) => writer.writeStatus(obj, status, 'webhook'),
   };
 }
 
@@ -72,7 +72,7 @@ export interface KubeWebhookOptions {
   clock: Clock;
   caches: ManagerCaches;
   resolver: WorkloadResolver;
-  state: WorkloadSpreadState;
+  /** The status writer; its state holds the per-WorkloadSpread lock and local copies. */
   writer: StatusWriter;
   events: EngineEventSink;
   metrics?: WebhookMetrics;
@@ -99,7 +99,7 @@ export function webhookFromKube(options: KubeWebhookOptions): KubeWebhook {
   const sources = kubeAdmissionSources(options.caches, options.resolver);
   const commit = new GroupCommit({
     clock: options.clock,
-    store: kubeGroupCommitStore(options.caches, options.state, options.writer),
+    store: writerCommitStore(options.writer, (namespace, name) => options.caches.getWorkloadSpread(namespace, name)),
     log,
     ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
     ...(options.random !== undefined ? { random: options.random } : {}),
