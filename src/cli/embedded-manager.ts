@@ -5,7 +5,8 @@
  * when they are missing,
  * waits until the CRD is served, then runs the real manager in-process
  * against the cluster's API server — webhooks on loopback, registered by URL
- * with the generated CA, one replica (no leader election) — so
+ * with the generated CA, accepting only the API server's client certificate
+ * (the cluster's webhook client CA), one replica (no leader election) — so
  * `kubectl apply` of a WorkloadSpread and its workload just works.
  * Start at `embeddedManagerComponent`.
  */
@@ -68,7 +69,7 @@ export function embeddedManagerComponent(options: EmbeddedManagerOptions = {}): 
   const namespace = options.namespace ?? DEFAULT_MANAGER_NAMESPACE;
   return {
     name: EMBEDDED_MANAGER_NAME,
-    create: ({ client, clock, logger }): Controller => {
+    create: ({ client, clock, logger, webhookClientCa }): Controller => {
       let manager: Manager | undefined;
       return {
         start: async () => {
@@ -80,7 +81,7 @@ export function embeddedManagerComponent(options: EmbeddedManagerOptions = {}): 
             log: options.log ?? logger,
             namespace,
             identity: EMBEDDED_MANAGER_NAME,
-            webhook: { host: '127.0.0.1', port: 0, url: (own) => own, register: true },
+            webhook: { host: '127.0.0.1', port: 0, url: (own) => own, register: true, clientCaPem: webhookClientCa() },
             leaderElection: false,
             ...(options.metricsAddress === undefined ? {} : { metricsAddress: options.metricsAddress }),
             ...(options.healthAddress === undefined ? {} : { healthAddress: options.healthAddress }),

@@ -16,6 +16,7 @@
  * local development pass it). Start at `runManager`.
  */
 import { hostname } from 'node:os';
+import { isIP } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import pino from 'pino';
@@ -37,9 +38,12 @@ export interface ManagerFlags {
   kubeconfig?: string;
   namespace?: string;
   webhookPort?: string;
+  webhookHost?: string;
   webhookUrl?: string;
   webhookService?: string;
   certDir?: string;
+  clientCaFile?: string;
+  clientCertAllowedNames?: string;
   registerWebhooks?: boolean | string;
   metricsAddr?: string;
   healthAddr?: string;
@@ -57,9 +61,14 @@ export interface ManagerSettings {
   kubeconfig?: string;
   namespace: string;
   webhookPort: number;
+  /** Listen address of the webhook server (default every interface). */
+  webhookHost: string;
   webhookUrl?: string;
   webhookService: string;
   certDir?: string;
+  /** Client-certificate authentication of the API server. */
+  clientCaFile?: string;
+  clientCertAllowedNames: string[];
   registerWebhooks: boolean;
   metricsAddress: BindAddress | undefined;
   healthAddress: BindAddress | undefined;
@@ -96,6 +105,22 @@ function address(text: string | undefined, flag: string, fallback: string): Bind
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+/** A listen address: an IPv4 or IPv6 literal, or a host name (default every interface). */
+function listenHost(text: string | undefined, flag: string): string {
+  if (text === undefined || text.trim() === '') return '0.0.0.0';
+  const value = text.trim().replace(/^\[(.*)\]$/, '$1');
+  if (isIP(value) !== 0 || DNS_SUBDOMAIN.test(value)) return value;
+  throw new UsageError(`${flag} must be an IP address or a host name to listen on (e.g. 0.0.0.0, 127.0.0.1, ::), got ${JSON.stringify(text)}`);
+}
+
+/** A comma-separated list of certificate names (empty entries dropped). */
+function nameList(text: string | undefined, flag: string): string[] {
+  if (text === undefined) return [];
+  const names = text.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  for (const n of names) if (/[\s"]/.test(n)) throw new UsageError(`${flag}: ${JSON.stringify(n)} is not a certificate name`);
+  return names;
+}
 
 function name(text: string, flag: string, pattern: RegExp): string {
   if (!pattern.test(text)) throw new UsageError(`${flag}: ${JSON.stringify(text)} is not a valid Kubernetes name`);
@@ -135,6 +160,8 @@ export function managerSettings(flags: ManagerFlags, io: CliIo, serviceAccountDi
   const settings: ManagerSettings = {
     namespace: managerNamespace(flags.namespace, io, serviceAccountDir),
     webhookPort: integer(flags.webhookPort, '--webhook-port', DEFAULT_WEBHOOK_PORT, 1, 65535),
+    webhookHost: listenHost(flags.webhookHost, '--webhook-host'),
+    clientCertAllowedNames: nameList(flags.clientCertAllowedNames, '--client-cert-allowed-names'),
     webhookService: name(flags.webhookService ?? DEFAULT_WEBHOOK_SERVICE, '--webhook-service', DNS_LABEL),
     registerWebhooks: bool(flags.registerWebhooks, '--register-webhooks', false),
     metricsAddress: address(flags.metricsAddr, '--metrics-addr', ':8080'),
@@ -151,6 +178,8 @@ export function managerSettings(flags: ManagerFlags, io: CliIo, serviceAccountDi
   if (flags.kubeconfig !== undefined && flags.kubeconfig !== '') settings.kubeconfig = flags.kubeconfig;
   if (webhookUrl !== undefined) settings.webhookUrl = webhookUrl;
   if (flags.certDir !== undefined && flags.certDir !== '') settings.certDir = flags.certDir;
+  if (flags.clientCaFile !== undefined && flags.clientCaFile !== '') settings.clientCaFile = flags.clientCaFile;
+  if (settings.clientCertAllowedNames.length > 0 && settings.clientCaFile === undefined) throw new UsageError('--client-cert-allowed-names needs --client-ca-file');
   return settings;
 }
 
@@ -161,10 +190,12 @@ export function managerOptions(s: ManagerSettings): Omit<ManagerOptions, 'connec
     identity: `${hostname()}_${randomUUID()}`,
     webhook: {
       port: s.webhookPort,
+      host: s.webhookHost,
       serviceName: s.webhookService,
       register: s.registerWebhooks,
       ...(s.webhookUrl === undefined ? {} : { url: s.webhookUrl }),
       ...(s.certDir === undefined ? {} : { certDir: s.certDir }),
+      ...(s.clientCaFile === undefined ? {} : { clientCaFile: s.clientCaFile, clientCertAllowedNames: s.clientCertAllowedNames }),
     },
     ...(s.metricsAddress === undefined ? {} : { metricsAddress: s.metricsAddress }),
     ...(s.healthAddress === undefined ? {} : { healthAddress: s.healthAddress }),
@@ -248,9 +279,12 @@ export function registerManagerCommand(program: Command, io: CliIo, setExit: (co
     .option('--kubeconfig <file>', 'kubeconfig to use (default $KUBECONFIG, ~/.kube/config, then the in-cluster service account)')
     .option('--namespace <ns>', `the manager's own namespace: certificates Secret, Lease, whitelist config map (default $POD_NAMESPACE, the service account's, or ${DEFAULT_MANAGER_NAMESPACE})`)
     .option('--webhook-port <port>', 'port of the HTTPS admission server', String(DEFAULT_WEBHOOK_PORT))
+    .option('--webhook-host <address>', 'address the admission server listens on (default every interface, 0.0.0.0)')
     .option('--webhook-url <url>', 'the URL the API server calls the webhooks at, for a manager outside the cluster (default: the Service)')
     .option('--webhook-service <name>', 'the Service in front of the webhook, in --namespace', DEFAULT_WEBHOOK_SERVICE)
     .option('--cert-dir <dir>', 'use tls.crt/tls.key (and ca.crt) from this directory instead of generated certificates')
+    .option('--client-ca-file <file>', 'accept only callers (the API server) presenting a client certificate signed by this CA (PEM); re-read when it changes')
+    .option('--client-cert-allowed-names <names>', 'with --client-ca-file: comma-separated common/DNS names the client certificate must carry (default any the CA signed)')
     .option('--register-webhooks [bool]', 'create/update the webhook configurations at start (the Helm chart ships them)')
     .option('--metrics-addr <addr>', 'address of /metrics (host:port, :port, or 0 for off)', ':8080')
     .option('--health-addr <addr>', 'address of /healthz and /readyz (host:port, :port, or 0 for off)', ':8081')

@@ -91,6 +91,25 @@ export function issueServingCertificate(ca: CertificateAuthority, names: Serving
   return { certPem: forge.pki.certificateToPem(cert), keyPem };
 }
 
+/**
+ * A client certificate (extended key usage clientAuth) for `commonName`,
+ * signed by `ca`: what an API server presents to a webhook that asks for
+ * client authentication (`--client-ca-file`).
+ */
+export function issueClientCertificate(ca: CertificateAuthority, commonName: string, nowMs: number, days: number): KeyPair {
+  const { cert, keyPem } = newCertificate(nowMs, days);
+  const caCert = forge.pki.certificateFromPem(ca.certPem);
+  cert.setSubject([{ name: 'commonName', value: commonName }]);
+  cert.setIssuer(caCert.subject.attributes);
+  cert.setExtensions([
+    { name: 'basicConstraints', cA: false },
+    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+    { name: 'extKeyUsage', clientAuth: true },
+  ]);
+  cert.sign(forge.pki.privateKeyFromPem(ca.keyPem), forge.md.sha256.create());
+  return { certPem: forge.pki.certificateToPem(cert), keyPem };
+}
+
 /** Dates and names of the first certificate of a PEM; undefined when it cannot be read. */
 export function certificateInfo(pem: string): CertificateInfo | undefined {
   try {

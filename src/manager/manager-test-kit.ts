@@ -14,7 +14,7 @@ import { domainDisruptionBudgetCrd, workloadSpreadCrd } from '../api/crd.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import { memoryLogger, type Logger, type MemoryLogger } from '../client/logger.ts';
 import { BUILTIN } from '../client/resources.ts';
-import { generateServingCertificate, type ServingCertificate } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate, generateWebhookClientIdentity, type ServingCertificate, type WebhookClientIdentity } from '../cluster/apiserver/certs.ts';
 import { startCluster, type ClusterOptions, type EmbeddedCluster } from '../cluster/cluster.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { settleUntil } from '../testing/eventually.ts';
@@ -24,6 +24,7 @@ import { startManager, type Manager, type ManagerOptions } from './manager.ts';
 export { MANAGER_NAMESPACE };
 
 let certificate: ServingCertificate | undefined;
+let clientIdentity: WebhookClientIdentity | undefined;
 
 export interface ManagerCluster {
   cluster: EmbeddedCluster;
@@ -42,9 +43,10 @@ export interface ManagerCluster {
  */
 export async function startManagerCluster(options: ClusterOptions & { crd?: boolean; budgetCrd?: boolean } = {}): Promise<ManagerCluster> {
   certificate ??= generateServingCertificate();
+  clientIdentity ??= generateWebhookClientIdentity();
   const clock = new VirtualClock(Date.UTC(2026, 0, 1), { realWaitMs: 120_000 });
   const { crd, budgetCrd, ...clusterOptions } = options;
-  const cluster = await startCluster({ clock, certificate, nodes: ZONED_NODES, controllers: workloadControllers(), ...clusterOptions });
+  const cluster = await startCluster({ clock, certificate, webhookClientIdentity: clientIdentity, nodes: ZONED_NODES, controllers: workloadControllers(), ...clusterOptions });
   try {
     if (crd !== false) await installCrd(cluster);
     if (budgetCrd === true) {
@@ -90,6 +92,8 @@ export interface TestManagerOptions extends Partial<Omit<ManagerOptions, 'client
   url?: string;
   /** Wait until ready (default true). */
   waitReady?: boolean;
+  /** Accept only the API server's client certificate (default true: the authenticated path, as the chart with a client CA). */
+  clientAuth?: boolean;
 }
 
 /** A logger that keeps every line and, with WS_DEBUG=1, prints it with the virtual time. */
@@ -106,7 +110,7 @@ function testLogger(clock: VirtualClock, name: string): MemoryLogger {
 
 /** A real manager on the cluster's clock: loopback endpoints on free ports, webhooks registered by URL. */
 export async function startTestManager(env: ManagerCluster, options: TestManagerOptions = {}): Promise<TestManager> {
-  const { name = 'manager-0', url, waitReady = true, webhook, ...rest } = options;
+  const { name = 'manager-0', url, waitReady = true, clientAuth = true, webhook, ...rest } = options;
   const client = await env.cluster.newClient(`workloadspread-manager/${name}`);
   const log = testLogger(env.clock, name);
   const manager = startManager({
@@ -117,7 +121,7 @@ export async function startTestManager(env: ManagerCluster, options: TestManager
     healthAddress: { host: '127.0.0.1', port: 0 },
     metricsAddress: { host: '127.0.0.1', port: 0 },
     ...rest,
-    webhook: { host: '127.0.0.1', port: 0, register: true, url: url ?? ((own) => own), ...webhook },
+    webhook: { host: '127.0.0.1', port: 0, register: true, url: url ?? ((own) => own), ...(clientAuth ? { clientCaPem: env.cluster.webhookClientCa() } : {}), ...webhook },
   });
   if (waitReady) await untilReady(env, manager);
   return { manager, log, name };

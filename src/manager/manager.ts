@@ -48,6 +48,7 @@ import { WorkloadSpreadState } from '../kube/ws-state.ts';
 import { errored } from '../webhook/admission-review.ts';
 import { certificateInfo } from '../webhook/cert-generation.ts';
 import { CertDirSource, SecretCertificates, servingNames, type CertificateSource, type KeyPair } from '../webhook/certs.ts';
+import { ClientCaFile, staticClientAuth, type ClientAuthSource } from '../webhook/client-auth.ts';
 import { webhookFromKube } from '../webhook/kube-sources.ts';
 import { MUTATING_CONFIGURATION_NAME, registerWebhooks, VALIDATING_CONFIGURATION_NAME, webhookConfigurations, type WebhookEndpoint } from '../webhook/registration.ts';
 import { startWebhookServer, type AdmissionHandler, type WebhookServer } from '../webhook/server.ts';
@@ -84,6 +85,15 @@ export interface WebhookOptions {
   secretName?: string;
   /** Create/update the webhook configurations (`--register-webhooks`). */
   register?: boolean;
+  /**
+   * Client-certificate authentication of the API server: the CA as a file
+   * (`--client-ca-file`, re-read when it changes) or as PEM. Omitted: anyone
+   * who reaches the port may call the webhook, and the manager warns at start.
+   */
+  clientCaFile?: string;
+  clientCaPem?: string;
+  /** With a client CA: the certificate names accepted (`--client-cert-allowed-names`); empty: any it signed. */
+  clientCertAllowedNames?: string[];
 }
 
 export interface LeaderElectionSettings {
@@ -193,6 +203,7 @@ class ManagerRun {
   #health: HttpEndpoint | undefined;
   #metricsEndpoint: HttpEndpoint | undefined;
   #certificates: (CertificateSource & { stop(): void }) | undefined;
+  #clientAuth: ClientAuthSource | undefined;
   #server: WebhookServer | undefined;
   #caches: ManagerCaches | undefined;
   #sinks: EngineEventSink[] = [];
@@ -329,6 +340,7 @@ class ManagerRun {
     const listenHost = webhookOptions.host ?? '0.0.0.0';
     await this.#step('certificates', async () => {
       this.#certificates = await this.#startCertificates(client, serviceName, listenHost);
+      this.#clientAuth = await this.#startClientAuth(listenHost, webhookOptions.port ?? DEFAULT_WEBHOOK_PORT);
     });
 
     const webhook = webhookFromKube({
@@ -357,8 +369,9 @@ class ManagerRun {
         handlers,
         metrics: this.#metrics.webhook,
         log: withFields(log, { component: 'webhook' }),
+        ...(this.#clientAuth === undefined ? {} : { clientAuth: this.#clientAuth }),
       });
-      log.info({ url: this.#server.url }, 'webhook server listening');
+      log.info({ url: this.#server.url, clientAuthentication: this.#clientAuth !== undefined }, 'webhook server listening');
     });
 
     await this.#step('caches', async () => {
@@ -446,6 +459,23 @@ class ManagerRun {
     if (current !== undefined) onLoaded(current);
     source.onChange(onLoaded);
     return source;
+  }
+
+  /** The client CA (file or PEM), or undefined — then the one warning that anyone may call. */
+  async #startClientAuth(listenHost: string, port: number): Promise<ClientAuthSource | undefined> {
+    const w = this.#o.webhook ?? {};
+    const allowedNames = w.clientCertAllowedNames ?? [];
+    if (w.clientCaFile !== undefined) {
+      const file = new ClientCaFile({ file: w.clientCaFile, allowedNames, clock: this.#clock, log: this.#log });
+      await file.start();
+      return file;
+    }
+    if (w.clientCaPem !== undefined) return staticClientAuth(w.clientCaPem, allowedNames);
+    this.#log.warn(
+      { listen: `${listenHost}:${port}` },
+      'the webhook does not authenticate its callers: anyone who can reach this port can send admission reviews (pass --client-ca-file, or restrict the port with a NetworkPolicy; see docs/operations.md#security)',
+    );
+    return undefined;
   }
 
   #webhookEndpoint(serviceName: string): WebhookEndpoint {
@@ -568,6 +598,7 @@ class ManagerRun {
     // Admissions in flight are answered before the server goes (they need the caches).
     await attempt('webhook server', () => this.#server?.close(this.#o.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS));
     this.#certificates?.stop();
+    this.#clientAuth?.stop();
     await attempt('caches', () => this.#caches?.stop());
     await attempt('budget cache', () => this.#budgets?.stop());
     for (const sink of this.#sinks) await attempt('events', () => sink.flush());

@@ -12,7 +12,14 @@
  *   (never a crash, never a dropped connection);
  * - an unreadable one is answered with the HTTP code of the problem (400, or
  *   413 above 3 MiB) and a JSON body saying what was wrong; the server keeps
- *   serving;
+ *   serving. A body is bounded however it arrives: a Content-Length above the
+ *   limit is refused unread, a chunked body is cut at the limit, and a
+ *   connection whose body was not read to its end is closed after the answer
+ *   (src/client/request-body.ts); a request must arrive whole within 60 s;
+ * - TLS: 1.2 with ECDHE + AEAD suites only, 1.3 preferred (src/client/tls-policy.ts);
+ * - with `clientAuth`, only callers presenting a certificate the client CA
+ *   signed complete the handshake (and, with allowed names, only those
+ *   names are served; others get 403) — see client-auth.ts;
  * - every request runs inside `clock.activity.run`, so a virtual clock waits
  *   for it;
  * - the serving certificate follows its `CertificateSource` (cert-dir files
@@ -22,8 +29,11 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { Clock } from '../clock/clock.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
+import { guardRequestBody, lastOnConnection, readBodyWithin } from '../client/request-body.ts';
+import { SERVER_TLS_POLICY } from '../client/tls-policy.ts';
 import {
   errored,
   MAX_ADMISSION_BODY_BYTES,
@@ -34,6 +44,7 @@ import {
   type AdmissionResponse,
 } from './admission-review.ts';
 import type { CertificateSource, KeyPair } from './certs.ts';
+import { peerAllowed, type ClientAuth, type ClientAuthSource } from './client-auth.ts';
 import type { WebhookMetrics } from './metrics.ts';
 
 export const MUTATE_POD_PATH = '/mutate-pod';
@@ -54,7 +65,12 @@ export interface WebhookServerOptions {
   port?: number;
   metrics?: WebhookMetrics;
   log?: Logger;
+  /** Client-certificate authentication of callers (`--client-ca-file`); omitted: anyone may call. */
+  clientAuth?: ClientAuthSource;
 }
+
+/** How long a request may take to arrive whole (headers and body). */
+export const REQUEST_TIMEOUT_MS = 60_000;
 
 export interface WebhookServer {
   readonly port: number;
@@ -66,35 +82,15 @@ export interface WebhookServer {
   close(graceMs?: number): Promise<void>;
 }
 
-function tlsOptions(pair: KeyPair): { key: string; cert: string; minVersion: 'TLSv1.2' } {
-  return { key: pair.keyPem, cert: pair.certPem, minVersion: 'TLSv1.2' };
+function tlsOptions(pair: KeyPair, auth: ClientAuth | undefined) {
+  const base = { ...SERVER_TLS_POLICY, key: pair.keyPem, cert: pair.certPem };
+  return auth === undefined ? base : { ...base, ca: auth.caPem, requestCert: true, rejectUnauthorized: true };
 }
 
 function sendJson(res: ServerResponse, code: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
-}
-
-/** Reads the body, keeping at most one byte past the limit (enough to know it was exceeded). */
-function readBody(req: IncomingMessage): Promise<{ body: Buffer; tooLarge: boolean }> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    req.on('data', (chunk: Buffer) => {
-      if (tooLarge) return;
-      size += chunk.length;
-      if (size > MAX_ADMISSION_BODY_BYTES) {
-        tooLarge = true;
-        chunks.length = 0;
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve({ body: Buffer.concat(chunks), tooLarge }));
-    req.on('error', reject);
-  });
 }
 
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
@@ -107,8 +103,22 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const drained: (() => void)[] = [];
   const sockets = new Set<Socket>();
 
+  let auth = options.clientAuth?.current();
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const tooLargeMessage = `request entity is too large; limit is ${MAX_ADMISSION_BODY_BYTES} bytes`;
+    if (guardRequestBody(req, res, MAX_ADMISSION_BODY_BYTES, () => {
+      metrics.badRequest?.(path, 413);
+      sendJson(res, 413, reviewResponse(errored('', 413, new Error(tooLargeMessage))));
+    })) return;
+    if (auth !== undefined) {
+      const allowedPeer = peerAllowed(req.socket as TLSSocket, auth.allowedNames);
+      if (allowedPeer !== true) {
+        log.warn({ webhook: path, err: allowedPeer }, 'webhook caller refused');
+        sendJson(res, 403, { message: allowedPeer });
+        return;
+      }
+    }
     if (path === HEALTHZ_PATH) {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end('ok');
@@ -124,13 +134,18 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       sendJson(res, 405, { message: `admission reviews are POSTed; got ${req.method ?? ''}` });
       return;
     }
-    const { body, tooLarge } = await readBody(req);
+    const read = await readBodyWithin(req, MAX_ADMISSION_BODY_BYTES);
     const refuse = (code: 400 | 413, message: string, uid = ''): void => {
       metrics.badRequest?.(path, code);
       log.warn({ webhook: path, code, err: message }, 'unreadable admission review');
       sendJson(res, code, reviewResponse(errored(uid, code, new Error(message))));
     };
-    if (tooLarge) return refuse(413, `request entity is too large; limit is ${MAX_ADMISSION_BODY_BYTES} bytes`);
+    if (!read.ok) {
+      if (!read.tooLarge) return refuse(400, read.error);
+      lastOnConnection(res);
+      return refuse(413, tooLargeMessage);
+    }
+    const body = read.body;
     const contentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
     if (contentType !== 'application/json') return refuse(400, `contentType=${contentType}, expected application/json`);
     const parsed = parseAdmissionReview(body);
@@ -150,7 +165,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     sendJson(res, 200, reviewResponse(response));
   };
 
-  const server: Server = createServer(tlsOptions(initial), (req, res) => {
+  const server: Server = createServer(tlsOptions(initial, auth), (req, res) => {
     inFlight++;
     void clock.activity
       .run(`admission ${req.url ?? ''}`, () => serve(req, res))
@@ -167,17 +182,29 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   // The API server keeps webhook connections alive; never close one it may be about to reuse.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 70_000;
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
   server.on('tlsClientError', (err) => log.debug({ err: err.message }, 'TLS handshake failed'));
-  const unsubscribe = certificates.onChange((pair) => {
+  let pair = initial;
+  const unsubscribe = certificates.onChange((next) => {
     try {
-      server.setSecureContext(tlsOptions(pair));
+      server.setSecureContext(tlsOptions(next, auth));
+      pair = next;
       log.info({}, 'webhook serving certificate reloaded');
     } catch (err) {
       log.error({ err: err instanceof Error ? err.message : String(err) }, 'the new serving certificate cannot be used; keeping the previous one');
+    }
+  });
+  const unsubscribeAuth = options.clientAuth?.onChange((next) => {
+    try {
+      server.setSecureContext(tlsOptions(pair, next));
+      auth = next;
+      log.info({}, 'webhook client CA reloaded');
+    } catch (err) {
+      log.error({ err: err instanceof Error ? err.message : String(err) }, 'the new client CA cannot be used; keeping the previous one');
     }
   });
 
@@ -199,6 +226,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     inFlight: () => inFlight,
     async close(graceMs = 10_000) {
       unsubscribe();
+      unsubscribeAuth?.();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       if (inFlight > 0) {

@@ -46,6 +46,7 @@ import type { ResourceRegistry } from './resources.ts';
 import { SCALE_KIND } from './scale.ts';
 import type { ObjectStore } from './storage.ts';
 import { postToWebhook, webhookAgent, webhookTarget, type ServiceResolution } from './webhook-client.ts';
+import { WebhookClientCredentials } from './webhook-client-auth.ts';
 import { webhooksOf, type ServiceReference, type WebhookAccessor } from './webhook-configuration.ts';
 import { isExemptFromWebhooks, shouldCallHook, type MatchDeps, type MatchRequest, type WebhookInvocation } from './webhook-matching.ts';
 
@@ -95,6 +96,8 @@ export class AdmissionWebhooks {
   readonly #endpoints = new Map<string, string>();
   readonly #agent = webhookAgent();
   readonly #cache = new Map<string, { rv: string; hooks: WebhookAccessor[] }>();
+  /** The client certificates presented to webhooks (the admission kubeconfig's users): webhook-client-auth.ts. */
+  readonly clientCredentials = new WebhookClientCredentials();
 
   constructor(deps: AdmissionWebhooksDeps) {
     this.#deps = deps;
@@ -225,10 +228,12 @@ export class AdmissionWebhooks {
     const uid = randomUUID();
     const review = buildAdmissionReview(apiVersion, uid, a, invocation, { object, oldObject }, this.#requestNamespace(a));
     const url = target.target.display;
+    const credentials = this.clientCredentials.resolve(target.target.credentialsKey);
     const answer = await postToWebhook(target.target, JSON.stringify(review), {
       clock: this.#deps.clock,
       agent: this.#agent,
       caPem,
+      ...(credentials === undefined ? {} : { clientCertificate: credentials }),
       timeoutMs: hook.timeoutSeconds * 1000,
       label: `admission webhook ${hook.name}`,
     });

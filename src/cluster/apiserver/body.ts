@@ -1,51 +1,25 @@
 /**
  * Request bodies: read with the API server's 3 MiB limit (413 beyond it,
- * without buffering the rest), and decoded by content type: JSON (also every
+ * without reading the rest: a Content-Length above it is refused unread, a
+ * chunked body is cut at it, and server.ts closes a connection whose body was
+ * left unread — src/client/request-body.ts), and decoded by content type: JSON (also every
  * `+json` patch type), YAML (`application/yaml`, `application/apply-patch+yaml`)
  * and, where the caller accepts it (built-in kinds), Kubernetes protobuf
  * (protobuf/decode.ts). CBOR is not spoken (415).
  */
 import type { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
+import { readBodyWithin } from '../../client/request-body.ts';
 import { badRequest, fail, ok, requestEntityTooLarge, unsupportedMediaType, type Result } from './errors.ts';
 import { decodeKubernetesProtobuf, PROTOBUF_MEDIA_TYPE } from './protobuf/decode.ts';
 
 export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
-/** After refusing a body, how much more of it is drained (discarded) before the connection is dropped. */
-const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
 
 /** Reads the whole body; answers 413 as soon as it exceeds `limit` bytes. */
-export function readBody(req: IncomingMessage, limit = MAX_REQUEST_BODY_BYTES): Promise<Result<Buffer>> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let refused = false;
-    let drained = 0;
-    req.on('data', (chunk: Buffer) => {
-      if (refused) {
-        drained += chunk.length;
-        if (drained > DRAIN_LIMIT_BYTES) req.destroy();
-        return;
-      }
-      size += chunk.length;
-      if (size > limit) {
-        refused = true;
-        chunks.length = 0;
-        resolve(fail(requestEntityTooLarge(limit)));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (!refused) resolve(ok(Buffer.concat(chunks)));
-    });
-    req.on('error', () => {
-      if (!refused) resolve(fail(badRequest('error reading the request body')));
-    });
-    req.on('close', () => {
-      if (!refused) resolve(ok(Buffer.concat(chunks)));
-    });
-  });
+export async function readBody(req: IncomingMessage, limit = MAX_REQUEST_BODY_BYTES): Promise<Result<Buffer>> {
+  const read = await readBodyWithin(req, limit);
+  if (read.ok) return ok(read.body);
+  return fail(read.tooLarge ? requestEntityTooLarge(limit) : badRequest(read.error));
 }
 
 /** The media type of a Content-Type header, lowercased, without parameters. */

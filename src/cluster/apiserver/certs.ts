@@ -4,7 +4,7 @@
  * TLS stacks that verify it use the host clock, whatever clock the cluster runs on.
  */
 import { realClock } from '../../clock/clock.ts';
-import { generateCertificateAuthority, issueServingCertificate as issue, type CertificateAuthority } from '../../client/tls-certificates.ts';
+import { generateCertificateAuthority, issueClientCertificate, issueServingCertificate as issue, type CertificateAuthority } from '../../client/tls-certificates.ts';
 
 export type { CertificateAuthority };
 
@@ -37,4 +37,21 @@ export function issueServingCertificate(ca: CertificateAuthority, names: Serving
 /** A fresh CA and a loopback serving certificate (localhost, 127.0.0.1, ::1). */
 export function generateServingCertificate(): ServingCertificate {
   return issueServingCertificate(createCertificateAuthority());
+}
+
+/** The client identity the embedded API server presents to admission webhooks, and the CA that signed it. */
+export interface WebhookClientIdentity {
+  caPem: string;
+  certPem: string;
+  keyPem: string;
+}
+
+/** The common name of the embedded API server's webhook client certificate. */
+export const WEBHOOK_CLIENT_COMMON_NAME = 'workloadspread-embedded-apiserver';
+
+/** A fresh CA and a client certificate it signs, for the API server's calls to webhooks. */
+export function generateWebhookClientIdentity(): WebhookClientIdentity {
+  const ca = createCertificateAuthority('workloadspread-embedded-webhook-client-ca');
+  const pair = issueClientCertificate(ca, WEBHOOK_CLIENT_COMMON_NAME, realClock().now(), 365);
+  return { caPem: ca.certPem, ...pair };
 }

@@ -15,7 +15,10 @@
  *   subresource handlers, routes, formatters);
  * - `registerServiceEndpoint(...)` tells where a webhook's service reference
  *   leads (there is no service network); `addUser(...)` adds a bearer token
- *   that authenticates as another user (as seen in AdmissionReview userInfo).
+ *   that authenticates as another user (as seen in AdmissionReview userInfo);
+ * - `setWebhookClientCredentials(...)`: the client certificate presented to
+ *   webhooks, by kubeconfig user name (`*`, `host:port`, `*.ns.svc`), as in
+ *   kube-apiserver's admission kubeconfig.
  */
 import type { KubeObject } from '../../k8s/types.ts';
 import { asString } from '../../k8s/raw-json.ts';
@@ -41,6 +44,7 @@ import type { ResourceVerb } from './request-info.ts';
 import { randomBytes } from 'node:crypto';
 import type { RequestContext, ResourceDef, UserInfo } from './resource-def.ts';
 import { updateScale } from './scale.ts';
+import type { ClientCredentials } from './webhook-client-auth.ts';
 
 export interface FaultSpec {
   /** Resource plural (`pods`), or `*` for any. */
@@ -104,6 +108,15 @@ export class ApiServerControl {
    */
   registerServiceEndpoint(service: { namespace: string; name: string; port?: number }, url: string): () => void {
     return this.#core.webhooks.registerServiceEndpoint(service, url);
+  }
+
+  /**
+   * The client certificate the API server presents to the webhooks whose
+   * `host:port` the kubeconfig user `name` matches (`*` for every webhook);
+   * undefined removes it.
+   */
+  setWebhookClientCredentials(name: string, credentials: ClientCredentials | undefined): void {
+    this.#core.webhooks.clientCredentials.set(name, credentials);
   }
 
   /** A bearer token (given or random) that authenticates as `user`; returns the token. */

@@ -1,7 +1,14 @@
 /**
- * `startApiServer`: the embedded API server on HTTPS (TLS ≥ 1.2, a fresh
+ * `startApiServer`: the embedded API server on HTTPS (TLS 1.2 with ECDHE +
+ * AEAD suites only, 1.3 preferred — src/client/tls-policy.ts; a fresh
  * self-signed CA unless certificates are given), bearer-token authentication,
  * running on the given clock. `close()` ends every watch and connection.
+ * Request bodies are bounded however they arrive (body.ts): a Content-Length
+ * above 3 MiB is answered 413 unread, and a connection whose body was not
+ * read to its end is closed after the answer.
+ * With `webhookClientCredentials`, it presents a client certificate to the
+ * admission webhooks it calls, chosen as kube-apiserver chooses it from its
+ * admission kubeconfig (webhook-client-auth.ts).
  *
  * Usage:
  *   const server = await startApiServer({ clock });
@@ -17,6 +24,11 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { REQUEST_ACTIVITY_HEADER, type Clock } from '../../clock/clock.ts';
+import { guardRequestBody } from '../../client/request-body.ts';
+import { SERVER_TLS_POLICY } from '../../client/tls-policy.ts';
+import { MAX_REQUEST_BODY_BYTES } from './body.ts';
+import { requestEntityTooLarge } from './errors.ts';
+import { sendStatus } from './http-util.ts';
 import { generateServingCertificate, type ServingCertificate } from './certs.ts';
 import { ApiServerControl } from './control.ts';
 import { ApiServerCore } from './core.ts';
@@ -74,7 +86,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   let handler: HttpHandler | undefined;
   const control = new ApiServerControl(core, () => handler?.cutWatches() ?? 0, users);
   handler = new HttpHandler(core, control, { users, hostPort: () => `${host}:${port}` });
-  const server: Server = createServer({ key: certificate.keyPem, cert: certificate.certPem, minVersion: 'TLSv1.2' }, (req, res) => {
+  const server: Server = createServer({ ...SERVER_TLS_POLICY, key: certificate.keyPem, cert: certificate.certPem }, (req, res) => {
+    if (guardRequestBody(req, res, MAX_REQUEST_BODY_BYTES, () => sendStatus(req, res, requestEntityTooLarge(MAX_REQUEST_BODY_BYTES)))) return;
     const handoff = requestHandoff(req, options.clock);
     // The answer's head is in flight again until the client reads it (and closes the mark).
     if (handoff !== undefined) onFirstWriteHead(res, () => options.clock.activity.sent(handoff));
@@ -86,6 +99,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   // after 30 s), so a client never reuses a socket the server is closing at that instant (ECONNRESET).
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 70_000;
+  server.requestTimeout = 60_000;
   const sockets = new Set<Socket>();
   server.on('connection', (s: Socket) => {
     sockets.add(s);

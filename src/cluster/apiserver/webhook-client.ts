@@ -7,6 +7,9 @@
  *   service network); TLS server name `<service>.<namespace>.svc` for those;
  * - trust: `caBundle` when given, otherwise the system trust store (so a
  *   self-signed webhook without caBundle fails, as it does upstream); TLS ≥ 1.2;
+ * - identity: a client certificate when the API server has one for the
+ *   webhook's `host:port` (webhook-client-auth.ts, as the admission
+ *   kubeconfig of kube-apiserver);
  * - POST of the review with `?timeout=<n>s`, bounded by `timeoutSeconds` on
  *   the server's clock.
  *
@@ -28,6 +31,7 @@ import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import type { Clock } from '../../clock/clock.ts';
 import type { ServiceReference, WebhookAccessor } from './webhook-configuration.ts';
+import { credentialsKey, type ClientCredentials } from './webhook-client-auth.ts';
 
 /** Where a service reference leads: an origin (`https://127.0.0.1:PORT`) or why there is none. */
 export type ServiceResolution = { ok: true; origin: string } | { ok: false; error: string };
@@ -57,6 +61,8 @@ export interface WebhookTarget {
   connectHost: string;
   connectPort: number;
   servername: string;
+  /** The name the API server looks its client credentials up by (`host:port`, or the URL's bare host). */
+  credentialsKey: string;
 }
 
 export function webhookTarget(hook: WebhookAccessor, resolve: ServiceResolver): { ok: true; target: WebhookTarget } | { ok: false; error: string; url: string } {
@@ -72,7 +78,8 @@ export function webhookTarget(hook: WebhookAccessor, resolve: ServiceResolver): 
     url.search = timeout;
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
     const display = `${cc.url}?${timeout}`;
-    return { ok: true, target: { url, display, connectHost: host, connectPort: Number(url.port === '' ? 443 : url.port), servername: host } };
+    const key = credentialsKey(host, url.port === '' ? undefined : Number(url.port));
+    return { ok: true, target: { url, display, connectHost: host, connectPort: Number(url.port === '' ? 443 : url.port), servername: host, credentialsKey: key } };
   }
   const svc = cc.service;
   if (svc === undefined) return { ok: false, error: 'webhook has no clientConfig', url: '' };
@@ -95,7 +102,14 @@ export function webhookTarget(hook: WebhookAccessor, resolve: ServiceResolver): 
   }
   return {
     ok: true,
-    target: { url, display, connectHost: origin.hostname.replace(/^\[(.*)\]$/, '$1'), connectPort: Number(origin.port === '' ? 443 : origin.port), servername },
+    target: {
+      url,
+      display,
+      connectHost: origin.hostname.replace(/^\[(.*)\]$/, '$1'),
+      connectPort: Number(origin.port === '' ? 443 : origin.port),
+      servername,
+      credentialsKey: credentialsKey(servername, svc.port),
+    },
   };
 }
 
@@ -145,6 +159,8 @@ export interface PostOptions {
   timeoutMs: number;
   /** For diagnostics of the virtual clock. */
   label: string;
+  /** Presented when the webhook server asks for a client certificate. */
+  clientCertificate?: ClientCredentials;
 }
 
 /**
@@ -181,6 +197,7 @@ export function postToWebhook(target: WebhookTarget, body: string, options: Post
         method: 'POST',
         agent: options.agent,
         ...(options.caPem !== undefined ? { ca: options.caPem } : {}),
+        ...(options.clientCertificate !== undefined ? { cert: options.clientCertificate.certPem, key: options.clientCertificate.keyPem } : {}),
         rejectUnauthorized: true,
         minVersion: 'TLSv1.2',
         headers: {

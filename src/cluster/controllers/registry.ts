@@ -44,6 +44,12 @@ export interface ControllerContext {
   clock: Clock;
   logger: Logger;
   settings: ClusterSettings;
+  /**
+   * The CA of the client certificate the API server presents to admission
+   * webhooks (made on the first call); a webhook server that trusts it
+   * authenticates the API server (`--client-ca-file`).
+   */
+  webhookClientCa(): string;
 }
 
 export interface Controller {
