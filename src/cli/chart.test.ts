@@ -299,6 +299,52 @@ describe('helm template with non-default values', () => {
   });
 });
 
+/** Who may call the webhook (issue 14): client CA, listen address, NetworkPolicy, privileged subset patches. */
+const SECURITY: Record<string, unknown> = {
+  manager: { allowPrivilegedSubsetPatches: true },
+  webhook: { host: '10.1.2.3', clientAuth: { caBundle: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n', allowedNames: ['kube-apiserver-admission', 'apiserver-2'] } },
+  networkPolicy: { enabled: true, webhookFrom: [{ ipBlock: { cidr: '10.0.0.0/24' } }], metricsFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] },
+};
+
+describe('helm template with the security values (issue 14)', () => {
+  const objects = render(SECURITY);
+
+  test('the client CA becomes a ConfigMap mounted for --client-ca-file, with the allowed names; the listen address and privileged patches reach the flags', () => {
+    assert.equal(find(objects, 'ConfigMap', INSTALL_NAMES.clientCaConfigMap).data['ca.crt'], (SECURITY['webhook'] as Obj).clientAuth.caBundle);
+    const pod = find(objects, 'Deployment').spec.template.spec;
+    const c = pod.containers[0];
+    for (const arg of ['--webhook-host=10.1.2.3', '--client-ca-file=/etc/workloadspread/client-ca/ca.crt', '--client-cert-allowed-names=kube-apiserver-admission,apiserver-2', '--allow-privileged-subset-patches=true']) {
+      assert.ok(c.args.includes(arg), arg);
+    }
+    assert.deepEqual(c.volumeMounts.at(-1), { name: 'client-ca', mountPath: '/etc/workloadspread/client-ca', readOnly: true });
+    assert.deepEqual(pod.volumes.at(-1), { name: 'client-ca', configMap: { name: INSTALL_NAMES.clientCaConfigMap } });
+  });
+
+  test('the NetworkPolicy admits only the three ports, each from its peers (none given: any source)', () => {
+    const np = find(objects, 'NetworkPolicy');
+    assert.deepEqual(np.spec.podSelector, { matchLabels: { 'app.kubernetes.io/name': 'workloadspread', 'app.kubernetes.io/component': 'manager' } });
+    assert.deepEqual(np.spec.policyTypes, ['Ingress']);
+    assert.deepEqual(np.spec.ingress, [
+      { ports: [{ protocol: 'TCP', port: 9443 }], from: [{ ipBlock: { cidr: '10.0.0.0/24' } }] },
+      { ports: [{ protocol: 'TCP', port: 8080 }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] },
+      { ports: [{ protocol: 'TCP', port: 8081 }] },
+    ]);
+  });
+
+  test('defaults: no client CA, no NetworkPolicy, no listen address flag', () => {
+    const plain = render();
+    assert.ok(!plain.some((o) => o.kind === 'NetworkPolicy' || o.metadata?.name === INSTALL_NAMES.clientCaConfigMap));
+    const args = find(plain, 'Deployment').spec.template.spec.containers[0].args as string[];
+    assert.ok(!args.some((a) => a.startsWith('--client-ca-file') || a.startsWith('--webhook-host') || a.startsWith('--allow-privileged')), args.join(' '));
+  });
+
+  test('allowed names without a CA are refused', () => {
+    const r = renderChart(chart, { values: { webhook: { clientAuth: { allowedNames: ['x'] } } } });
+    assert.ok(!r.ok);
+    assert.match(r.error, /allowedNames needs webhook\.clientAuth\.caBundle/);
+  });
+});
+
 describe('the chart refuses bad values', () => {
   const cases: [string, Record<string, unknown>, RegExp][] = [
     ['several replicas without leader election', { replicas: 2, leaderElection: { enabled: false } }, /leaderElection\.enabled must stay true/],
@@ -321,6 +367,7 @@ describe('`workloadspread manifests` and the chart render the same objects', () 
   const cases: [string, Record<string, unknown>][] = [
     ['default values (with the namespace object)', { namespace: { create: true, name: 'workloadspread-system' } }],
     ['non-default values', NON_DEFAULT],
+    ['the security values', { ...SECURITY, namespace: { name: 'workloadspread-system' } }],
   ];
   for (const [name, overrides] of cases) {
     test(name, () => {

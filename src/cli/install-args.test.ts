@@ -55,6 +55,9 @@ describe('the install starts the manager with the settings it assumes', () => {
     assert.equal(s.workers, 3);
     assert.equal(s.unschedulableRecoverySeconds, 300);
     assert.equal(s.guardPodDeletion, false, 'budgets guard evictions only unless asked (docs/disruption-budgets.md)');
+    assert.equal(s.webhookHost, '0.0.0.0');
+    assert.equal(s.clientCaFile, undefined);
+    assert.equal(s.allowPrivilegedSubsetPatches, false);
     assert.equal(s.logLevel, 'info');
     assert.deepEqual(s.metricsAddress, { host: '0.0.0.0', port: 8080 });
     assert.deepEqual(s.healthAddress, { host: '0.0.0.0', port: 8081 });
@@ -66,8 +69,8 @@ describe('the install starts the manager with the settings it assumes', () => {
       replicas: 1,
       leaderElection: { enabled: false },
       logLevel: 'debug',
-      manager: { workers: 7, unschedulableRecoverySeconds: 60, guardPodDeletion: true },
-      webhook: { port: 10250 },
+      manager: { workers: 7, unschedulableRecoverySeconds: 60, guardPodDeletion: true, allowPrivilegedSubsetPatches: true },
+      webhook: { port: 10250, host: '10.1.2.3', clientAuth: { caBundle: 'PEM', allowedNames: ['kube-apiserver-admission', 'apiserver-2'] } },
       metrics: { port: 9090 },
       health: { port: 9091 },
       certificates: { certManager: { enabled: true } },
@@ -85,6 +88,10 @@ describe('the install starts the manager with the settings it assumes', () => {
     assert.equal(s.unschedulableRecoverySeconds, 60);
     assert.equal(s.guardPodDeletion, true, 'manager.guardPodDeletion turns --guard-pod-deletion on');
     assert.equal(s.webhookPort, 10250);
+    assert.equal(s.webhookHost, '10.1.2.3');
+    assert.equal(s.clientCaFile, `${INSTALL_NAMES.clientCaDir}/ca.crt`);
+    assert.deepEqual(s.clientCertAllowedNames, ['kube-apiserver-admission', 'apiserver-2']);
+    assert.equal(s.allowPrivilegedSubsetPatches, true);
     assert.deepEqual(s.metricsAddress, { host: '0.0.0.0', port: 9090 });
     assert.deepEqual(s.healthAddress, { host: '0.0.0.0', port: 9091 });
     assert.equal(s.certDir, INSTALL_NAMES.certDir);

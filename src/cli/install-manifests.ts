@@ -77,6 +77,7 @@ export function managerArgs(values: InstallValues): string[] {
   const args = [
     '--namespace=$(POD_NAMESPACE)',
     `--webhook-port=${values.webhook.port}`,
+    ...(values.webhook.host === '' ? [] : [`--webhook-host=${values.webhook.host}`]),
     `--metrics-addr=:${values.metrics.port}`,
     `--health-addr=:${values.health.port}`,
     `--workers=${values.manager.workers}`,
@@ -86,6 +87,11 @@ export function managerArgs(values: InstallValues): string[] {
   if (values.leaderElection.enabled) args.push('--leader-elect=true');
   if (values.certificates.certManager.enabled) args.push(`--cert-dir=${INSTALL_NAMES.certDir}`);
   if (values.manager.guardPodDeletion) args.push('--guard-pod-deletion=true');
+  if (values.manager.allowPrivilegedSubsetPatches) args.push('--allow-privileged-subset-patches=true');
+  if (values.webhook.clientAuth.caBundle !== '') {
+    args.push(`--client-ca-file=${INSTALL_NAMES.clientCaDir}/ca.crt`);
+    if (values.webhook.clientAuth.allowedNames.length > 0) args.push(`--client-cert-allowed-names=${values.webhook.clientAuth.allowedNames.join(',')}`);
+  }
   return [...args, ...values.manager.extraArgs];
 }
 
@@ -97,6 +103,10 @@ function deployment(namespace: string, values: InstallValues): Obj {
   if (certManager) {
     volumeMounts.push({ name: 'certs', mountPath: INSTALL_NAMES.certDir, readOnly: true });
     volumes.push({ name: 'certs', secret: { secretName: INSTALL_NAMES.certificateSecret } });
+  }
+  if (values.webhook.clientAuth.caBundle !== '') {
+    volumeMounts.push({ name: 'client-ca', mountPath: INSTALL_NAMES.clientCaDir, readOnly: true });
+    volumes.push({ name: 'client-ca', configMap: { name: INSTALL_NAMES.clientCaConfigMap } });
   }
   const container: Obj = {
     name: 'manager',
@@ -196,10 +206,30 @@ function certManagerObjects(namespace: string, values: InstallValues): Obj[] {
   return out;
 }
 
+/** The opt-in NetworkPolicy: ingress only to the manager's three ports, each from its peers (none listed: any source). */
+function networkPolicy(namespace: string, values: InstallValues): Obj {
+  const rule = (port: number, from: unknown[]): Obj => ({ ports: [{ protocol: 'TCP', port }], ...(from.length === 0 ? {} : { from }) });
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: meta(INSTALL_NAMES.networkPolicy, namespace),
+    spec: {
+      podSelector: { matchLabels: managerSelectorLabels() },
+      policyTypes: ['Ingress'],
+      ingress: [
+        rule(values.webhook.port, values.networkPolicy.webhookFrom),
+        rule(values.metrics.port, values.networkPolicy.metricsFrom),
+        rule(values.health.port, values.networkPolicy.healthFrom),
+      ],
+    },
+  };
+}
+
 /** Every object of the install, in apply order (CRDs and the namespace first). */
 export function installObjects(options: InstallOptions): KubeObject[] {
   const { namespace, values } = options;
   if (values.replicas > 1 && !values.leaderElection.enabled) throw new Error('leader election must stay on with more than one replica');
+  if (values.webhook.clientAuth.allowedNames.length > 0 && values.webhook.clientAuth.caBundle === '') throw new Error('webhook.clientAuth.allowedNames needs webhook.clientAuth.caBundle');
   const crds: KubeObject[] = [];
   for (const file of generatedCrdFiles()) {
     const parsed = parseManifests(file.content, file.fileName);
@@ -223,6 +253,9 @@ export function installObjects(options: InstallOptions): KubeObject[] {
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: meta(INSTALL_NAMES.manager, namespace), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: INSTALL_NAMES.manager }, subjects: subject },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(INSTALL_NAMES.whitelistConfigMap, namespace), data: { [WHITELIST_CONFIGMAP_KEY]: sortedJson(values.whitelist) } },
   );
+  if (values.webhook.clientAuth.caBundle !== '') {
+    objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(INSTALL_NAMES.clientCaConfigMap, namespace), data: { 'ca.crt': values.webhook.clientAuth.caBundle } });
+  }
   if (values.certificates.certManager.enabled) objects.push(...certManagerObjects(namespace, values));
   objects.push(
     { apiVersion: 'v1', kind: 'Service', metadata: meta(INSTALL_NAMES.service, namespace), spec: { selector, ports: [{ name: 'https', port: 443, targetPort: 'webhook', protocol: 'TCP' }] } },
@@ -231,6 +264,7 @@ export function installObjects(options: InstallOptions): KubeObject[] {
   if (values.podDisruptionBudget.enabled) {
     objects.push({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: meta(INSTALL_NAMES.manager, namespace), spec: { maxUnavailable: values.podDisruptionBudget.maxUnavailable, selector: { matchLabels: selector } } });
   }
+  if (values.networkPolicy.enabled) objects.push(networkPolicy(namespace, values));
   objects.push(...webhooks(namespace, values));
   return objects as KubeObject[];
 }

@@ -33,6 +33,11 @@ export const INSTALL_NAMES = Object.freeze({
   issuer: 'workloadspread-selfsigned',
   /** Where the cert-manager Secret is mounted (`--cert-dir`). */
   certDir: '/etc/workloadspread/certs',
+  /** The ConfigMap holding `webhook.clientAuth.caBundle`, and where it is mounted (`--client-ca-file`). */
+  clientCaConfigMap: 'workloadspread-webhook-client-ca',
+  clientCaDir: '/etc/workloadspread/client-ca',
+  /** The opt-in NetworkPolicy (`networkPolicy.enabled`). */
+  networkPolicy: 'workloadspread-manager',
 });
 
 type Json = unknown;
@@ -50,15 +55,18 @@ export interface InstallValues {
   replicas: number;
   leaderElection: { enabled: boolean };
   logLevel: string;
-  manager: { workers: number; unschedulableRecoverySeconds: number; guardPodDeletion: boolean; extraArgs: string[] };
+  manager: { workers: number; unschedulableRecoverySeconds: number; guardPodDeletion: boolean; allowPrivilegedSubsetPatches: boolean; extraArgs: string[] };
   webhook: {
     port: number;
+    host: string;
+    clientAuth: { caBundle: string; allowedNames: string[] };
     failurePolicy: 'Fail' | 'Ignore';
     timeoutSeconds: number;
     excludeNamespaces: string[];
     namespaceSelector: { matchExpressions: LabelSelectorRequirement[] };
   };
   certificates: { certManager: { enabled: boolean; issuerRef: Record<string, Json> } };
+  networkPolicy: { enabled: boolean; webhookFrom: Json[]; metricsFrom: Json[]; healthFrom: Json[] };
   metrics: { port: number };
   health: { port: number };
   whitelist: { workloads: Json[] };
@@ -86,9 +94,18 @@ export function defaultInstallValues(): InstallValues {
     replicas: 2,
     leaderElection: { enabled: true },
     logLevel: 'info',
-    manager: { workers: 3, unschedulableRecoverySeconds: 300, guardPodDeletion: false, extraArgs: [] },
-    webhook: { port: 9443, failurePolicy: 'Fail', timeoutSeconds: 10, excludeNamespaces: [], namespaceSelector: { matchExpressions: [] } },
+    manager: { workers: 3, unschedulableRecoverySeconds: 300, guardPodDeletion: false, allowPrivilegedSubsetPatches: false, extraArgs: [] },
+    webhook: {
+      port: 9443,
+      host: '',
+      clientAuth: { caBundle: '', allowedNames: [] },
+      failurePolicy: 'Fail',
+      timeoutSeconds: 10,
+      excludeNamespaces: [],
+      namespaceSelector: { matchExpressions: [] },
+    },
     certificates: { certManager: { enabled: false, issuerRef: {} } },
+    networkPolicy: { enabled: false, webhookFrom: [], metricsFrom: [], healthFrom: [] },
     metrics: { port: 8080 },
     health: { port: 8081 },
     whitelist: { workloads: [] },

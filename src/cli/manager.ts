@@ -53,6 +53,7 @@ export interface ManagerFlags {
   unschedulableRecoverySeconds?: string;
   whitelistConfigmap?: string;
   guardPodDeletion?: boolean | string;
+  allowPrivilegedSubsetPatches?: boolean | string;
   logLevel?: string;
 }
 
@@ -79,6 +80,8 @@ export interface ManagerSettings {
   whitelistConfigMap: string;
   /** DomainDisruptionBudgets are checked on pod DELETE too (D14). */
   guardPodDeletion: boolean;
+  /** Subset patches may set privilege-bearing pod fields (D20). */
+  allowPrivilegedSubsetPatches: boolean;
   logLevel: LogLevel;
 }
 
@@ -173,6 +176,7 @@ export function managerSettings(flags: ManagerFlags, io: CliIo, serviceAccountDi
     unschedulableRecoverySeconds: integer(flags.unschedulableRecoverySeconds, '--unschedulable-recovery-seconds', 300, 6, 86_400),
     whitelistConfigMap: name(flags.whitelistConfigmap ?? DEFAULT_CONFIGMAP_NAME, '--whitelist-configmap', DNS_SUBDOMAIN),
     guardPodDeletion: bool(flags.guardPodDeletion, '--guard-pod-deletion', false),
+    allowPrivilegedSubsetPatches: bool(flags.allowPrivilegedSubsetPatches, '--allow-privileged-subset-patches', false),
     logLevel: logLevel as LogLevel,
   };
   if (flags.kubeconfig !== undefined && flags.kubeconfig !== '') settings.kubeconfig = flags.kubeconfig;
@@ -204,6 +208,7 @@ export function managerOptions(s: ManagerSettings): Omit<ManagerOptions, 'connec
     unschedulableRecoverySeconds: s.unschedulableRecoverySeconds,
     whitelistConfigMap: s.whitelistConfigMap,
     budgets: { guardPodDeletion: s.guardPodDeletion },
+    allowPrivilegedSubsetPatches: s.allowPrivilegedSubsetPatches,
   };
 }
 
@@ -294,6 +299,7 @@ export function registerManagerCommand(program: Command, io: CliIo, setExit: (co
     .option('--unschedulable-recovery-seconds <n>', 'how long a subset stays unschedulable before it is retried (D10)', '300')
     .option('--whitelist-configmap <name>', 'config map (in --namespace) holding the custom-workload whitelist', DEFAULT_CONFIGMAP_NAME)
     .option('--guard-pod-deletion [bool]', 'check DomainDisruptionBudgets on pod DELETE too, not only on evictions (see docs/disruption-budgets.md before turning it on)')
+    .option('--allow-privileged-subset-patches [bool]', 'let subset patches set privilege-bearing pod fields (serviceAccountName, host namespaces, privileged, added capabilities, hostPath volumes, ...); off, WorkloadSpreads whose patches set them are refused')
     .option('--log-level <level>', `log level: ${LOG_LEVELS.join(', ')}`, 'info')
     .action(async (opts: ManagerFlags) => {
       setExit(await runManager(opts, io));

@@ -135,6 +135,8 @@ export interface ManagerOptions {
   metrics?: ManagerMetrics;
   /** DomainDisruptionBudgets (D14): `--guard-pod-deletion` and tuning (budgets.ts). */
   budgets?: BudgetSettings;
+  /** D20: subset patches may set privilege-bearing pod fields (`--allow-privileged-subset-patches`; default false). */
+  allowPrivilegedSubsetPatches?: boolean;
 }
 
 export type ManagerStopReason = 'stopped' | 'lost-leadership' | 'failed';
