@@ -51,6 +51,10 @@ export const EVENT_DELETE_POD_FAILED = 'DeletePodFailed';
 export const EVENT_RECOVER_SCHEDULABLE = 'RecoverSchedulable';
 export const EVENT_PATCH_DELETION_COST_FAILED = 'PatchPodDeletionCostFailed';
 export const EVENT_NO_SUBSET_AVAILABLE = 'NoSubsetAvailable';
+/** D20: a stored subset patch changes protected pod fields, so admission placed the pod without it. */
+export const EVENT_SUBSET_PATCH_REFUSED = 'SubsetPatchRefused';
+/** One WorkloadSpread per workload: this one lost to an older WorkloadSpread of the same workload and is ignored. */
+export const EVENT_DUPLICATE_TARGET = 'DuplicateTarget';
 
 /** int32 max, the reference's stand-in for "unlimited" in quota arithmetic. */
 export const MAX_INT32 = 2147483647;

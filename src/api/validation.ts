@@ -27,6 +27,9 @@
  *   (structural check) reports an unknown strategy type first, as on a cluster.
  * - Core rules come from src/k8s/validation.ts, which adds one check to
  *   upstream: a Gt/Lt node selector value must be an integer.
+ * - D20: a subset patch may not change the pod's identity or ownership, and
+ *   privilege-bearing fields only with `--allow-privileged-subset-patches`
+ *   (subset-patch-policy.ts); checked whether or not the workload exists.
  */
 import { invalid, internalError, required, root, typeInvalid, type FieldError, type FieldPath } from '../k8s/field-errors.ts';
 import { labelSelectorAsSelector } from '../k8s/label-selector.ts';
@@ -37,12 +40,15 @@ import { isDNS1123Subdomain, validateNodeSelectorTerm, validateObjectMetaUpdate,
 import { DEFAULT_UNSCHEDULABLE_RECOVERY_SECONDS, MAX_INT32 } from './keys.ts';
 import { validateStructure } from './structural.ts';
 import { podTemplateForPatches, subsetPatchErrors } from './subset-patch-validation.ts';
+import { subsetPatchPolicyErrors, type SubsetPatchPolicy } from './subset-patch-policy.ts';
 import { isWhitelistedTarget, type Whitelist } from './whitelist.ts';
 import { WorkloadSpreadSchema } from './workloadspread.ts';
 
 export interface ValidationOptions {
   /** The manager's unschedulable recovery window in seconds (D10); 300 by default. */
   unschedulableRecoverySeconds?: number;
+  /** D20: what subset patches may set (`--allow-privileged-subset-patches`); default: no privilege-bearing fields. */
+  subsetPatches?: SubsetPatchPolicy;
 }
 
 /** A failed read of the whitelist config map (V8 then reports an InternalError, as the reference). */
@@ -132,7 +138,7 @@ export function validateTargetRefPermitted(targetRef: unknown, whitelist: Whitel
 /** Per-subset hook for V15 (patch validation), so the full validation keeps the reference's error order. */
 export type SubsetHook = (subset: JsonRecord, index: number, path: FieldPath) => FieldError[];
 
-function subsetErrors(spec: JsonRecord, path: FieldPath, patchHook: SubsetHook | undefined): FieldError[] {
+function subsetErrors(spec: JsonRecord, path: FieldPath, patchHook: SubsetHook | undefined, policy: SubsetPatchPolicy | undefined): FieldError[] {
   const subsetsPath = path.child('subsets');
   const subsets = (asArray(spec['subsets']) ?? []).map((s) => asRecord(s) ?? {});
   if (subsets.length === 0) return [required(subsetsPath, 'subsets number must >= 1 in WorkloadSpread')]; // V9
@@ -152,6 +158,7 @@ function subsetErrors(spec: JsonRecord, path: FieldPath, patchHook: SubsetHook |
     if (present(subset['requiredNodeSelectorTerm'])) errs.push(...validateNodeSelectorTerm(subset['requiredNodeSelectorTerm'], at.child('requiredNodeSelectorTerm'))); // V12
     if (present(subset['preferredNodeSelectorTerms'])) errs.push(...validatePreferredSchedulingTerms(subset['preferredNodeSelectorTerms'], at.child('preferredNodeSelectorTerms'))); // V13
     if (present(subset['tolerations'])) errs.push(...validateTolerations(subset['tolerations'], at.child('tolerations'))); // V14
+    if (present(subset['patch'])) errs.push(...subsetPatchPolicyErrors(subset['patch'], at.child('patch'), policy)); // D20
     if (patchHook && present(subset['patch'])) errs.push(...patchHook(subset, i, at)); // V15
     const max = subset['maxReplicas'];
     const min = subset['minReplicas'];
@@ -231,7 +238,7 @@ export function validateWorkloadSpreadSpec(spec: unknown, context: SpecRulesCont
   const path = root('spec');
   return [
     ...targetRefErrors(targetRefOf(s), path, context.whitelist),
-    ...subsetErrors(s, path, context.patchHook),
+    ...subsetErrors(s, path, context.patchHook, context.subsetPatches),
     ...scheduleStrategyErrors(s, path, context.unschedulableRecoverySeconds ?? DEFAULT_UNSCHEDULABLE_RECOVERY_SECONDS),
     ...targetFilterErrors(s, path),
   ];
@@ -320,6 +327,7 @@ export function validateWorkloadSpreadFull(ws: unknown, context: FullValidationC
   const specContext: SpecRulesContext = { whitelist: context.whitelist };
   if (patchHook !== undefined) specContext.patchHook = patchHook;
   if (context.unschedulableRecoverySeconds !== undefined) specContext.unschedulableRecoverySeconds = context.unschedulableRecoverySeconds;
+  if (context.subsetPatches !== undefined) specContext.subsetPatches = context.subsetPatches;
   const errs = [...structural, ...validateWorkloadSpreadSpec(spec, specContext)];
   errs.push(...validateTargetConflict(ws, context.others));
   if (context.old !== undefined) errs.push(...validateWorkloadSpreadUpdate(context.old, ws));

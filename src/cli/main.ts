@@ -31,9 +31,11 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void): Comman
     .requiredOption('-f, --filename <file...>', 'manifest files (multi-document YAML or JSON)')
     .option('--unschedulable-recovery-seconds <n>', 'the manager setting that bounds rescheduleCriticalSeconds', '300')
     .option('--whitelist <file>', 'custom-workload whitelist: the config map manifest or its JSON value')
-    .action(async (opts: { filename: string[]; unschedulableRecoverySeconds: string; whitelist?: string }) => {
+    .option('--allow-privileged-subset-patches', 'accept privilege-bearing fields in subset patches, as a manager started with that flag does')
+    .action(async (opts: { filename: string[]; unschedulableRecoverySeconds: string; whitelist?: string; allowPrivilegedSubsetPatches?: boolean }) => {
       const options: ValidateOptions = { files: opts.filename, unschedulableRecoverySeconds: opts.unschedulableRecoverySeconds };
       if (opts.whitelist !== undefined) options.whitelist = opts.whitelist;
+      if (opts.allowPrivilegedSubsetPatches === true) options.allowPrivilegedSubsetPatches = true;
       setExit(await runValidate(options, io));
     });
 

@@ -24,6 +24,8 @@ export interface ValidateOptions {
   files: string[];
   unschedulableRecoverySeconds?: string;
   whitelist?: string;
+  /** D20: as the manager's `--allow-privileged-subset-patches`. */
+  allowPrivilegedSubsetPatches?: boolean;
 }
 
 export async function runValidate(options: ValidateOptions, io: CliIo): Promise<number> {
@@ -45,6 +47,7 @@ export async function runValidate(options: ValidateOptions, io: CliIo): Promise<
           workload: findWorkload(obj, docs.map((d) => d.object)),
           others: spreads.filter((o) => o !== doc && namespaceOf(o.object) === namespaceOf(obj)).map((o) => o.object),
           unschedulableRecoverySeconds: window,
+          subsetPatches: { allowPrivileged: options.allowPrivilegedSubsetPatches === true },
         });
     const where = `${doc.file}: ${describeObject(obj)}`;
     if (errors.length === 0) {

@@ -16,6 +16,7 @@
  * reference does; an unlimited subset's quota is int32 max.
  * Start at `groupPodsBySubset`; `matchesSubset` holds the scoring.
  */
+import { patchableMetadata } from '../api/subset-patch-policy.ts';
 import {
   FAKE_SUBSET_NAME,
   IGNORE_PATCH_EXISTING_PODS_METADATA_ANNOTATION,
@@ -101,12 +102,17 @@ export function ignoresPatchMetadata(ws: Pick<WorkloadSpread, 'metadata'>): bool
   return typeof value === 'string' && value.toLowerCase() === 'true';
 }
 
-/** The adoption patch: the subset patch's whole `metadata` (unless ignored) plus the marker without a uid. */
+/**
+ * The adoption patch: the subset patch's `metadata` (unless ignored) plus the
+ * marker without a uid. Identity and ownership fields (D20: name, namespace,
+ * ownerReferences, finalizers, ...) and strategic-merge directives are never
+ * copied onto a running pod, even from a WorkloadSpread stored before the rule.
+ */
 export function adoptionPatch(ws: Pick<WorkloadSpread, 'metadata'>, subset: Subset): AdoptionPatch {
   let metadata: Record<string, unknown> = {};
   const patch: unknown = subset.patch;
   if (!ignoresPatchMetadata(ws) && isPlainObject(patch) && isPlainObject(patch['metadata'])) {
-    metadata = deepClone(patch['metadata']);
+    metadata = deepClone(patchableMetadata(patch['metadata']) ?? {});
   }
   const annotations = isPlainObject(metadata['annotations']) ? metadata['annotations'] : {};
   annotations[MATCHED_WORKLOADSPREAD_ANNOTATION] = formatMarker({ name: ws.metadata?.name ?? '', subset: subset.name });

@@ -18,7 +18,9 @@ import {
   EVENT_NO_SUBSET_AVAILABLE,
   EVENT_PATCH_DELETION_COST_FAILED,
   EVENT_RECOVER_SCHEDULABLE,
+  EVENT_SUBSET_PATCH_REFUSED,
 } from '../api/keys.ts';
+import { ALLOW_PRIVILEGED_FLAG } from '../api/subset-patch-policy.ts';
 
 export type EngineEventType = 'Normal' | 'Warning';
 
@@ -128,6 +130,21 @@ export function noSubsetAvailableEvent(
     type: 'Warning',
     reason: EVENT_NO_SUBSET_AVAILABLE,
     message: `No subset of WorkloadSpread ${ws.namespace}/${ws.name} has quota left: ${podLabel} of ${workload.kind} ${ws.namespace}/${workload.name} was admitted without subset placement`,
+    involved: onWorkloadSpread(ws),
+  };
+}
+
+/**
+ * D20: the subset's patch would change protected fields of a new pod (a
+ * WorkloadSpread stored before validation refused such patches), so the pod
+ * was placed without the patch.
+ */
+export function subsetPatchRefusedEvent(ws: WorkloadSpreadRef, subset: string, pod: string, fields: readonly string[]): EngineEvent {
+  const podLabel = pod === '' ? 'a new pod' : `pod ${ws.namespace}/${pod}`;
+  return {
+    type: 'Warning',
+    reason: EVENT_SUBSET_PATCH_REFUSED,
+    message: `The patch of subset ${subset} of WorkloadSpread ${ws.namespace}/${ws.name} was not applied to ${podLabel}: it changes ${fields.join(', ')}, which a subset patch may not change (identity and ownership never; privilege-bearing fields only with ${ALLOW_PRIVILEGED_FLAG}); the pod was placed without it`,
     involved: onWorkloadSpread(ws),
   };
 }

@@ -211,3 +211,28 @@ describe('injectSubset (§2.5)', () => {
     }
   });
 });
+
+describe('D20 at injection: a stored patch that changes what the pod is', () => {
+  test('a namespace patch is not applied (no replace /metadata/namespace); the pod keeps its placement and the refusal is named', () => {
+    const pod = basePod();
+    const got = injectSubset(pod, spread([{ name: 'a', requiredNodeSelectorTerm: zoneA, patch: { metadata: { namespace: 'kube-system', labels: { x: 'y' } } } }]), 'a');
+    assert.ok(got.ok);
+    assert.deepEqual(got.refusedPatch, ['metadata.namespace']);
+    assert.equal(got.pod.metadata?.namespace, 'ns');
+    assert.equal(got.pod.metadata?.labels?.['x'], undefined, 'none of the patch is applied');
+    assert.deepEqual(got.pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution, { nodeSelectorTerms: [zoneA] });
+    assert.ok(got.pod.metadata?.annotations?.[MARKER]);
+  });
+
+  test('a privileged patch applies only with allowPrivileged', () => {
+    const subset = { name: 'a', patch: { spec: { hostNetwork: true } } };
+    const refused = injectSubset(basePod(), spread([subset]), 'a');
+    assert.ok(refused.ok);
+    assert.deepEqual(refused.refusedPatch, ['spec.hostNetwork']);
+    assert.equal(refused.pod.spec.hostNetwork, undefined);
+    const allowed = injectSubset(basePod(), spread([subset]), 'a', undefined, { allowPrivileged: true });
+    assert.ok(allowed.ok);
+    assert.equal(allowed.refusedPatch, undefined);
+    assert.equal(allowed.pod.spec.hostNetwork, true);
+  });
+});

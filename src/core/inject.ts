@@ -10,22 +10,33 @@
  * tolerations are appended without de-duplication; the patch is applied last,
  * so it can override what the earlier steps injected (tolerations have no
  * merge key and are replaced wholesale).
+ *
+ * D20, defensively: a patch that would change the pod's identity or ownership
+ * (or, without `allowPrivileged`, a privilege-bearing field) is not applied at
+ * all — validation refuses such patches, but a WorkloadSpread stored before
+ * the rule must not make the webhook answer `replace /metadata/namespace`.
+ * The pod keeps the placement (affinity, tolerations, marker) and the result
+ * names what was refused (`refusedPatch`) for the caller's Warning event.
  */
 import { MATCHED_WORKLOADSPREAD_ANNOTATION } from '../api/keys.ts';
+import { DEFAULT_SUBSET_PATCH_POLICY, forbiddenPodChanges, type SubsetPatchPolicy } from '../api/subset-patch-policy.ts';
 import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
 import { deepClone, isPlainObject } from '../k8s/json.ts';
 import { POD_PATCH_META, strategicMergePatch } from '../k8s/strategic-merge.ts';
 import type { NodeAffinity, NodeSelectorTerm, Pod } from '../k8s/types.ts';
 import { formatMarker } from './marker.ts';
 
-export type InjectResult = { ok: true; pod: Pod; injected: boolean } | { ok: false; error: string };
+export type InjectResult =
+  /** `refusedPatch`: the subset patch was not applied because it changes these protected fields (D20). */
+  | { ok: true; pod: Pod; injected: boolean; refusedPatch?: string[] }
+  | { ok: false; error: string };
 
 /**
  * Injects subset `subsetName` of `ws` into `pod`; `uid` is the id reserved for
  * a pod without a name (it goes into the marker). A subset missing from the
  * spec (a stale status) leaves the pod unchanged without error.
  */
-export function injectSubset(pod: Pod, ws: WorkloadSpread, subsetName: string, uid?: string): InjectResult {
+export function injectSubset(pod: Pod, ws: WorkloadSpread, subsetName: string, uid?: string, policy: SubsetPatchPolicy = DEFAULT_SUBSET_PATCH_POLICY): InjectResult {
   const subset = (Array.isArray(ws.spec?.subsets) ? ws.spec.subsets : []).find(
     (s) => isPlainObject(s) && s.name === subsetName,
   );
@@ -47,11 +58,14 @@ export function injectSubset(pod: Pod, ws: WorkloadSpread, subsetName: string, u
   andRequired(nodeAffinity, subset);
 
   let result: Pod = clone;
+  let refusedPatch: string[] | undefined;
   if (subset.patch !== undefined && subset.patch !== null) {
     const patched = strategicMergePatch(clone, subset.patch, POD_PATCH_META);
     if (!patched.ok) return { ok: false, error: `failed to apply the patch of subset ${subsetName}: ${patched.error}` };
     if (!isPlainObject(patched.value)) return { ok: false, error: `the patch of subset ${subsetName} did not yield a pod object` };
-    result = patched.value as Pod;
+    const forbiddenChanges = forbiddenPodChanges(clone, patched.value, policy);
+    if (forbiddenChanges.length > 0) refusedPatch = forbiddenChanges;
+    else result = patched.value as Pod;
     // The Priority admission plugin resolved `priority` from the old class; clearing it lets the
     // API server resolve it again for the new one instead of rejecting the mismatch (issue #1607).
     // Go compares plain strings, so an absent class and "" are the same class.
@@ -65,7 +79,7 @@ export function injectSubset(pod: Pod, ws: WorkloadSpread, subsetName: string, u
   if (!isPlainObject(metadata.annotations)) metadata.annotations = {};
   const marker = uid === undefined || uid === '' ? { name: ws.metadata?.name ?? '', subset: subsetName } : { name: ws.metadata?.name ?? '', subset: subsetName, uid };
   metadata.annotations[MATCHED_WORKLOADSPREAD_ANNOTATION] = formatMarker(marker);
-  return { ok: true, pod: result, injected: true };
+  return refusedPatch === undefined ? { ok: true, pod: result, injected: true } : { ok: true, pod: result, injected: true, refusedPatch };
 }
 
 function appendPreferred(nodeAffinity: NodeAffinity, subset: Subset): void {

@@ -356,6 +356,7 @@ class ManagerRun {
       ...(o.unschedulableRecoverySeconds === undefined ? {} : { unschedulableRecoverySeconds: o.unschedulableRecoverySeconds }),
       budgets: budgets.enforcement,
       guardPodDeletion: budgets.guardPodDeletion,
+      subsetPatches: { allowPrivileged: o.allowPrivilegedSubsetPatches ?? false },
     });
     const handlers: Record<string, AdmissionHandler> = {};
     for (const [path, handler] of Object.entries(webhook.handlers)) {

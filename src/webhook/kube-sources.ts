@@ -9,6 +9,7 @@
 import type { Clock } from '../clock/clock.ts';
 import { describeError } from '../client/errors.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
+import type { SubsetPatchPolicy } from '../api/subset-patch-policy.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import type { ManagerCaches } from '../kube/caches.ts';
 import type { EngineEventSink } from '../kube/events.ts';
@@ -85,6 +86,8 @@ export interface KubeWebhookOptions {
   budgets?: BudgetEnforcementDeps;
   /** `--guard-pod-deletion`: budgets are checked on pod DELETE too. */
   guardPodDeletion?: boolean;
+  /** D20: what subset patches may set (`--allow-privileged-subset-patches`). */
+  subsetPatches?: SubsetPatchPolicy;
 }
 
 export interface KubeWebhook {
@@ -111,10 +114,12 @@ export function webhookFromKube(options: KubeWebhookOptions): KubeWebhook {
     events: kubeAdmissionEvents(options.events),
     log,
     ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
+    ...(options.subsetPatches !== undefined ? { subsetPatches: options.subsetPatches } : {}),
   };
   const validation = {
     sources,
     ...(options.unschedulableRecoverySeconds !== undefined ? { unschedulableRecoverySeconds: options.unschedulableRecoverySeconds } : {}),
+    ...(options.subsetPatches !== undefined ? { subsetPatches: options.subsetPatches } : {}),
   };
   return {
     commit,

@@ -21,8 +21,9 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock/clock.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
+import type { SubsetPatchPolicy } from '../api/subset-patch-policy.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
-import { noSubsetAvailableEvent, workloadSpreadRef } from '../core/events.ts';
+import { noSubsetAvailableEvent, subsetPatchRefusedEvent, workloadSpreadRef } from '../core/events.ts';
 import { injectSubset } from '../core/inject.ts';
 import { matchWorkloadSpreadForPod, SUPPORTED_WORKLOAD_KINDS, type OwnerLookup } from '../core/pod-selection.ts';
 import { podVersion } from '../core/pod-version.ts';
@@ -48,6 +49,8 @@ export interface PodAdmissionDeps {
   log?: Logger;
   /** UUIDs for pods created without a name (generateName); default crypto.randomUUID. */
   newUid?: () => string;
+  /** D20: what subset patches may change (`--allow-privileged-subset-patches`); default: no privilege-bearing fields. */
+  subsetPatches?: SubsetPatchPolicy;
 }
 
 /** DryRun of the request or of its Create/Delete options (`dryRun: ["All"]`). */
@@ -192,10 +195,15 @@ function inject(
   deps: PodAdmissionDeps,
   plog: Record<string, string>,
 ): AdmissionResponse {
-  const injected = injectSubset(pod, ws, subset, podUid);
+  const injected = injectSubset(pod, ws, subset, podUid, deps.subsetPatches);
   if (!injected.ok) {
     (deps.log ?? silentLogger).warn({ ...plog, subset, err: injected.error }, 'subset injection failed');
     return errored(uid, 500, new Error(injected.error));
+  }
+  if (injected.refusedPatch !== undefined) {
+    const namespace = ws.metadata?.namespace ?? pod.metadata?.namespace ?? '';
+    deps.events.record(ws, subsetPatchRefusedEvent({ namespace, name: ws.metadata?.name ?? '' }, subset, pod.metadata?.name ?? '', injected.refusedPatch));
+    (deps.log ?? silentLogger).warn({ ...plog, subset, fields: injected.refusedPatch }, 'subset patch not applied: it changes protected pod fields (D20)');
   }
   (deps.log ?? silentLogger).debug({ ...plog, subset, injected: injected.injected }, 'pod placed in subset');
   return patched(uid, pod, injected.pod);

@@ -15,6 +15,7 @@
  * Start at `admitWorkloadSpread`.
  */
 import { validateWorkloadSpreadFull, type WhitelistReadError } from '../api/validation.ts';
+import type { SubsetPatchPolicy } from '../api/subset-patch-policy.ts';
 import type { Whitelist } from '../api/whitelist.ts';
 import { GROUP, KIND, PLURAL } from '../api/workloadspread.ts';
 import { isPlainObject } from '../k8s/json.ts';
@@ -26,6 +27,8 @@ export interface WorkloadSpreadValidationDeps {
   sources: AdmissionSources;
   /** The manager's unschedulable recovery window (D10), for the V24 bound. */
   unschedulableRecoverySeconds?: number;
+  /** D20: `--allow-privileged-subset-patches`. */
+  subsetPatches?: SubsetPatchPolicy;
 }
 
 /** Answers one WorkloadSpread CREATE/UPDATE review (spec §7). */
@@ -59,6 +62,7 @@ export async function admitWorkloadSpread(req: AdmissionRequest, deps: WorkloadS
     others,
     ...(req.operation === 'UPDATE' && req.oldObject !== undefined && req.oldObject !== null ? { old: req.oldObject } : {}),
     ...(deps.unschedulableRecoverySeconds !== undefined ? { unschedulableRecoverySeconds: deps.unschedulableRecoverySeconds } : {}),
+    ...(deps.subsetPatches !== undefined ? { subsetPatches: deps.subsetPatches } : {}),
   });
   const internal = errors.find((e) => e.type === 'InternalError');
   if (internal !== undefined) {
