@@ -26,6 +26,8 @@ import { asRecord, jsonTypeName, type JsonRecord } from '../k8s/raw-json.ts';
 import { isDNS1123Subdomain, isQualifiedName, validateLabelSelector, validateNodeSelectorTerm, validateObjectMetaUpdate } from '../k8s/validation.ts';
 import { DomainDisruptionBudgetSchema } from './disruption-budget.ts';
 import { validateStructure } from './structural.ts';
+import { metadataErrors } from './validation.ts';
+import { OBJECT_META_FIELDS } from '../k8s/meta-validation.ts';
 
 const present = (v: unknown): boolean => v !== undefined && v !== null;
 
@@ -107,18 +109,22 @@ export function validateDomainDisruptionBudgetSpec(spec: unknown): FieldError[] 
 /** Missing spec and selector are reported by the semantic rules, with their messages. */
 const SEMANTIC_REQUIRED = new Set(['spec', 'spec.selector', 'spec.workloadSpreadRef.name']);
 
-/** Every rule; empty when the budget is valid. */
-export function validateDomainDisruptionBudget(budget: unknown): FieldError[] {
+/**
+ * Every rule; empty when the budget is valid. `strict`: unknown fields are
+ * errors, as the API server's strict field validation (`workloadspread validate`).
+ */
+export function validateDomainDisruptionBudget(budget: unknown, options: { strict?: boolean } = {}): FieldError[] {
   if (jsonTypeName(budget) !== 'object') {
     const actual = jsonTypeName(budget);
     return [typeInvalid(root(''), actual, `must be of type object: "${actual}"`)];
   }
-  const structural = validateStructure(budget, DomainDisruptionBudgetSchema, { skipRequired: SEMANTIC_REQUIRED });
+  const structural = validateStructure(budget, DomainDisruptionBudgetSchema, {
+    skipRequired: SEMANTIC_REQUIRED,
+    ...(options.strict === true ? { unknownFields: 'error' as const, metadataFields: OBJECT_META_FIELDS } : {}),
+  });
   if (structural.length > 0) return structural;
   const obj = budget as JsonRecord;
-  const errs: FieldError[] = [];
-  const name = asRecord(obj['metadata'])?.['name'];
-  if (typeof name === 'string') errs.push(...isDNS1123Subdomain(name).map((msg) => invalid(root('metadata', 'name'), name, msg)));
+  const errs: FieldError[] = metadataErrors(obj['metadata']);
   if (!present(obj['spec'])) return [...errs, required(root('spec'), 'a DomainDisruptionBudget needs a spec with a selector and maxUnavailable or minAvailable')];
   return [...errs, ...validateDomainDisruptionBudgetSpec(obj['spec'])];
 }

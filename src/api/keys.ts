@@ -58,3 +58,9 @@ export const EVENT_DUPLICATE_TARGET = 'DuplicateTarget';
 
 /** int32 max, the reference's stand-in for "unlimited" in quota arithmetic. */
 export const MAX_INT32 = 2147483647;
+/**
+ * The most subsets a WorkloadSpread may have (the CRD's maxItems; the reference has no limit).
+ * Zones times node pools rarely reach a dozen; the bound keeps status, admission and the
+ * controller's per-pod scoring small, and V24's bound (295 / (n - 1)) meaningful.
+ */
+export const MAX_SUBSETS = 100;

@@ -8,11 +8,18 @@
  * is NotSupported, a minimum miss is Invalid.
  *
  * JSON `null` counts as absent, as the API server prunes nulls of non-nullable
- * fields. Unknown fields are not errors (the server prunes them). One
+ * fields. Unknown fields are pruned by default; with `unknownFields: 'error'`
+ * they are errors, as the API server's strict field validation (kubectl's
+ * default since 1.27) reports them: `unknown field "spec.subsets[0].maxReplica"`
+ * — everywhere the schema lists properties, except under
+ * `x-kubernetes-preserve-unknown-fields` (a subset's `patch`); the root
+ * `metadata` is checked against ObjectMeta's fields (`metadataFields`).
+ * Integers must fit their format (int32, int64; an int-or-string holds an
+ * int32, as Go's intstr does), and arrays their `maxItems`. One
  * simplification: an int-or-string of another type gives a single TypeInvalid
  * ("integer,string") where kube-openapi lists each anyOf branch.
  */
-import { invalid, notSupported, required, root, typeInvalid, type FieldError, type FieldPath } from '../k8s/field-errors.ts';
+import { invalid, notSupported, required, root, tooMany, typeInvalid, unknownField, type FieldError, type FieldPath } from '../k8s/field-errors.ts';
 import { jsonTypeName } from '../k8s/raw-json.ts';
 
 type Schema = Record<string, unknown>;
@@ -20,6 +27,24 @@ type Schema = Record<string, unknown>;
 export interface StructuralOptions {
   /** Field paths (as printed) whose absence is reported by later, semantic rules instead. */
   skipRequired?: ReadonlySet<string>;
+  /** `error`: fields the schema does not list are errors (strict); default `prune` (ignored, as the server prunes them). */
+  unknownFields?: 'prune' | 'error';
+  /** With strict checking, the fields the root `metadata` may have (ObjectMeta's). */
+  metadataFields?: readonly string[];
+}
+
+const INT_RANGES: Record<string, [number, number]> = {
+  int32: [-2147483648, 2147483647],
+  int64: [-9223372036854775808, 9223372036854775807],
+};
+
+/** The range error of an integer outside its format's range, in kube-openapi's words; undefined when it fits. */
+function rangeError(at: FieldPath, value: number, format: string): FieldError | undefined {
+  const range = INT_RANGES[format];
+  if (range === undefined) return undefined;
+  if (value > range[1]) return invalid(at, value, `${at.toString()} in body should be less than or equal to ${range[1]} (${format})`);
+  if (value < range[0]) return invalid(at, value, `${at.toString()} in body should be greater than or equal to ${range[0]} (${format})`);
+  return undefined;
 }
 
 // RFC 3339 date-time, as strfmt accepts it (fractional seconds and any offset allowed).
@@ -40,7 +65,12 @@ function walk(value: unknown, schema: Schema, path: FieldPath | undefined, optio
   const at = path ?? root('');
   const childOf = (name: string): FieldPath => (path === undefined ? root(name) : path.child(name));
   if (schema['x-kubernetes-int-or-string'] === true) {
-    if (typeof value === 'string' || (typeof value === 'number' && Number.isInteger(value))) return;
+    if (typeof value === 'string') return;
+    if (typeof value === 'number' && Number.isInteger(value)) {
+      const range = rangeError(at, value, 'int32');
+      if (range !== undefined) out.push(range);
+      return;
+    }
     out.push(typeError(at, value, 'integer,string'));
     return;
   }
@@ -64,12 +94,20 @@ function walk(value: unknown, schema: Schema, path: FieldPath | undefined, optio
       const additional = schema['additionalProperties'];
       if (isSchema(additional)) {
         for (const [key, item] of Object.entries(record)) if (!(key in properties)) walk(item, additional, childOf(key), options, out);
+      } else if (options.unknownFields === 'error') {
+        const isRootMetadata = path !== undefined && path.toString() === 'metadata';
+        const known = isRootMetadata ? options.metadataFields : schema['x-kubernetes-preserve-unknown-fields'] === true ? undefined : Object.keys(properties);
+        if (known !== undefined) for (const key of Object.keys(record)) if (!known.includes(key)) out.push(unknownField(childOf(key)));
       }
       return;
     }
     case 'array': {
       if (!Array.isArray(value)) {
         out.push(typeError(at, value, 'array'));
+        return;
+      }
+      if (typeof schema['maxItems'] === 'number' && value.length > schema['maxItems']) {
+        out.push(tooMany(at, value.length, schema['maxItems']));
         return;
       }
       const items = schema['items'];
@@ -100,6 +138,10 @@ function walk(value: unknown, schema: Schema, path: FieldPath | undefined, optio
       }
       if (typeof schema['maximum'] === 'number' && value > schema['maximum']) {
         out.push(invalid(at, value, `${at.toString()} in body should be less than or equal to ${schema['maximum']}`));
+      }
+      if (type === 'integer' && typeof schema['format'] === 'string') {
+        const range = rangeError(at, value, schema['format']);
+        if (range !== undefined) out.push(range);
       }
       return;
     }

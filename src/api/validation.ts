@@ -37,6 +37,8 @@ import { apiVersionGroup } from '../k8s/pod.ts';
 import { asArray, asRecord, asString, jsonTypeName, type JsonRecord } from '../k8s/raw-json.ts';
 import type { KubeObject, LabelSelector } from '../k8s/types.ts';
 import { isDNS1123Subdomain, validateNodeSelectorTerm, validateObjectMetaUpdate, validatePreferredSchedulingTerms, validateTolerations } from '../k8s/validation.ts';
+import { nameIsDNSLabel, nameIsDNSSubdomain, OBJECT_META_FIELDS, validateAnnotations, validateLabels } from '../k8s/meta-validation.ts';
+import { isQualifiedName } from '../k8s/name-formats.ts';
 import { DEFAULT_UNSCHEDULABLE_RECOVERY_SECONDS, MAX_INT32 } from './keys.ts';
 import { validateStructure } from './structural.ts';
 import { podTemplateForPatches, subsetPatchErrors } from './subset-patch-validation.ts';
@@ -49,6 +51,13 @@ export interface ValidationOptions {
   unschedulableRecoverySeconds?: number;
   /** D20: what subset patches may set (`--allow-privileged-subset-patches`); default: no privilege-bearing fields. */
   subsetPatches?: SubsetPatchPolicy;
+  /**
+   * Unknown fields are errors (`unknown field "spec.subsets[0].maxReplica"`),
+   * as the API server's strict field validation reports them — `workloadspread
+   * validate`. Off (the webhook), they are ignored: the API server has already
+   * pruned or refused them.
+   */
+  strict?: boolean;
 }
 
 /** A failed read of the whitelist config map (V8 then reports an InternalError, as the reference). */
@@ -175,6 +184,9 @@ function subsetErrors(spec: JsonRecord, path: FieldPath, patchHook: SubsetHook |
     if (isStatefulSet && type !== 'int') return [...errs, invalid(maxPath, max, 'the maxReplicas type must be Int for StatefulSet')]; // V17
     const value = intOrPercentOf100(max);
     if (value === undefined || value < 0) return [...errs, invalid(maxPath, max, 'maxReplicas is not valid for subset')]; // V18
+    // Bounds (issue 14): an int-or-string holds an int32, and a percentage of the replicas is at most 100%.
+    if (type === 'int' && value > MAX_INT32) return [...errs, invalid(maxPath, max, `maxReplicas must be at most ${MAX_INT32} (int32)`)];
+    if (type === 'string' && value > 100) return [...errs, invalid(maxPath, max, 'a percentage maxReplicas must be from 0% to 100%')];
     if (type === 'string') {
       percentSum += value;
       if (percentSum > 100) return [...errs, invalid(maxPath, max, "the sum of all subsets' maxReplicas exceeds 100%")]; // V19
@@ -247,22 +259,49 @@ export function validateWorkloadSpreadSpec(spec: unknown, context: SpecRulesCont
 /** Missing spec, targetRef or subsets are reported by V1/V9 with their messages, not as bare schema errors. */
 const SEMANTIC_REQUIRED = new Set(['spec', 'spec.targetRef', 'spec.subsets']);
 
-/** The structural check, then (only if it passed) the metadata name; empty means structurally sound. */
-function structureAndName(ws: unknown): FieldError[] {
+/**
+ * The metadata rules of the API server that a manifest can break before it is
+ * sent (ValidateObjectMeta): the name (DNS subdomain) and generateName, the
+ * namespace (DNS label), label keys and values, annotation keys and their
+ * total size (256 KiB), finalizer names. A missing name is not an error here
+ * (a manifest may rely on generateName or on the file being a template).
+ */
+export function metadataErrors(metadata: unknown): FieldError[] {
+  const meta = asRecord(metadata);
+  if (meta === undefined) return [];
+  const path = root('metadata');
+  const errs: FieldError[] = [];
+  const name = meta['name'];
+  if (typeof name === 'string' && name !== '') errs.push(...isDNS1123Subdomain(name).map((msg) => invalid(path.child('name'), name, msg)));
+  const generateName = meta['generateName'];
+  if (typeof generateName === 'string' && generateName !== '') errs.push(...nameIsDNSSubdomain(generateName, true).map((msg) => invalid(path.child('generateName'), generateName, msg)));
+  const namespace = meta['namespace'];
+  if (typeof namespace === 'string' && namespace !== '') errs.push(...nameIsDNSLabel(namespace, false).map((msg) => invalid(path.child('namespace'), namespace, msg)));
+  errs.push(...validateLabels(meta['labels'], path.child('labels')));
+  errs.push(...validateAnnotations(meta['annotations'], path.child('annotations')));
+  (asArray(meta['finalizers']) ?? []).forEach((f, i) => {
+    if (typeof f === 'string') for (const msg of isQualifiedName(f)) errs.push(invalid(path.child('finalizers').index(i), f, msg));
+  });
+  return errs;
+}
+
+/** The structural check, then (only if it passed) the metadata; empty means structurally sound. */
+function structureAndName(ws: unknown, strict = false): FieldError[] {
   if (jsonTypeName(ws) !== 'object') {
     const actual = jsonTypeName(ws);
     return [typeInvalid(root(''), actual, `must be of type object: "${actual}"`)];
   }
-  const structural = validateStructure(ws, WorkloadSpreadSchema, { skipRequired: SEMANTIC_REQUIRED });
+  const structural = validateStructure(ws, WorkloadSpreadSchema, {
+    skipRequired: SEMANTIC_REQUIRED,
+    ...(strict ? { unknownFields: 'error' as const, metadataFields: OBJECT_META_FIELDS } : {}),
+  });
   if (structural.length > 0) return structural;
-  const name = asRecord((ws as JsonRecord)['metadata'])?.['name'];
-  if (typeof name === 'string') return isDNS1123Subdomain(name).map((msg) => invalid(root('metadata', 'name'), name, msg));
-  return [];
+  return metadataErrors((ws as JsonRecord)['metadata']);
 }
 
 /** Every rule that needs no cluster (spec §7: V1–V7, V9–V14, V16–V25, D2, D5, D10). Never throws, whatever `ws` is. */
 export function validateWorkloadSpread(ws: unknown, options: ValidationOptions = {}): FieldError[] {
-  const structural = structureAndName(ws);
+  const structural = structureAndName(ws, options.strict === true);
   if (structural.some((e) => !e.field.startsWith('metadata.'))) return structural;
   return [...structural, ...validateWorkloadSpreadSpec((ws as JsonRecord)['spec'], options)];
 }
@@ -318,7 +357,7 @@ export interface FullValidationContext extends ValidationOptions {
  * on UPDATE V27.
  */
 export function validateWorkloadSpreadFull(ws: unknown, context: FullValidationContext): FieldError[] {
-  const structural = structureAndName(ws);
+  const structural = structureAndName(ws, context.strict === true);
   if (structural.some((e) => !e.field.startsWith('metadata.'))) return structural;
   const spec = asRecord((ws as JsonRecord)['spec']);
   const template = podTemplateForPatches(spec?.['targetRef'], context.workload);

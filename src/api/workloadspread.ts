@@ -7,6 +7,7 @@
  * Field names and JSON shapes are those of OpenKruise, so manifests carry over.
  */
 import Type from 'typebox';
+import { MAX_SUBSETS } from './keys.ts';
 import {
   Int32,
   Int64,
@@ -121,7 +122,8 @@ export const WorkloadSpreadSpecSchema = Type.Object(
     targetRef: TargetReferenceSchema,
     targetFilter: Type.Optional(TargetFilterSchema),
     subsets: Type.Array(SubsetSchema, {
-      description: 'Subsets in priority order: scale-out fills them front to back, scale-in empties them back to front.',
+      maxItems: MAX_SUBSETS,
+      description: `Subsets in priority order: scale-out fills them front to back, scale-in empties them back to front (at most ${MAX_SUBSETS}).`,
     }),
     scheduleStrategy: Type.Optional(ScheduleStrategySchema),
   },
@@ -157,9 +159,26 @@ export const SubsetStatusSchema = Type.Object(
   { description: 'Observed state of one subset.' },
 );
 
+export const WorkloadSpreadConditionSchema = Type.Object(
+  {
+    type: Type.String({ description: 'Condition type: DuplicateTarget (True while another WorkloadSpread of the same workload takes precedence).' }),
+    status: Type.String({ description: 'True, False or Unknown.' }),
+    observedGeneration: Type.Optional(Int64({ description: 'The generation the condition was set for.' })),
+    lastTransitionTime: Type.Optional(Time({ description: 'When the status last changed.' })),
+    reason: Type.Optional(Type.String({ description: 'A CamelCase reason.' })),
+    message: Type.Optional(Type.String({ description: 'Human-readable details.' })),
+  },
+  { description: 'A condition of the WorkloadSpread (workloadspread extension; not in OpenKruise).' },
+);
+
 export const WorkloadSpreadStatusSchema = Type.Object(
   {
     observedGeneration: Type.Optional(Int64({ description: 'The generation this status was computed for.' })),
+    conditions: Type.Optional(
+      Type.Array(WorkloadSpreadConditionSchema, {
+        description: 'Conditions of the WorkloadSpread as a whole; DuplicateTarget=True means it is ignored because an older one spreads the same workload.',
+      }),
+    ),
     subsetStatuses: Type.Optional(
       Type.Array(SubsetStatusSchema, { description: 'One entry per subset, in spec order, over pods of every version.' }),
     ),
@@ -196,6 +215,7 @@ export type ScheduleStrategy = Type.Static<typeof ScheduleStrategySchema>;
 export type WorkloadSpreadSpec = Type.Static<typeof WorkloadSpreadSpecSchema>;
 export type SubsetCondition = Type.Static<typeof SubsetConditionSchema>;
 export type SubsetStatus = Type.Static<typeof SubsetStatusSchema>;
+export type WorkloadSpreadCondition = Type.Static<typeof WorkloadSpreadConditionSchema>;
 export type WorkloadSpreadStatus = Type.Static<typeof WorkloadSpreadStatusSchema>;
 
 /** A WorkloadSpread object as stored (metadata as the generic Kubernetes shape). */

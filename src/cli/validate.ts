@@ -40,9 +40,11 @@ export async function runValidate(options: ValidateOptions, io: CliIo): Promise<
   let invalid = 0;
   for (const doc of checked) {
     const obj = doc.object;
+    // Strict, as the API server's field validation: unknown fields are errors (the schema's; a subset patch stays free-form).
     const errors = isDomainDisruptionBudget(obj)
-      ? validateDomainDisruptionBudget(obj)
+      ? validateDomainDisruptionBudget(obj, { strict: true })
       : validateWorkloadSpreadFull(obj, {
+          strict: true,
           whitelist,
           workload: findWorkload(obj, docs.map((d) => d.object)),
           others: spreads.filter((o) => o !== doc && namespaceOf(o.object) === namespaceOf(obj)).map((o) => o.object),

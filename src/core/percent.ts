@@ -14,6 +14,8 @@ export type Scaled = { ok: true; value: number; isPercent: boolean } | { ok: fal
 export function parseIntOrPercent(value: IntOrString): Scaled {
   if (typeof value === 'number') {
     if (!Number.isInteger(value)) return { ok: false, error: `invalid value for IntOrString: ${value} is not an integer` };
+    // An IntOrString holds an int32 (Go would not even decode more); a stored value beyond it is invalid.
+    if (value > MAX_INT32 || value < -MAX_INT32 - 1) return { ok: false, error: `invalid value for IntOrString: ${value} does not fit an int32` };
     return { ok: true, value, isPercent: false };
   }
   if (!value.endsWith('%')) {

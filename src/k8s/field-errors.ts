@@ -28,7 +28,9 @@ export type FieldErrorType =
   | 'FieldValueTooMany'
   | 'FieldValueTypeInvalid'
   | 'FieldValueNotFound'
-  | 'InternalError';
+  | 'InternalError'
+  /** A field the schema does not know (strict decoding; printed as `unknown field "<path>"`). */
+  | 'UnknownField';
 
 export interface FieldError {
   type: FieldErrorType;
@@ -136,6 +138,12 @@ export function typeInvalid(path: PathLike, value: unknown, detail: string): Fie
   return { type: 'FieldValueTypeInvalid', field: pathString(path), badValue: value ?? null, detail };
 }
 
+/** A field the schema does not know, as strict decoding reports it (`unknown field "spec.x"`). */
+export function unknownField(path: PathLike): FieldError {
+  const field = pathString(path);
+  return { type: 'UnknownField', field, detail: `unknown field ${goQuote(field)}` };
+}
+
 export function internalError(path: PathLike, detail: string): FieldError {
   return { type: 'InternalError', field: pathString(path), badValue: detail, detail };
 }
@@ -153,6 +161,7 @@ const TYPE_TEXT: Record<FieldErrorType, string> = {
   FieldValueTooMany: 'Too many',
   InternalError: 'Internal error',
   FieldValueTypeInvalid: 'Invalid value',
+  UnknownField: 'Unknown field',
 };
 
 const PRINTS_VALUE: ReadonlySet<FieldErrorType> = new Set<FieldErrorType>([
@@ -172,8 +181,9 @@ export function fieldErrorBody(e: FieldError): string {
   return s;
 }
 
-/** `(*field.Error).Error()`: `<field>: <body>`. */
+/** `(*field.Error).Error()`: `<field>: <body>`; an unknown field prints as strict decoding does (`unknown field "<field>"`). */
 export function formatFieldError(e: FieldError): string {
+  if (e.type === 'UnknownField') return e.detail;
   return `${e.field}: ${fieldErrorBody(e)}`;
 }
 

@@ -41,6 +41,25 @@ export function validateLabels(labels: unknown, path: FieldPath): FieldError[] {
   return errs;
 }
 
+/** The fields of ObjectMeta (metav1.ObjectMeta's JSON names), for strict decoding. */
+export const OBJECT_META_FIELDS: readonly string[] = [
+  'name',
+  'generateName',
+  'namespace',
+  'selfLink',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'managedFields',
+];
+
 /** Total size limit of a metadata.annotations map (keys + values, in bytes). */
 export const TOTAL_ANNOTATION_SIZE_LIMIT_BYTES = 256 * 1024;
 
