@@ -12,6 +12,7 @@
 import { DDB_GROUP, DDB_KIND } from '../api/disruption-budget.ts';
 import { validateDomainDisruptionBudget } from '../api/disruption-budget-validation.ts';
 import { validateWorkloadSpreadFull } from '../api/validation.ts';
+import { takesPrecedence } from '../core/target-conflict.ts';
 import { EMPTY_WHITELIST, parseWhitelist, type Whitelist } from '../api/whitelist.ts';
 import { WHITELIST_CONFIGMAP_KEY } from '../api/keys.ts';
 import { formatFieldError } from '../k8s/field-errors.ts';
@@ -47,7 +48,8 @@ export async function runValidate(options: ValidateOptions, io: CliIo): Promise<
           strict: true,
           whitelist,
           workload: findWorkload(obj, docs.map((d) => d.object)),
-          others: spreads.filter((o) => o !== doc && namespaceOf(o.object) === namespaceOf(obj)).map((o) => o.object),
+          // V26 against the files' other WorkloadSpreads that would take precedence (older, then first by name).
+          others: spreads.filter((o) => o !== doc && namespaceOf(o.object) === namespaceOf(obj) && takesPrecedence(o.object, obj)).map((o) => o.object),
           unschedulableRecoverySeconds: window,
           subsetPatches: { allowPrivileged: options.allowPrivilegedSubsetPatches === true },
         });

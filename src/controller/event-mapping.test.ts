@@ -135,7 +135,8 @@ describe('keys', () => {
     assert.deepEqual(parseKey('ns/w'), { namespace: 'ns', name: 'w' });
     for (const bad of ['w', '/w', 'ns/', 'a/b/c', '']) assert.equal(parseKey(bad), undefined, bad);
   });
-  test('a WorkloadSpread event → itself', () => {
-    assert.deepEqual(new EventMapper(view()).forWorkloadSpread(ws('x', 'Deployment', 'web')), ['ns/x']);
+  test('a WorkloadSpread event → itself, and the others of the same workload (a duplicate takes over when the one that counted goes)', () => {
+    assert.deepEqual(new EventMapper(view()).forWorkloadSpread(ws('x', 'Deployment', 'web')), ['ns/x', 'ns/on-web']);
+    assert.deepEqual(new EventMapper(view()).forWorkloadSpread(ws('y', 'Deployment', 'nobody')), ['ns/y']);
   });
 });

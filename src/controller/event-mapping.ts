@@ -20,6 +20,8 @@
  * - a marked pod that the scheduler just declared Unschedulable (Adaptive
  *   rescheduling counts from that moment on);
  * - an unmarked pod that just got a node (it can now be adopted);
+ * - a WorkloadSpread event also names the others of the same workload (when
+ *   the one that counted is deleted, the duplicate it held back takes over);
  * - nodes: added, deleted, or changed in labels, taints, allocatable or
  *   `unschedulable` → the WorkloadSpreads of the pods on that node (the
  *   marker's, or for unmarked pods the one their owner chain leads to).
@@ -90,9 +92,16 @@ export class EventMapper {
     this.#view = view;
   }
 
-  /** Any WorkloadSpread event: that WorkloadSpread. */
+  /** Any WorkloadSpread event: that WorkloadSpread, and the others that target the same workload. */
   forWorkloadSpread(ws: WorkloadSpread): string[] {
-    return ws.metadata?.name ? [keyOfWs(ws)] : [];
+    if (!ws.metadata?.name) return [];
+    const keys = new Set([keyOfWs(ws)]);
+    const ref = ws.spec?.targetRef;
+    const gv = ref === undefined || ref === null ? undefined : apiVersionGroup(ref.apiVersion ?? '');
+    if (ref && gv?.ok === true) {
+      for (const other of this.#view.workloadSpreadsForTarget(ws.metadata.namespace ?? '', gv.group, ref.kind, ref.name)) keys.add(keyOfWs(other));
+    }
+    return [...keys];
   }
 
   /** A pod event (spec §4.1 plus the two additions above). */

@@ -22,7 +22,11 @@
  *    `DeletePodFailed` and a retry;
  * 7. record the plan's events; requeue after the plan's smallest delay.
  * A WorkloadSpread whose target does not exist yet gets a status with 0
- * replicas. Start at `sync`.
+ * replicas. One WorkloadSpread per workload (core/target-conflict.ts): a
+ * duplicate that another one takes precedence over gets only
+ * `DuplicateTarget=True` (and a Warning event when it first does), and no
+ * pod writes; once it counts again, the normal status replaces the condition.
+ * Start at `sync`.
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock/clock.ts';
@@ -30,6 +34,9 @@ import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { deleteUnschedulablePodFailedEvent, patchDeletionCostFailedEvent, workloadSpreadRef, type EngineEvent } from '../core/events.ts';
 import { readMarker } from '../core/marker.ts';
 import { planReconcile, type ReconcilePlan } from '../core/reconcile-plan.ts';
+import { duplicateTargetStatus, precedingWorkloadSpread } from '../core/target-conflict.ts';
+import { apiVersionGroup } from '../k8s/pod.ts';
+import { deepEqual } from '../k8s/json.ts';
 import type { Pod } from '../k8s/types.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import { TerminalError } from '../client/workqueue.ts';
@@ -129,6 +136,13 @@ export class Reconciler {
       return {};
     }
     if (ws.spec?.targetRef === undefined || ws.spec.targetRef === null) return {};
+    const ref = ws.spec.targetRef;
+    const group = apiVersionGroup(ref.apiVersion ?? '');
+    const winner = group.ok ? precedingWorkloadSpread(ws, caches.workloadSpreadsForTarget(namespace, group.group, ref.kind, ref.name)) : undefined;
+    if (winner !== undefined) {
+      await this.#markDuplicate(ws, winner, log);
+      return {};
+    }
 
     const resolved = await this.#o.resolver.resolveForReconcile(ws);
     if (!resolved.ok) throw new Error(`resolve the workload of ${key}: ${resolved.error}`);
@@ -277,6 +291,27 @@ export class Reconciler {
       }
       log.debug({ resourceVersion: written.ws.metadata?.resourceVersion }, 'status written');
       return final;
+    });
+  }
+
+  /** A duplicate of the workload's WorkloadSpread: DuplicateTarget=True, nothing else (core/target-conflict.ts). */
+  async #markDuplicate(ws: WorkloadSpread, winner: WorkloadSpread, log: Logger): Promise<void> {
+    const uid = ws.metadata?.uid ?? `${ws.metadata?.namespace ?? ''}/${ws.metadata?.name ?? ''}`;
+    await this.#o.state.withLock(uid, async () => {
+      const namespace = ws.metadata?.namespace ?? '';
+      const name = ws.metadata?.name ?? '';
+      const base = this.#o.state.freshest(this.#o.caches.getWorkloadSpread(namespace, name), namespace, name) ?? ws;
+      const { status, event } = duplicateTargetStatus(base, winner, this.#o.clock.now());
+      if (deepEqual(status, base.status ?? undefined)) return;
+      const written = await this.#o.statusWriter.writeStatus(base, status, 'controller');
+      if (!written.ok) {
+        if (written.reason === 'NotFound') return;
+        throw written.error instanceof Error ? written.error : new Error(written.message);
+      }
+      if (event !== undefined) {
+        log.warn({ winner: winner.metadata?.name }, 'another WorkloadSpread spreads the same workload and takes precedence; this one is ignored');
+        this.#o.events.record(event, [ws]);
+      }
     });
   }
 

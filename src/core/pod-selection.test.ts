@@ -202,10 +202,16 @@ describe('matchWorkloadSpreadForPod (§2.1 steps 5–9)', () => {
   test('matches through the owner chain', () => {
     assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), [webWs], lookup, EMPTY_WHITELIST), { kind: 'matched', ws: webWs });
   });
-  test('the first match in list order wins', () => {
-    const second = spread('second', target('apps/v1', 'Deployment', 'web'));
+  test('of two WorkloadSpreads of one workload, the one that takes precedence (older, then name) places the pod, whatever the list order', () => {
+    const older = spread('z-older', target('apps/v1', 'Deployment', 'web'), {}, { creationTimestamp: '2026-01-01T00:00:00Z' });
+    const younger = spread('a-younger', target('apps/v1', 'Deployment', 'web'), {}, { creationTimestamp: '2026-01-01T00:00:05Z' });
     const other = spread('other', target('apps/v1', 'Deployment', 'api'));
-    assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), [other, webWs, second], lookup, EMPTY_WHITELIST), { kind: 'matched', ws: webWs });
+    for (const list of [[other, younger, older], [older, younger, other]]) {
+      assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), list, lookup, EMPTY_WHITELIST), { kind: 'matched', ws: older });
+    }
+    const sameSecond = spread('b', target('apps/v1', 'Deployment', 'web'), {}, { creationTimestamp: '2026-01-01T00:00:00Z' });
+    const first = spread('a', target('apps/v1', 'Deployment', 'web'), {}, { creationTimestamp: '2026-01-01T00:00:00Z' });
+    assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), [sameSecond, first], lookup, EMPTY_WHITELIST), { kind: 'matched', ws: first });
   });
   test('a deleting WorkloadSpread and one without targetRef are skipped', () => {
     const deleting = spread('gone', target('apps/v1', 'Deployment', 'web'), {}, { deletionTimestamp: '2026-01-01T00:00:00Z' });
@@ -221,9 +227,10 @@ describe('matchWorkloadSpreadForPod (§2.1 steps 5–9)', () => {
     const filtered = spread('f', target('apps/v1', 'Deployment', 'web'), { targetFilter: { replicasPathList: ['spec.replicas'] } });
     assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), [filtered], lookup, EMPTY_WHITELIST), { kind: 'matched', ws: filtered });
   });
-  test('an invalid selector skips that WorkloadSpread', () => {
+  test('an invalid selector skips that WorkloadSpread (no error); a duplicate it takes precedence over is no fallback', () => {
     const bad = spread('bad', target('apps/v1', 'Deployment', 'web'), { targetFilter: { selector: { matchExpressions: [{ key: 'a', operator: 'In', values: [] }] } } });
-    assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), [bad, webWs], lookup, EMPTY_WHITELIST), { kind: 'matched', ws: webWs });
+    assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), [bad], lookup, EMPTY_WHITELIST), { kind: 'none' });
+    assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), [bad, webWs], lookup, EMPTY_WHITELIST), { kind: 'none' });
   });
   test('owner NotFound from any WorkloadSpread fails the whole admission with 500, even an unrelated one', () => {
     const unrelated = spread('api', target('apps/v1', 'Deployment', 'api'));

@@ -7,7 +7,9 @@
  * caller's `OwnerLookup` (a cache read), so this stays pure.
  *
  * Invariants: groups are compared, versions never are (apps.kruise.io/v1alpha1
- * equals apps.kruise.io/v1beta1); an owner that cannot be found fails the whole
+ * equals apps.kruise.io/v1beta1); of two WorkloadSpreads of one workload only
+ * the one that takes precedence is considered (target-conflict.ts); an owner
+ * that cannot be found fails the whole
  * admission (the reference's PR #1807: the workload controller retries), any
  * other per-WorkloadSpread problem only skips that WorkloadSpread.
  */
@@ -16,6 +18,7 @@ import { apiVersionGroup, controllerRef, isPodActive } from '../k8s/pod.ts';
 import type { KubeObject, OwnerReference, Pod } from '../k8s/types.ts';
 import type { TargetReference, WorkloadSpread } from '../api/workloadspread.ts';
 import { isWhitelistedOwner, type Whitelist } from '../api/whitelist.ts';
+import { activeWorkloadSpreads } from './target-conflict.ts';
 
 /** Owner kinds whose pods admission considers, besides the whitelist (spec §2.1 step 7). */
 export const SUPPORTED_WORKLOAD_KINDS: readonly { group: string; kind: string }[] = [
@@ -121,8 +124,8 @@ export function matchWorkloadSpreadForPod(
   if (!ownerGv.ok || !isSupportedOwner(ownerGv.group, owner.kind, whitelist)) {
     return { kind: 'skip', reason: 'UnsupportedOwner' };
   }
-  for (const ws of workloadSpreads) {
-    if (ws === null || typeof ws !== 'object') continue;
+  // One WorkloadSpread per workload: a duplicate that lost (older first, then by name) never places pods.
+  for (const ws of activeWorkloadSpreads(workloadSpreads.filter((w) => w !== null && typeof w === 'object'))) {
     const deleting = ws.metadata?.deletionTimestamp;
     if (deleting !== undefined && deleting !== null && deleting !== '') continue;
     const target = ws.spec?.targetRef;

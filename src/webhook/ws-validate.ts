@@ -8,7 +8,9 @@
  *   user-issues #12); a workload that does not exist yet only skips patch
  *   validation, never rejects (user-issues #13), and a failed read does the
  *   same with a warning to the user;
- * - the other WorkloadSpreads of the namespace (V26) and, on UPDATE, the
+ * - the other WorkloadSpreads of the namespace (V26: only those that take
+ *   precedence over this one, core/target-conflict.ts — the older one of a
+ *   workload stays editable while a duplicate exists) and, on UPDATE, the
  *   stored object (V27).
  * Errors become a 422 Invalid status whose message lists every field error
  * and whose causes carry the field paths, as `kubectl apply` prints them.
@@ -18,6 +20,7 @@ import { validateWorkloadSpreadFull, type WhitelistReadError } from '../api/vali
 import type { SubsetPatchPolicy } from '../api/subset-patch-policy.ts';
 import type { Whitelist } from '../api/whitelist.ts';
 import { GROUP, KIND, PLURAL } from '../api/workloadspread.ts';
+import { takesPrecedence } from '../core/target-conflict.ts';
 import { isPlainObject } from '../k8s/json.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { allowed, errored, invalidObject, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
@@ -55,7 +58,7 @@ export async function admitWorkloadSpread(req: AdmissionRequest, deps: WorkloadS
       warnings.push(`the target ${ref['kind']} ${namespace}/${ref['name']} could not be read (${found.error}); subset patches were not checked against its pod template`);
     }
   }
-  const others = deps.sources.workloadSpreads(namespace);
+  const others = deps.sources.workloadSpreads(namespace).filter((other) => takesPrecedence(other, ws));
   const errors = validateWorkloadSpreadFull(ws, {
     whitelist,
     workload,
