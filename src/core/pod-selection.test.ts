@@ -29,7 +29,7 @@ function ref(apiVersion: string, kind: string, name: string): OwnerReference {
 }
 
 function obj(apiVersion: string, kind: string, name: string, owner?: OwnerReference): KubeObject {
-  const o: KubeObject = { apiVersion, kind, metadata: { name, namespace: 'ns' } };
+  const o: KubeObject = { apiVersion, kind, metadata: { name, namespace: 'ns', uid: `${name}-uid` } };
   if (owner !== undefined) o.metadata!.ownerReferences = [owner];
   return o;
 }
@@ -238,15 +238,25 @@ describe('matchWorkloadSpreadForPod (§2.1 steps 5–9)', () => {
     assert.equal(got.kind, 'error');
     assert.equal(got.kind === 'error' && got.code, 500);
   });
-  test('a NotFound after an earlier match cannot happen: the loop stops at the first match', () => {
+  test('the pod\'s owner must exist with the uid the pod names, also when the WorkloadSpread targets it directly (fails closed: 500)', () => {
     const direct = spread('direct', target('apps/v1', 'ReplicaSet', 'web-new'));
     const later = spread('later', target('apps/v1', 'Deployment', 'api'));
-    assert.deepEqual(matchWorkloadSpreadForPod(pod(ref('apps/v1', 'ReplicaSet', 'web-new')), [direct, later], lookupOf([]), EMPTY_WHITELIST), { kind: 'matched', ws: direct });
+    const owner = ref('apps/v1', 'ReplicaSet', 'web-new');
+    const missing = matchWorkloadSpreadForPod(pod(owner), [direct, later], lookupOf([]), EMPTY_WHITELIST);
+    assert.deepEqual(missing, { kind: 'error', code: 500, message: 'the pod\'s owner ReplicaSet "web-new" not found' });
+    const present = obj('apps/v1', 'ReplicaSet', 'web-new');
+    assert.deepEqual(matchWorkloadSpreadForPod(pod(owner), [direct, later], lookupOf([present]), EMPTY_WHITELIST), { kind: 'matched', ws: direct });
+    const forged = matchWorkloadSpreadForPod(pod({ ...owner, uid: 'guessed' }), [direct], lookupOf([present]), EMPTY_WHITELIST);
+    assert.equal(forged.kind, 'error');
+    assert.match(forged.kind === 'error' ? forged.message : '', /names ReplicaSet "web-new" with uid "guessed", but ReplicaSet "web-new" has uid "web-new-uid"/);
+    const { uid: _uid, ...withoutUid } = owner;
+    assert.equal(matchWorkloadSpreadForPod(pod(withoutUid as OwnerReference), [direct], lookupOf([present]), EMPTY_WHITELIST).kind, 'error', 'a legitimate pod always names its owner\'s uid');
   });
   test('other lookup errors skip only that WorkloadSpread', () => {
+    const elsewhere = spread('elsewhere', target('apps/v1', 'Deployment', 'other'));
     const direct = spread('direct', target('apps/v1', 'ReplicaSet', 'web-abc'));
-    const failing = lookupOf([rs], { 'ReplicaSet/web-abc': 'cache broken' });
-    assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), [webWs, direct], failing, EMPTY_WHITELIST), { kind: 'matched', ws: direct });
+    const failing = lookupOf([rs], { 'Deployment/web': 'cache broken' });
+    assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), [elsewhere, direct], failing, EMPTY_WHITELIST), { kind: 'matched', ws: direct });
   });
   test('no WorkloadSpread matches → none', () => {
     assert.deepEqual(matchWorkloadSpreadForPod(pod(rsOwner), [], lookup, EMPTY_WHITELIST), { kind: 'none' });

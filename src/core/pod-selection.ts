@@ -138,9 +138,31 @@ export function matchWorkloadSpreadForPod(
     if (!reference.equal) continue;
     const selection = targetFilterSelectsPod(ws, pod.metadata?.labels);
     if (!selection.ok || !selection.selected) continue;
+    const verified = verifyPodOwner(owner, lookup);
+    if (!verified.ok) return { kind: 'error', code: 500, message: verified.error };
     return { kind: 'matched', ws };
   }
   return { kind: 'none' };
+}
+
+/**
+ * The pod's controller must be the object the cluster has under that name:
+ * found (a missing one fails closed, as §2.1 step 8 does for owner chains —
+ * the workload controller retries once the cache has it) and with the uid the
+ * pod's ownerReference names (the API server requires one). A request that
+ * names a workload without knowing its uid — a review forged by someone who
+ * can reach the webhook but cannot read the workload — reserves nothing.
+ */
+export function verifyPodOwner(owner: OwnerReference, lookup: OwnerLookup): { ok: true } | { ok: false; error: string } {
+  const label = `${owner.kind} ${JSON.stringify(owner.name)}`;
+  const found = lookup({ apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name });
+  if ('notFound' in found) return { ok: false, error: `the pod's owner ${label} not found` };
+  if ('error' in found) return { ok: false, error: found.error };
+  const uid = found.found.metadata?.uid ?? '';
+  if (owner.uid === undefined || owner.uid === '' || owner.uid !== uid) {
+    return { ok: false, error: `the pod's ownerReference names ${label} with uid ${JSON.stringify(owner.uid ?? '')}, but ${label} has uid ${JSON.stringify(uid)} (recreated under the same name, or not the owner at all)` };
+  }
+  return { ok: true };
 }
 
 function isTargetReference(value: unknown): value is TargetReference {

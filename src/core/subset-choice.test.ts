@@ -428,3 +428,32 @@ describe('chooseSubset: properties', () => {
     );
   });
 });
+
+describe('booked deletions free their slot once observed (issue 14)', () => {
+  // a (max 2) holds 2 running pods; one deletion of x is booked (missing 0 → 1).
+  const booked = spread([{ name: 'a', maxReplicas: 2 }, { name: 'b' }], versioned([st('a', 1, { replicas: 2, deletingPods: { x: STAMP } }), st('b', -1)]));
+
+  test('a deletion not observed (the pod still runs: forged, refused, or in flight) frees nothing: the pod goes on', () => {
+    const got = choose(booked, pod('p1'), { deletionObserved: (name) => name !== 'x' });
+    assert.equal(got.kind === 'chosen' && got.subset, 'b');
+  });
+
+  test('an observed deletion (gone or terminating) frees its slot, as in the reference', () => {
+    const got = choose(booked, pod('p1'), { deletionObserved: () => true });
+    assert.equal(got.kind === 'chosen' && got.subset, 'a');
+    assert.equal(versionOf(got)?.[0]?.missingReplicas, 0);
+    assert.equal(choose(booked, pod('p1')).kind === 'chosen' && (choose(booked, pod('p1')) as { subset: string }).subset, 'a', 'without the check: the reference');
+  });
+
+  test('real free quota stays usable next to an unobserved booking', () => {
+    const roomy = spread([{ name: 'a', maxReplicas: 3 }, { name: 'b' }], versioned([st('a', 2, { replicas: 2, deletingPods: { x: STAMP } }), st('b', -1)]));
+    const got = choose(roomy, pod('p1'), { deletionObserved: () => false });
+    assert.equal(got.kind === 'chosen' && got.subset, 'a');
+  });
+
+  test('D2: an unobserved deletion still counts its pod for minReplicas', () => {
+    const min = spread([{ name: 'a' }, { name: 'b', minReplicas: 2 }], versioned([st('a', -1), st('b', -1, { replicas: 2, deletingPods: { y: STAMP } })]));
+    assert.equal((choose(min, pod('p1'), { deletionObserved: () => false }) as { subset: string }).subset, 'a');
+    assert.equal((choose(min, pod('p1'), { deletionObserved: () => true }) as { subset: string }).subset, 'b');
+  });
+});

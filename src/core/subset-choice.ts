@@ -15,6 +15,13 @@
  * idempotent retry (the pod's name is already recorded); inputs are never
  * mutated; feeding the returned status into the next call gives the same
  * decisions as admitting the pods one by one (group commit, D13).
+ *
+ * Booked deletions (issue 14): the quota a `deletingPods` entry released is
+ * used only once the deletion is observed (`deletionObserved`: the pod is gone
+ * or terminating). A forged or refused deletion of a running pod then frees
+ * nothing, while a replacement — created after the deletion took effect — gets
+ * the slot as in the reference. Until then the subset counts the pod as
+ * still there (a new pod may go to a later subset, never over a limit).
  */
 import { SUBSET_SCHEDULABLE } from '../api/keys.ts';
 import type { Subset, SubsetStatus, WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
@@ -38,6 +45,8 @@ export interface ChooseSubsetInput {
   newUid: () => string;
   /** D3 simulation schedule: whether some node of the subset can host the pod. Pass it only for Adaptive WorkloadSpreads without disableSimulationSchedule. */
   canHost?: (subset: Subset) => boolean;
+  /** Whether the deletion booked for this pod name was observed (gone or terminating); omitted: every booked deletion counts, as the reference. */
+  deletionObserved?: (podName: string) => boolean;
 }
 
 export type SubsetChoice =
@@ -124,14 +133,20 @@ export function isSchedulableFalse(status: SubsetStatus): boolean {
   return Array.isArray(conditions) && conditions.some((c) => c?.type === SUBSET_SCHEDULABLE && c.status === 'False');
 }
 
-/** A subset with room: missingReplicas > 0, or -1 (unlimited). */
-function hasQuota(status: SubsetStatus): boolean {
-  return status.missingReplicas > 0 || status.missingReplicas === -1;
+/** Booked deletions of the subset not yet observed (each released a slot that is not free yet). */
+export function unobservedDeletions(status: SubsetStatus, deletionObserved: ((podName: string) => boolean) | undefined): number {
+  if (deletionObserved === undefined || !isPlainObject(status.deletingPods)) return 0;
+  return Object.keys(status.deletingPods).filter((name) => !deletionObserved(name)).length;
 }
 
-/** D2 occupancy of a subset within one version: replicas + |creatingPods| - |deletingPods|. */
-export function occupancy(status: SubsetStatus): number {
-  return status.replicas + countKeys(status.creatingPods) - countKeys(status.deletingPods);
+/** A subset with room: missingReplicas > 0 once unobserved deletions are taken back, or -1 (unlimited). */
+function hasQuota(status: SubsetStatus, deletionObserved?: (podName: string) => boolean): boolean {
+  return status.missingReplicas === -1 || status.missingReplicas - unobservedDeletions(status, deletionObserved) > 0;
+}
+
+/** D2 occupancy of a subset within one version: replicas + |creatingPods| - |deletingPods observed|. */
+export function occupancy(status: SubsetStatus, deletionObserved?: (podName: string) => boolean): number {
+  return status.replicas + countKeys(status.creatingPods) - countKeys(status.deletingPods) + unobservedDeletions(status, deletionObserved);
 }
 
 /** Decides the subset of a new pod (spec §2.3 A, C.2–C.6). */
@@ -152,11 +167,11 @@ export function chooseSubset(input: ChooseSubsetInput): SubsetChoice {
   const recorded = findRecordedSubset(statuses, podName);
   if (recorded !== undefined) return { kind: 'chosen', subset: recorded };
 
-  let index = pickSubset(ws, statuses, input.canHost);
+  let index = pickSubset(ws, statuses, input.canHost, input.deletionObserved);
   // D3: when simulation rules out every subset with quota, fall back to the quota-only choice, as the
   // reference would: the pod then waits in its subset (and Adaptive rescheduling moves it on) instead
   // of being admitted without any placement at all.
-  if (index === undefined && input.canHost !== undefined) index = pickSubset(ws, statuses, undefined);
+  if (index === undefined && input.canHost !== undefined) index = pickSubset(ws, statuses, undefined, input.deletionObserved);
   if (index === undefined) {
     const target = ws.spec?.targetRef;
     const podLabel = podName !== undefined && podName !== '' ? podName : (pod.metadata?.generateName ?? '');
@@ -194,16 +209,21 @@ export function chooseSubset(input: ChooseSubsetInput): SubsetChoice {
  * rejects. A stored subset no longer in the spec is not simulated (nothing
  * describes its nodes) and stays eligible, as in the reference.
  */
-function pickSubset(ws: WorkloadSpread, statuses: readonly SubsetStatus[], canHost: ((subset: Subset) => boolean) | undefined): number | undefined {
+function pickSubset(
+  ws: WorkloadSpread,
+  statuses: readonly SubsetStatus[],
+  canHost: ((subset: Subset) => boolean) | undefined,
+  deletionObserved: ((podName: string) => boolean) | undefined,
+): number | undefined {
   const subsets = specSubsets(ws);
   const eligible = (status: SubsetStatus, subset: Subset | undefined): boolean =>
-    !isSchedulableFalse(status) && hasQuota(status) && (canHost === undefined || subset === undefined || canHost(subset));
+    !isSchedulableFalse(status) && hasQuota(status, deletionObserved) && (canHost === undefined || subset === undefined || canHost(subset));
   for (const subset of subsets) {
     if (!keepsBookkeeping(subset)) continue;
     const index = statuses.findIndex((s) => s.name === subset.name);
     const status = statuses[index];
     if (status === undefined) continue; // §9.19: not in this version's status yet
-    if (occupancy(status) < (subset.minReplicas ?? 0) && eligible(status, subset)) return index;
+    if (occupancy(status, deletionObserved) < (subset.minReplicas ?? 0) && eligible(status, subset)) return index;
   }
   for (let index = 0; index < statuses.length; index++) {
     const status = statuses[index] as SubsetStatus;

@@ -33,7 +33,7 @@ import { chooseSubsetByOrdinal } from '../core/statefulset-ordinal.ts';
 import { chooseSubset, specSubsets, subsetsUsePercent, type SubsetChoice, type WorkloadReplicasResult } from '../core/subset-choice.ts';
 import { cloneSetRecreates } from '../core/workload-version.ts';
 import { isPlainObject } from '../k8s/json.ts';
-import { apiVersionGroup, controllerRef } from '../k8s/pod.ts';
+import { apiVersionGroup, controllerRef, isPodActive } from '../k8s/pod.ts';
 import type { Pod } from '../k8s/types.ts';
 import { allowed, errored, patched, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
 import type { GroupCommit } from './group-commit.ts';
@@ -101,6 +101,34 @@ async function workloadReplicas(ws: WorkloadSpread, namespace: string, whitelist
   return admissionWorkloadReplicas(ws, 'found' in workload ? workload.found : undefined, whitelist);
 }
 
+/**
+ * Which booked deletions of the pod's version have taken effect (issue 14):
+ * the pod is gone or terminating in the cache, or — when the cache still shows
+ * it running — in a fresh read. Only those release their slot (subset-choice.ts);
+ * a forged or refused deletion of a running pod frees nothing. A failed read
+ * counts as not observed.
+ */
+export async function observedDeletions(ws: WorkloadSpread, version: string, namespace: string, sources: AdmissionSources): Promise<(podName: string) => boolean> {
+  const entry = ws.status?.versionedSubsetStatuses?.[version];
+  const names = new Set<string>();
+  for (const status of Array.isArray(entry) ? entry : []) {
+    const deleting = isPlainObject(status) ? status.deletingPods : undefined;
+    if (isPlainObject(deleting)) for (const name of Object.keys(deleting)) names.add(name);
+  }
+  if (names.size === 0) return () => true;
+  const running = new Set<string>();
+  await Promise.all(
+    [...names].map(async (name) => {
+      const cached = sources.pod(namespace, name);
+      if (!('found' in cached) || !isPodActive(cached.found)) return;
+      const fresh = await sources.freshPod(namespace, name);
+      if ('notFound' in fresh || ('found' in fresh && !isPodActive(fresh.found))) return;
+      running.add(name);
+    }),
+  );
+  return (name) => !running.has(name);
+}
+
 /** Whether the pod version already has its subset statuses (else they are initialized, and percentages need the workload replicas). */
 export function hasVersionEntry(ws: WorkloadSpread, version: string): boolean {
   const entry = ws.status?.versionedSubsetStatuses?.[version];
@@ -163,6 +191,7 @@ export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDe
       let replicas: WorkloadReplicasResult = { ok: true, replicas: 0 };
       if (subsetsUsePercent(ws) && !hasVersionEntry(ws, version)) replicas = await workloadReplicas(ws, namespace, wl.whitelist, deps);
       const input: Parameters<typeof chooseSubset>[0] = { ws, pod, version, workloadReplicas: () => replicas, now: deps.clock.now(), newUid };
+      input.deletionObserved = await observedDeletions(ws, version, namespace, deps.sources);
       if (simulationScheduleEnabled(ws)) {
         input.canHost = simulationCanHost(ws, pod, deps.sources.nodes(), (node) => deps.sources.requestedOnNode(node));
       }

@@ -24,11 +24,13 @@ const full: SubsetStatus[] = [
   { name: 'zone-b', replicas: 1, missingReplicas: 2, creatingPods: {}, deletingPods: {} },
 ];
 
-function bedWith(ws: WorkloadSpread): HandlerBed & { clock: VirtualClock } {
+function bedWith(ws: WorkloadSpread, cachePod = true): HandlerBed & { clock: VirtualClock } {
   const clock = new VirtualClock();
   const bed = handlerBed(clock);
   bed.cluster.objects.push(...deploymentChain());
   bed.cluster.spreads.push(bed.store.put(ws));
+  // The deleted pod is one the cluster has (issue 14: a DELETE is booked for the stored pod only).
+  if (cachePod) bed.cluster.pods.push(fixtureReview('pod-delete.json').request['oldObject'] as Pod);
   return { ...bed, clock };
 }
 
@@ -73,23 +75,32 @@ describe('pod DELETE admission (spec §3)', () => {
     );
   });
 
-  const untouched: { name: string; ws?: WorkloadSpread; edit: (r: ReturnType<typeof fixtureReview>) => void }[] = [
+  /** An edit of the deleted pod, as the cluster stores it and as the review carries it. */
+  const podEdit = (edit: (p: Pod) => void) => (r: ReturnType<typeof fixtureReview>, bed: HandlerBed) => {
+    edit(r.request['oldObject'] as Pod);
+    for (const p of bed.cluster.pods) edit(p);
+  };
+  const untouched: { name: string; ws?: WorkloadSpread; edit: (r: ReturnType<typeof fixtureReview>, bed: HandlerBed) => void }[] = [
     { name: 'dry run (DeleteOptions)', edit: (r) => void (r.request['options'] = { kind: 'DeleteOptions', dryRun: ['All'] }) },
     { name: 'dry run (request)', edit: (r) => void (r.request['dryRun'] = true) },
     { name: 'no oldObject (an old API server)', edit: (r) => void (r.request['oldObject'] = null) },
     { name: 'a subresource', edit: (r) => void (r.request['subResource'] = 'status') },
-    { name: 'a pod without the marker', edit: (r) => void ((r.request['oldObject'] as Pod).metadata.annotations = {}) },
-    { name: 'a marker that is not JSON', edit: (r) => void ((r.request['oldObject'] as Pod).metadata.annotations = { 'apps.kruise.io/matched-workloadspread': '{nope' }) },
-    { name: 'an inactive pod', edit: (r) => void ((r.request['oldObject'] as Pod).status = { phase: 'Failed' }) },
-    { name: 'a pod without a controller', edit: (r) => void ((r.request['oldObject'] as Pod).metadata.ownerReferences = []) },
-    { name: 'the WorkloadSpread is gone', edit: (r) => void ((r.request['oldObject'] as Pod).metadata.annotations = { 'apps.kruise.io/matched-workloadspread': '{"name":"other","subset":"zone-a"}' }) },
+    { name: 'a pod without the marker', edit: podEdit((p) => void (p.metadata.annotations = {})) },
+    { name: 'a marker that is not JSON', edit: podEdit((p) => void (p.metadata.annotations = { 'apps.kruise.io/matched-workloadspread': '{nope' })) },
+    { name: 'an inactive pod', edit: podEdit((p) => void (p.status = { phase: 'Failed' })) },
+    { name: 'a pod without a controller', edit: podEdit((p) => void (p.metadata.ownerReferences = [])) },
+    { name: 'the WorkloadSpread is gone', edit: podEdit((p) => void (p.metadata.annotations = { 'apps.kruise.io/matched-workloadspread': '{"name":"other","subset":"zone-a"}' })) },
+    // Issue 14: what the cluster has decides, not what the review claims.
+    { name: 'a forged DELETE of a pod the cluster does not have', edit: (_r, bed) => void (bed.cluster.pods.length = 0) },
+    { name: 'a DELETE whose oldObject has another uid than the stored pod', edit: (r) => void ((r.request['oldObject'] as Pod).metadata.uid = 'made-up') },
+    { name: 'a DELETE whose oldObject claims a marker the stored pod does not have', edit: (_r, bed) => void (bed.cluster.pods.forEach((p) => (p.metadata.annotations = {}))) },
     { name: 'an unlimited subset', ws: spread([{ name: 'zone-a', replicas: 2, missingReplicas: -1 }], [{ name: 'zone-a' }, { name: 'zone-b', maxReplicas: 1 }]), edit: () => {} },
     { name: 'a single unlimited subset (§2.3 A)', ws: spread(undefined, [{ name: 'zone-a' }]), edit: () => {} },
   ];
   for (const c of untouched) {
     test(`allowed, nothing written: ${c.name}`, async () => {
       const bed = bedWith(c.ws ?? spread(full));
-      const response = await review(bed, 'pod-delete.json', c.edit);
+      const response = await review(bed, 'pod-delete.json', (r) => c.edit(r, bed));
       assert.equal(response.allowed, true);
       assert.equal(bed.store.writes, 0);
     });
@@ -131,16 +142,16 @@ describe('pods/eviction CREATE admission (spec §3.3)', () => {
   });
 
   test('a pod missing from the cache is read from the API server: there, it is recorded; gone there too, allowed with nothing recorded (the API server answers 404); a failed read → 400', async () => {
-    const fresh = bedWith(spread(full));
+    const fresh = bedWith(spread(full), false);
     fresh.cluster.uncachedPods.push(fixturePod());
     assert.deepEqual(await review(fresh, 'pod-eviction.json'), { uid: '0f0e6c7a-1b52-4d56-9a8e-3a1c1a0b0003', allowed: true });
     assert.deepEqual(stored(fresh)[0]?.deletingPods, { 'web-5d4f8b7c9-abcde': NOW }, 'a pod created a moment ago is booked as any other');
 
-    const gone = bedWith(spread(full));
+    const gone = bedWith(spread(full), false);
     assert.deepEqual(await review(gone, 'pod-eviction.json'), { uid: '0f0e6c7a-1b52-4d56-9a8e-3a1c1a0b0003', allowed: true });
     assert.deepEqual(stored(gone)[0]?.deletingPods ?? {}, {}, 'nothing recorded for a pod that does not exist');
 
-    const broken = bedWith(spread(full));
+    const broken = bedWith(spread(full), false);
     broken.cluster.freshError = 'cannot read pod default/web-5d4f8b7c9-abcde: connection refused';
     const response = await review(broken, 'pod-eviction.json');
     assert.equal(response.allowed, false);

@@ -11,7 +11,11 @@
  * the record deny the request with 400 (for an eviction, so does a pod missing
  * from the cache). The record is a side effect even when a later check (a
  * PodDisruptionBudget) refuses the eviction; it expires after 15 s (§3.5).
- * Start at `admitPodDeletion`.
+ * Issue 14: a DELETE is booked for the pod the cluster has (the cache, or a
+ * fresh read on a miss) with the uid of the request's oldObject — a review
+ * forged for a pod that does not exist books nothing, and marker, owner and
+ * version come from the stored pod, not from what the caller sent. Start at
+ * `admitPodDeletion`.
  */
 import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
 import { recordDeletion, shouldRecordDeletion } from '../core/deletion.ts';
@@ -53,7 +57,12 @@ export async function admitPodDeletion(req: AdmissionRequest, deps: PodAdmission
     if (old === undefined || old === null) return allowed(uid);
     if (!isPlainObject(old)) return errored(uid, 400, new Error('the request oldObject is not a Pod'));
     if (isDryRun(req)) return allowed(uid);
-    return handleDeletion(uid, old as unknown as Pod, req.namespace, 'Delete', deps);
+    const oldPod = old as unknown as Pod;
+    const stored = await storedPod(deps.sources, req.namespace !== '' ? req.namespace : (oldPod.metadata?.namespace ?? ''), oldPod);
+    // Not the pod the cluster has (gone, or another one under that name): nothing to book; the API server answers the DELETE itself.
+    if ('notFound' in stored) return allowed(uid);
+    if ('error' in stored) return errored(uid, 400, new Error(stored.error));
+    return handleDeletion(uid, stored.found, req.namespace, 'Delete', deps);
   }
   if (req.operation === 'CREATE') {
     if (req.subResource !== 'eviction') return allowed(uid);
@@ -79,6 +88,18 @@ export async function admitPodDeletion(req: AdmissionRequest, deps: PodAdmission
 export async function evictedPod(sources: AdmissionSources, namespace: string, name: string): Promise<Lookup<Pod>> {
   const cached = sources.pod(namespace, name);
   return 'notFound' in cached ? sources.freshPod(namespace, name) : cached;
+}
+
+/** The stored pod a DELETE review's oldObject stands for: same name and uid, from the cache or (on a miss or another uid) a fresh read. */
+export async function storedPod(sources: AdmissionSources, namespace: string, old: Pod): Promise<Lookup<Pod>> {
+  const name = old.metadata?.name ?? '';
+  const uid = old.metadata?.uid ?? '';
+  if (name === '' || uid === '') return { notFound: true };
+  const cached = sources.pod(namespace, name);
+  if ('found' in cached && cached.found.metadata?.uid === uid) return cached;
+  const fresh = await sources.freshPod(namespace, name);
+  if ('found' in fresh && fresh.found.metadata?.uid !== uid) return { notFound: true };
+  return fresh;
 }
 
 /** `handleDeletion` of §3.4. */
