@@ -36,6 +36,8 @@ export interface UploadOptions {
   contentType?: string;
   /** Keep sending after the answer arrived, as a hostile client would, until the server closes (or the cap). */
   keepSending?: boolean;
+  /** A bearer token (an authenticated client). */
+  token?: string;
 }
 
 /** Sends a body (chunked unless `contentLength`) as fast as the socket takes it until the server answers or closes. */
@@ -44,6 +46,7 @@ export function uploadUntilStopped(baseUrl: string, options: UploadOptions): Pro
   const chunk = Buffer.alloc(options.chunkBytes ?? 64 * 1024, 0x20);
   const cap = options.capBytes ?? 256 * 1024 * 1024;
   const headers: Record<string, string | number> = { 'content-type': options.contentType ?? 'application/json' };
+  if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`;
   // Node frames a GET body as chunked only when asked to.
   if (options.contentLength !== undefined) headers['content-length'] = options.contentLength;
   else headers['transfer-encoding'] = 'chunked';
