@@ -42,6 +42,8 @@ describe('flags', () => {
     assert.deepEqual(managerSettings({}, io, '/nonexistent'), {
       namespace: DEFAULT_MANAGER_NAMESPACE,
       webhookPort: 9443,
+      webhookHost: '0.0.0.0',
+      clientCertAllowedNames: [],
       webhookService: 'workloadspread-webhook',
       registerWebhooks: false,
       metricsAddress: { host: '0.0.0.0', port: 8080 },
@@ -52,6 +54,7 @@ describe('flags', () => {
       unschedulableRecoverySeconds: 300,
       whitelistConfigMap: 'workloadspread-configuration',
       guardPodDeletion: false,
+      allowPrivilegedSubsetPatches: false,
       logLevel: 'info',
     });
   });
@@ -74,6 +77,10 @@ describe('flags', () => {
         unschedulableRecoverySeconds: '600',
         whitelistConfigmap: 'wl',
         guardPodDeletion: 'true',
+        webhookHost: '[::1]',
+        clientCaFile: '/ca/ca.crt',
+        clientCertAllowedNames: 'kube-apiserver-admission, apiserver-2',
+        allowPrivilegedSubsetPatches: 'true',
         logLevel: 'debug',
       },
       io,
@@ -82,9 +89,12 @@ describe('flags', () => {
       kubeconfig: '/kc',
       namespace: 'ops',
       webhookPort: 8443,
+      webhookHost: '::1',
       webhookUrl: 'https://host.docker.internal:8443',
       webhookService: 'ws-hook',
       certDir: '/certs',
+      clientCaFile: '/ca/ca.crt',
+      clientCertAllowedNames: ['kube-apiserver-admission', 'apiserver-2'],
       registerWebhooks: true,
       metricsAddress: { host: '127.0.0.1', port: 0 },
       healthAddress: { host: '::1', port: 9000 },
@@ -94,6 +104,7 @@ describe('flags', () => {
       unschedulableRecoverySeconds: 600,
       whitelistConfigMap: 'wl',
       guardPodDeletion: true,
+      allowPrivilegedSubsetPatches: true,
       logLevel: 'debug',
     });
     assert.equal(managerSettings({ metricsAddr: '0', leaderElect: 'false' }, io).metricsAddress, undefined, '0 switches an endpoint off');
@@ -115,6 +126,9 @@ describe('flags', () => {
     [{ unschedulableRecoverySeconds: '5' }, '--unschedulable-recovery-seconds must be an integer from 6 to 86400, got "5"'],
     [{ whitelistConfigmap: '' }, '--whitelist-configmap: "" is not a valid Kubernetes name'],
     [{ logLevel: 'loud' }, '--log-level must be one of debug, info, warn, error, got "loud"'],
+    [{ webhookHost: 'not a host!' }, '--webhook-host must be an IP address or a host name to listen on (e.g. 0.0.0.0, 127.0.0.1, ::), got "not a host!"'],
+    [{ clientCertAllowedNames: 'apiserver' }, '--client-cert-allowed-names needs --client-ca-file'],
+    [{ allowPrivilegedSubsetPatches: 'maybe' }, '--allow-privileged-subset-patches must be true or false, got "maybe"'],
   ];
   for (const [flags, message] of bad) {
     test(`refused: ${JSON.stringify(flags)}`, () => {
