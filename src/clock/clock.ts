@@ -33,6 +33,12 @@ export interface Activity {
   begin(label: string): () => void;
   /** Runs `fn` as one tracked activity (its sleeps on the clock do not count as busy). */
   run<T>(label: string, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Awaits what another flow will deliver (a lock it holds, a result it
+   * computes): like a sleep, the waiting does not count as busy, so the flow
+   * being waited for can sleep on a virtual clock without stopping time.
+   */
+  waitFor<T>(promise: Promise<T>): Promise<T>;
   /** A watch event was written on a tracked stream. */
   sent(stream: string): void;
   /** A watch event of a tracked stream was consumed by its reader. */
@@ -71,6 +77,7 @@ export const REQUEST_ACTIVITY_HEADER = 'x-workloadspread-request';
 const noopActivity: Activity = {
   begin: () => () => {},
   run: (_label, fn) => fn(),
+  waitFor: (promise) => promise,
   sent: () => {},
   received: () => {},
   closeStream: () => {},

@@ -12,7 +12,8 @@
  *     (`sent` / `received`, accounted per stream).
  * A tracked activity that sleeps on this clock is not busy while it sleeps
  * (found through AsyncLocalStorage), so a retry loop with back-off inside a
- * request does not block the time it is waiting for.
+ * request does not block the time it is waiting for; nor while it waits for
+ * another flow through `activity.waitFor` (a lock whose holder sleeps).
  *
  * Start reading at `settle()` and `advance()`.
  */
@@ -80,6 +81,11 @@ export class VirtualClock implements Clock {
       id,
       begin: (label) => this.#begin(label),
       run: (label, fn) => this.#run(label, fn),
+      waitFor: <T>(promise: Promise<T>): Promise<T> => {
+        const token = this.#tokens.getStore();
+        this.#suspend(token);
+        return promise.finally(() => this.#resume(token));
+      },
       sent: (stream) => {
         if (this.#closedStreams.has(stream)) return;
         this.#streams.set(stream, (this.#streams.get(stream) ?? 0) + 1);

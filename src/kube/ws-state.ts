@@ -19,6 +19,7 @@
  * Start at `withLock` and `freshest`.
  */
 import type { WorkloadSpread } from '../api/workloadspread.ts';
+import type { Clock } from '../clock/clock.ts';
 import type { ObjectMeta } from '../k8s/types.ts';
 import { keyOf } from '../client/store.ts';
 
@@ -51,6 +52,8 @@ interface LockEntry {
 export interface WorkloadSpreadStateOptions {
   /** Remembered copies kept at most (the oldest written is dropped first; default 10,000). */
   maxEntries?: number;
+  /** Whose activity accounting a lock wait uses: a flow waiting for the lock is not busy (a virtual clock may move while the holder sleeps). */
+  clock?: Clock;
 }
 
 /**
@@ -63,9 +66,11 @@ export class WorkloadSpreadState<T extends { metadata?: ObjectMeta } = WorkloadS
   /** Last written copy by `namespace/name`. */
   readonly #written = new Map<string, T>();
   readonly #maxEntries: number;
+  readonly #clock: Clock | undefined;
 
   constructor(options: WorkloadSpreadStateOptions = {}) {
     this.#maxEntries = options.maxEntries ?? 10_000;
+    this.#clock = options.clock;
   }
 
   /**
@@ -98,7 +103,8 @@ export class WorkloadSpreadState<T extends { metadata?: ObjectMeta } = WorkloadS
       this.#locks.set(uid, { waiters: [] });
       return Promise.resolve();
     }
-    return new Promise<void>((resolve) => entry.waiters.push(resolve));
+    const acquired = new Promise<void>((resolve) => entry.waiters.push(resolve));
+    return this.#clock === undefined ? acquired : this.#clock.activity.waitFor(acquired);
   }
 
   #release(uid: string): void {

@@ -172,22 +172,40 @@ export interface Forwarder {
   setBackends(urls: string[]): void;
   /** Connections accepted per backend URL so far. */
   readonly connections: Map<string, number>;
+  /** Takes a backend out of the rotation and cuts its open connections mid-request (a killed replica). */
+  drop(url: string): void;
+  /** While stalled, bytes are held in both directions (the webhook never answers; callers time out). */
+  stall(on: boolean): void;
   close(): Promise<void>;
 }
 
 /**
  * A TCP forwarder that hands each new connection to the next backend in turn
  * — TLS passes through untouched, so the API server verifies the managers'
- * own certificate, as it would behind a Service.
+ * own certificate (and the managers its client certificate), as it would
+ * behind a Service.
  */
 export async function startForwarder(): Promise<Forwarder> {
   let backends: string[] = [];
   let next = 0;
+  let stalled = false;
   const connections = new Map<string, number>();
   const sockets = new Set<Socket>();
+  const pairs = new Set<{ inbound: Socket; outbound: Socket; target: string }>();
   const track = (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
+  };
+  const flow = (pair: { inbound: Socket; outbound: Socket }, on: boolean) => {
+    if (on) {
+      pair.inbound.pipe(pair.outbound);
+      pair.outbound.pipe(pair.inbound);
+    } else {
+      pair.inbound.unpipe(pair.outbound);
+      pair.outbound.unpipe(pair.inbound);
+      pair.inbound.pause();
+      pair.outbound.pause();
+    }
   };
   const server: Server = createServer((inbound) => {
     track(inbound);
@@ -200,9 +218,11 @@ export async function startForwarder(): Promise<Forwarder> {
     const u = new URL(target);
     const outbound = connect(Number(u.port), u.hostname);
     track(outbound);
-    inbound.pipe(outbound);
-    outbound.pipe(inbound);
+    const pair = { inbound, outbound, target };
+    pairs.add(pair);
+    flow(pair, !stalled);
     const end = () => {
+      pairs.delete(pair);
       inbound.destroy();
       outbound.destroy();
     };
@@ -219,6 +239,19 @@ export async function startForwarder(): Promise<Forwarder> {
     connections,
     setBackends: (urls) => {
       backends = [...urls];
+    },
+    drop: (url) => {
+      backends = backends.filter((b) => b !== url);
+      for (const pair of [...pairs]) {
+        if (pair.target !== url) continue;
+        pair.inbound.destroy();
+        pair.outbound.destroy();
+      }
+    },
+    stall: (on) => {
+      if (stalled === on) return;
+      stalled = on;
+      for (const pair of pairs) flow(pair, !on);
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -332,7 +332,7 @@ class ManagerRun {
       watcher,
     }));
     const resolver = new WorkloadResolver({ caches, log });
-    const state = new WorkloadSpreadState();
+    const state = new WorkloadSpreadState({ clock });
     const statusWriter = new StatusWriter({ client, state, metrics: this.#metrics.statusWriter });
     this.#shared = { caches, resolver, state, statusWriter, controllerEvents };
     const budgets = (this.#budgets = new ManagerBudgets({ client, clock, caches, log, recorder: controllerRecorder, metrics: this.#metrics, watcher, ...(o.budgets === undefined ? {} : { settings: o.budgets }) }));
