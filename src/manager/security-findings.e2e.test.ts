@@ -23,8 +23,8 @@ import { BUILTIN } from '../client/resources.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import { tlsHandshake, uploadUntilStopped } from '../testing/hostile-client.ts';
-import { countBySubset, deployment, podsOf, readSpread, workloadSpreadObject, zoneTerm } from '../webhook/e2e-kit.ts';
-import { onClock, startManagerCluster, startTestManager, stopOnClock, type ManagerCluster, type TestManager } from './manager-test-kit.ts';
+import { countBySubset, deployment, podsOf, readSpread, workloadSpreadObject, zoneTerm } from '../testing/webhook-bed.ts';
+import { onClock, startManagerCluster, startTestManager, stopOnClock, type ManagerCluster, type TestManager } from '../testing/manager-bed.ts';
 
 const active = (pods: Pod[]) => pods.filter((p) => p.metadata.deletionTimestamp === undefined && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
 

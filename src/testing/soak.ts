@@ -33,8 +33,8 @@ import { BUILTIN } from '../client/resources.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import type { Pod } from '../k8s/types.ts';
-import { onClock, startForwarder, startManagerCluster, startTestManager, stopOnClock, type Forwarder, type ManagerCluster, type TestManager } from '../manager/manager-test-kit.ts';
-import { deployment, workloadSpreadObject, ZONE_LABEL, ZONED_NODES, zoneTerm } from '../webhook/e2e-kit.ts';
+import { onClock, startForwarder, startManagerCluster, startTestManager, stopOnClock, type Forwarder, type ManagerCluster, type TestManager } from './manager-bed.ts';
+import { deployment, workloadSpreadObject, ZONE_LABEL, ZONED_NODES, zoneTerm } from './webhook-bed.ts';
 
 export interface SoakOptions {
   /** Wall-clock budget of the fault phase, in ms. */

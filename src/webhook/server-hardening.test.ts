@@ -19,7 +19,7 @@ import { staticCertificates } from './certs.ts';
 import { ClientCaFile, clientCaProblem, staticClientAuth } from './client-auth.ts';
 import { MUTATE_POD_PATH, startWebhookServer, type WebhookServer } from './server.ts';
 
-const fixture = (name: string): string => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
+const fixture = (name: string): string => readFileSync(new URL(`../testing/fixtures/${name}`, import.meta.url), 'utf8');
 const now = realClock().now();
 const serverCa = generateCertificateAuthority(now);
 const servingPair = issueServingCertificate(serverCa, { dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] }, now);

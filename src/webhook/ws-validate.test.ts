@@ -4,7 +4,7 @@ import { parseWhitelist } from '../api/whitelist.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { admitWorkloadSpread } from './ws-validate.ts';
-import { deploymentChain, FakeCluster, fixtureReview, requestOf } from './webhook-test-kit.ts';
+import { deploymentChain, FakeCluster, fixtureReview, requestOf } from '../testing/admission-kit.ts';
 
 type Review = ReturnType<typeof fixtureReview>;
 const wsOf = (r: Review): WorkloadSpread => r.request['object'] as WorkloadSpread;
@@ -12,7 +12,7 @@ const wsOf = (r: Review): WorkloadSpread => r.request['object'] as WorkloadSprea
 async function validate(cluster: FakeCluster, edit: (r: Review) => void = () => {}) {
   const r = fixtureReview('workloadspread-create.json');
   edit(r);
-  return admitWorkloadSpread(requestOf(r), { sources: cluster });
+  return admitWorkloadSpread(requestOf(r), { view: cluster, reads: cluster });
 }
 
 const withDeployment = (): FakeCluster => {

@@ -1,0 +1,365 @@
+/**
+ * Admission, decided end to end (spec §2 and §3; DECISIONS D3, D11, D12,
+ * D13): the two functions the webhook, `plan` and the tests call, and the one
+ * place each rule of admission is written down.
+ *
+ * - `decidePodCreate`: which WorkloadSpread a new pod belongs to (§2.1–§2.2,
+ *   pod-selection.ts), then by `admissionPath`: one unlimited subset takes the
+ *   pod (§2.3 A); a StatefulSet's ordinal picks the subset (§2.3 B,
+ *   statefulset-ordinal.ts); everything else reserves quota in the stored
+ *   status (§2.3 C, subset-choice.ts) with the simulation schedule (D3). The
+ *   answer carries the injected pod (§2.5, inject.ts) and the new status, or
+ *   the `NoSubsetAvailable` event (D11).
+ * - `decidePodDeletion`: whether a DELETE or an eviction frees quota, and the
+ *   `deletingPods` record that does (§3.4, deletion.ts).
+ *
+ * Both read the cluster only through a `ClusterView` (cluster-view.ts) and
+ * return one union. Two of its answers ask the caller for something first:
+ * `read` — the view could not answer without the API server (make the read,
+ * add it to the view, decide again); `commit` — the decision depends on the
+ * WorkloadSpread's stored status, so it must be taken again on the freshest
+ * copy, under the per-WorkloadSpread group commit (D13), with `current`. A
+ * decision taken with `current` is final: `placed`/`recorded` carry the status
+ * to write (if any) and nothing else needs the API server. Pure: `now` and
+ * `newUid` come from the caller.
+ *
+ * What a forged review could poison (issue 14) is checked against the view:
+ * a new pod's owner must exist with the uid its ownerReference names
+ * (pod-selection.ts); a DELETE is booked only for the stored pod with the
+ * request's uid (its marker and version taken from the stored pod); and a
+ * booked deletion frees its slot for a new pod only once the deletion is
+ * observed — the pod gone or terminating in the cache, or in a fresh read
+ * when the cache still shows it running (subset-choice.ts). A subset patch
+ * that changes protected fields is not applied (D20, inject.ts).
+ */
+import type { SubsetPatchPolicy } from '../api/subset-patch-policy.ts';
+import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
+import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
+import { apiVersionGroup, controllerRef, isPodActive } from '../k8s/pod.ts';
+import type { Pod } from '../k8s/types.ts';
+import type { ClusterView, ReadRequest } from './cluster-view.ts';
+import { recordDeletion, shouldRecordDeletion } from './deletion.ts';
+import { noSubsetAvailableEvent, workloadSpreadRef, type EngineEvent } from './events.ts';
+import { injectSubset } from './inject.ts';
+import { readMarker } from './marker.ts';
+import { matchWorkloadSpreadForPod, SUPPORTED_WORKLOAD_KINDS } from './pod-selection.ts';
+import { podVersion } from './pod-version.ts';
+import { admissionWorkloadReplicas } from './replicas.ts';
+import { requestedOnNode, simulationCanHost, simulationScheduleEnabled } from './simulation-schedule.ts';
+import { chooseSubsetByOrdinal, namesPodsByOrdinal } from './statefulset-ordinal.ts';
+import { chooseSubset, type WorkloadReplicasResult } from './subset-choice.ts';
+import { cloneSetRecreates } from './workload-version.ts';
+
+/** How admission decides for a WorkloadSpread (spec §2.3; A is checked before B, as in the reference). */
+export type AdmissionPath =
+  /** §2.3 A: one subset without maxReplicas takes every pod; no status is read or written. */
+  | { kind: 'single-unlimited'; subset: string }
+  /** §2.3 B: a StatefulSet pod's ordinal picks the subset; no status is written, on create or delete. */
+  | { kind: 'ordinal' }
+  /** §2.3 C: quota reserved in (and released to) the stored status. */
+  | { kind: 'quota' };
+
+export function admissionPath(ws: WorkloadSpread): AdmissionPath {
+  const subsets = ws.spec.subsets;
+  const only = subsets[0];
+  if (subsets.length === 1 && only !== undefined && only.maxReplicas === undefined) return { kind: 'single-unlimited', subset: only.name };
+  if (namesPodsByOrdinal(ws.spec.targetRef)) return { kind: 'ordinal' };
+  return { kind: 'quota' };
+}
+
+/** The view could not answer: make this read, then decide again. */
+export interface ReadFirst {
+  kind: 'read';
+  read: ReadRequest;
+}
+
+/** The decision depends on the stored status: decide again with `current` under the group commit. */
+export interface CommitFirst {
+  kind: 'commit';
+  ws: WorkloadSpread;
+}
+
+/** The freshest stored copy of the WorkloadSpread a `commit` answer named; undefined when it is gone. */
+export interface Current {
+  ws: WorkloadSpread | undefined;
+}
+
+// ---- pod CREATE ----
+
+export interface PodCreateInput {
+  view: ClusterView;
+  /** The pod of the request, as the API server sent it (injection works on a copy of it). */
+  pod: Pod;
+  namespace: string;
+  now: number;
+  /** A fresh id for a pod created without a name (generateName), kept in its marker. */
+  newUid: () => string;
+  current?: Current;
+  /** D20: what subset patches may change (`--allow-privileged-subset-patches`); default: no privilege-bearing fields. */
+  subsetPatches?: SubsetPatchPolicy;
+}
+
+export type PodCreateDecision =
+  /** Not a pod any WorkloadSpread places (or its WorkloadSpread is gone): admitted unchanged. */
+  | { kind: 'admit' }
+  | ReadFirst
+  | CommitFirst
+  /**
+   * Placed: answer with the patch to `pod`, once `status` (when set) is stored. `injected` is false for a subset gone from the spec.
+   * `refusedPatch`: the subset's patch was left out because it changes these protected fields (D20; the caller records `SubsetPatchRefused`).
+   */
+  | { kind: 'placed'; ws: WorkloadSpread; subset: string; pod: Pod; injected: boolean; status?: WorkloadSpreadStatus; refusedPatch?: string[] }
+  /** D11: no subset can take the pod; admitted unchanged, and `event` is recorded on the WorkloadSpread. */
+  | { kind: 'unplaced'; ws: WorkloadSpread; event: EngineEvent }
+  /** Refused (500): the workload controller retries. `cause` says which rule refused, for the logs. */
+  | { kind: 'error'; cause: 'owner-not-found' | 'whitelist' | 'reservation' | 'injection'; message: string; ws?: WorkloadSpread };
+
+/** Decides a pod CREATE (spec §2.1–§2.5). */
+export function decidePodCreate(input: PodCreateInput): PodCreateDecision {
+  const { view, pod, namespace } = input;
+  if (input.current !== undefined) {
+    const ws = input.current.ws;
+    return ws === undefined ? { kind: 'admit' } : decideByQuota(input, ws);
+  }
+  const spreads = view.workloadSpreads(namespace);
+  if (spreads.length === 0) return { kind: 'admit' };
+  const whitelist = whitelistForCreate(view, pod);
+  if ('error' in whitelist) return { kind: 'error', cause: 'whitelist', message: whitelist.error };
+  const match = matchWorkloadSpreadForPod(pod, spreads, (ref) => view.object(namespace, ref), whitelist.whitelist);
+  switch (match.kind) {
+    case 'skip':
+    case 'none':
+      return { kind: 'admit' };
+    case 'read':
+      return match;
+    case 'error':
+      return { kind: 'error', cause: 'owner-not-found', message: match.message };
+    case 'matched':
+      break;
+  }
+  const ws = match.ws;
+  const path = admissionPath(ws);
+  switch (path.kind) {
+    case 'single-unlimited':
+      return place(input, ws, path.subset, undefined, undefined);
+    case 'ordinal': {
+      const subset = chooseSubsetByOrdinal(ws, pod.metadata?.name ?? '');
+      return subset === undefined ? unplaced(ws, pod) : place(input, ws, subset, undefined, undefined);
+    }
+    case 'quota':
+      return { kind: 'commit', ws };
+  }
+}
+
+/** §2.3 C on the freshest copy: version, quota, simulation, reservation. */
+function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDecision {
+  const { view, pod, namespace } = input;
+  const whitelist = whitelistForCreate(view, pod);
+  if ('error' in whitelist) return { kind: 'error', cause: 'whitelist', message: whitelist.error, ws };
+  const version = podVersionIn(view, namespace, pod);
+  if ('read' in version) return { kind: 'read', read: version.read };
+  const replicas = workloadReplicasIn(view, namespace, ws, whitelist.whitelist);
+  const observed = deletionsObservedIn(view, namespace, ws, version.version);
+  if ('read' in observed) return { kind: 'read', read: observed.read };
+  const choice = chooseSubset({
+    ws,
+    pod,
+    version: version.version,
+    workloadReplicas: replicas.get,
+    now: input.now,
+    newUid: input.newUid,
+    deletionObserved: observed.observed,
+    ...(simulationScheduleEnabled(ws)
+      ? { canHost: simulationCanHost(ws, pod, view.nodes(), (node) => requestedOnNode(view.podsOnNode(node))) }
+      : {}),
+  });
+  if (replicas.read !== undefined) return { kind: 'read', read: replicas.read };
+  switch (choice.kind) {
+    case 'error':
+      return { kind: 'error', cause: 'reservation', message: choice.message, ws };
+    case 'none':
+      return unplaced(ws, pod);
+    case 'chosen':
+      return place(input, ws, choice.subset, choice.uid, choice.status);
+  }
+}
+
+function place(input: PodCreateInput, ws: WorkloadSpread, subset: string, uid: string | undefined, status: WorkloadSpreadStatus | undefined): PodCreateDecision {
+  const injected = injectSubset(input.pod, ws, subset, uid, input.subsetPatches);
+  if (!injected.ok) return { kind: 'error', cause: 'injection', message: injected.error, ws };
+  const decision: PodCreateDecision = { kind: 'placed', ws, subset, pod: injected.pod, injected: injected.injected };
+  if (status !== undefined) decision.status = status;
+  if (injected.refusedPatch !== undefined) decision.refusedPatch = injected.refusedPatch;
+  return decision;
+}
+
+/**
+ * Which booked deletions of the version have taken effect (issue 14): a pod
+ * the cache no longer shows, or shows terminating, is gone; one it shows
+ * running is confirmed with a fresh read (the cache may lag behind the
+ * deletion that triggered this very pod). Only observed deletions free their
+ * slot (subset-choice.ts): a forged or refused deletion of a running pod
+ * frees nothing. A failed read counts as not observed.
+ */
+function deletionsObservedIn(view: ClusterView, namespace: string, ws: WorkloadSpread, version: string): { observed: (podName: string) => boolean } | { read: ReadRequest } {
+  const running = new Set<string>();
+  for (const status of ws.status?.versionedSubsetStatuses?.[version] ?? []) {
+    for (const name of Object.keys(status.deletingPods ?? {})) {
+      const cached = view.pod(namespace, name);
+      if ('read' in cached || 'notFound' in cached) continue;
+      if ('error' in cached) {
+        running.add(name);
+        continue;
+      }
+      if (!isPodActive(cached.found)) continue;
+      const fresh = view.freshPod === undefined ? cached : view.freshPod(namespace, name);
+      if ('read' in fresh) return { read: fresh.read };
+      if ('error' in fresh || ('found' in fresh && isPodActive(fresh.found))) running.add(name);
+    }
+  }
+  return { observed: (name) => !running.has(name) };
+}
+
+/** D11: the pod gets no subset; the Warning names it (or its generateName) and the workload. */
+function unplaced(ws: WorkloadSpread, pod: Pod): PodCreateDecision {
+  const name = pod.metadata?.name ?? '';
+  const target = ws.spec.targetRef;
+  const event = noSubsetAvailableEvent(workloadSpreadRef(ws), name !== '' ? name : (pod.metadata?.generateName ?? ''), { kind: target.kind, name: target.name });
+  return { kind: 'unplaced', ws, event };
+}
+
+/**
+ * The whitelist for matching a new pod. If it cannot be read, pods of the
+ * built-in kinds (and unowned pods) are still placed — the whitelist cannot
+ * change their outcome; a pod with another owner is refused, since it may
+ * belong to a whitelisted workload.
+ */
+function whitelistForCreate(view: ClusterView, pod: Pod): { whitelist: Whitelist } | { error: string } {
+  const wl = view.whitelist();
+  if (!('error' in wl)) return { whitelist: wl };
+  const owner = controllerRef(pod);
+  if (owner === undefined) return { whitelist: EMPTY_WHITELIST };
+  const gv = apiVersionGroup(owner.apiVersion);
+  const builtIn = gv.ok && SUPPORTED_WORKLOAD_KINDS.some((k) => k.group === gv.group && k.kind === owner.kind);
+  return builtIn ? { whitelist: EMPTY_WHITELIST } : { error: `the custom workload whitelist cannot be read: ${wl.error}` };
+}
+
+// ---- pod DELETE and eviction ----
+
+export interface PodDeletionInput {
+  view: ClusterView;
+  /** The pod a DELETE removes (its `oldObject`), or the name of the pod an eviction names. */
+  subject: { pod: Pod } | { podName: string };
+  namespace: string;
+  now: number;
+  current?: Current;
+}
+
+export type PodDeletionDecision =
+  /** Nothing to record: allowed without side effects. */
+  | { kind: 'admit' }
+  | ReadFirst
+  | CommitFirst
+  /** Allowed once `status` (the deletion record) is stored. */
+  | { kind: 'recorded'; ws: WorkloadSpread; status: WorkloadSpreadStatus }
+  /** Refused (400), as the reference refuses when it cannot read or record. */
+  | { kind: 'error'; message: string };
+
+/** Decides the bookkeeping of a pod DELETE or eviction (spec §3). */
+export function decidePodDeletion(input: PodDeletionInput): PodDeletionDecision {
+  const { view, namespace } = input;
+  let pod: Pod;
+  if ('podName' in input.subject) {
+    const found = view.pod(namespace, input.subject.podName);
+    if ('read' in found) return { kind: 'read', read: found.read };
+    // Gone for the API server too: nothing to record, and the API server answers the eviction 404
+    // itself once admission passes — what `kubectl drain` expects of a pod already deleted.
+    if ('notFound' in found) return { kind: 'admit' };
+    if ('error' in found) return { kind: 'error', message: found.error };
+    pod = found.found;
+  } else {
+    // Issue 14: book the deletion of the pod the cluster has — same name and uid as the request's
+    // oldObject — and take marker, owner and version from it, not from what the caller sent.
+    const claimed = input.subject.pod;
+    const name = claimed.metadata?.name ?? '';
+    const uid = claimed.metadata?.uid ?? '';
+    if (name === '' || uid === '') return { kind: 'admit' };
+    let stored = view.pod(namespace, name);
+    if ('read' in stored) return { kind: 'read', read: stored.read };
+    if ('found' in stored && stored.found.metadata?.uid !== uid && view.freshPod !== undefined) {
+      // The cache may still hold an earlier pod of that name.
+      stored = view.freshPod(namespace, name);
+      if ('read' in stored) return { kind: 'read', read: stored.read };
+    }
+    // Not the pod the cluster has (gone, or another one under that name): nothing to book.
+    if ('notFound' in stored) return { kind: 'admit' };
+    if ('error' in stored) return { kind: 'error', message: stored.error };
+    if (stored.found.metadata?.uid !== uid) return { kind: 'admit' };
+    pod = stored.found;
+  }
+  const marker = readMarker(pod);
+  if (marker === undefined || !shouldRecordDeletion(pod, marker)) return { kind: 'admit' };
+
+  let ws: WorkloadSpread;
+  if (input.current !== undefined) {
+    if (input.current.ws === undefined) return { kind: 'admit' };
+    ws = input.current.ws;
+  } else {
+    const listed = view.workloadSpread(namespace, marker.name);
+    if ('notFound' in listed) return { kind: 'admit' };
+    if ('error' in listed) return { kind: 'error', message: `cannot read WorkloadSpread ${namespace}/${marker.name}: ${listed.error}` };
+    ws = listed.found;
+  }
+  // The shortcut and the StatefulSet path never write (§3.4 via §2.3 A/B).
+  if (admissionPath(ws).kind !== 'quota') return { kind: 'admit' };
+  if (input.current === undefined) return { kind: 'commit', ws };
+
+  const version = podVersionIn(view, namespace, pod);
+  if ('read' in version) return { kind: 'read', read: version.read };
+  const wl = view.whitelist();
+  const replicas = workloadReplicasIn(view, namespace, ws, 'error' in wl ? EMPTY_WHITELIST : wl);
+  const record = recordDeletion({ ws, pod, marker, version: version.version, workloadReplicas: replicas.get, now: input.now });
+  if (replicas.read !== undefined) return { kind: 'read', read: replicas.read };
+  if (record.changed) return { kind: 'recorded', ws, status: record.status };
+  return record.error === undefined ? { kind: 'admit' } : { kind: 'error', message: record.error };
+}
+
+// ---- what both read ----
+
+/**
+ * The pod's version (§6.1, D12). A CloneSet-owned pod is versioned when its
+ * CloneSet recreates pods; a CloneSet the view does not have counts as
+ * recreating (its default), one it cannot say about needs a read.
+ */
+function podVersionIn(view: ClusterView, namespace: string, pod: Pod): { version: string } | { read: ReadRequest } {
+  const owner = controllerRef(pod);
+  if (owner === undefined || owner.kind !== 'CloneSet') return { version: podVersion(pod) };
+  const gv = apiVersionGroup(owner.apiVersion);
+  if (!gv.ok || gv.group !== 'apps.kruise.io') return { version: podVersion(pod) };
+  const found = view.object(namespace, { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name });
+  if ('read' in found) return { read: found.read };
+  return { version: podVersion(pod, { cloneSetRecreate: 'found' in found ? cloneSetRecreates(found.found) : true }) };
+}
+
+/**
+ * The workload replicas for initializing a version entry with percentages
+ * (§5.1), as the lazy getter `chooseSubset`/`recordDeletion` call only when
+ * they need it. The target is read by its real version; when the view has to
+ * read it first, the getter fails and `read` says which read to make.
+ */
+function workloadReplicasIn(view: ClusterView, namespace: string, ws: WorkloadSpread, whitelist: Whitelist): { get: () => WorkloadReplicasResult; read: ReadRequest | undefined } {
+  const out: { get: () => WorkloadReplicasResult; read: ReadRequest | undefined } = {
+    read: undefined,
+    get: () => {
+      const ref = ws.spec.targetRef;
+      const workload = view.object(namespace, ref, { exactVersion: true });
+      if ('read' in workload) {
+        out.read = workload.read;
+        return { ok: false, error: `${ref.kind} ${namespace}/${ref.name} must be read first` };
+      }
+      if ('error' in workload) return { ok: false, error: `cannot read ${ref.kind} ${namespace}/${ref.name}: ${workload.error}` };
+      return admissionWorkloadReplicas(ws, 'found' in workload ? workload.found : undefined, whitelist);
+    },
+  };
+  return out;
+}
