@@ -174,7 +174,12 @@ export interface Forwarder {
   readonly connections: Map<string, number>;
   /** Takes a backend out of the rotation and cuts its open connections mid-request (a killed replica). */
   drop(url: string): void;
-  /** While stalled, bytes are held in both directions (the webhook never answers; callers time out). */
+  /**
+   * While stalled, established connections hold their bytes in both
+   * directions (the webhook never answers: callers time out), and new ones —
+   * or ones still in their TLS handshake — are cut (connection reset), since a
+   * handshake that never ends would keep a virtual clock's caller "sending".
+   */
   stall(on: boolean): void;
   close(): Promise<void>;
 }
@@ -191,7 +196,9 @@ export async function startForwarder(): Promise<Forwarder> {
   let stalled = false;
   const connections = new Map<string, number>();
   const sockets = new Set<Socket>();
-  const pairs = new Set<{ inbound: Socket; outbound: Socket; target: string }>();
+  const pairs = new Set<{ inbound: Socket; outbound: Socket; target: string; answered: number }>();
+  /** Bytes a backend sends before its first HTTP answer is surely past the TLS handshake (server hello, certificate). */
+  const HANDSHAKE_BYTES = 4096;
   const track = (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
@@ -210,7 +217,7 @@ export async function startForwarder(): Promise<Forwarder> {
   const server: Server = createServer((inbound) => {
     track(inbound);
     const target = backends.length === 0 ? undefined : backends[next++ % backends.length];
-    if (target === undefined) {
+    if (target === undefined || stalled) {
       inbound.destroy();
       return;
     }
@@ -218,8 +225,9 @@ export async function startForwarder(): Promise<Forwarder> {
     const u = new URL(target);
     const outbound = connect(Number(u.port), u.hostname);
     track(outbound);
-    const pair = { inbound, outbound, target };
+    const pair = { inbound, outbound, target, answered: 0 };
     pairs.add(pair);
+    outbound.on('data', (chunk: Buffer) => (pair.answered += chunk.length));
     flow(pair, !stalled);
     const end = () => {
       pairs.delete(pair);
@@ -251,7 +259,12 @@ export async function startForwarder(): Promise<Forwarder> {
     stall: (on) => {
       if (stalled === on) return;
       stalled = on;
-      for (const pair of pairs) flow(pair, !on);
+      for (const pair of [...pairs]) {
+        if (on && pair.answered < HANDSHAKE_BYTES) {
+          pair.inbound.destroy();
+          pair.outbound.destroy();
+        } else flow(pair, !on);
+      }
     },
     close: () =>
       new Promise<void>((resolve) => {

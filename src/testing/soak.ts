@@ -28,6 +28,7 @@
  * Start at `runSoak`.
  */
 import { realClock } from '../clock/clock.ts';
+import { QuiescenceTimeout } from '../clock/virtual-clock.ts';
 import { describeError } from '../client/errors.ts';
 import { BUILTIN } from '../client/resources.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
@@ -334,6 +335,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       },
       { kind: 'slow-status', weight: 2, apply: async () => void control.injectFault({ ...statusRef, delayMs: between(1_000, 12_000), times: between(1, 8) }) },
       {
+        // Established webhook connections hang (the API server times out after 10 s); new ones are reset.
         kind: 'webhook-stall',
         weight: 2,
         apply: async () => {
@@ -419,10 +421,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         if ((await fault.apply()) === false) continue;
         count(fault.kind);
         steps++;
+        await run(between(1_000, 10_000));
       } catch (err) {
         violations.push(`the ${fault.kind} step failed: ${describeError(err)}`);
+        // A harness that cannot move time any more (the virtual clock waited in vain) cannot go on.
+        if (err instanceof QuiescenceTimeout) break;
       }
-      await run(between(1_000, 10_000));
       if (wall.now() - lastProgress > 30_000) {
         lastProgress = wall.now();
         print(`  ${steps} steps, +${formatMs(e.clock.now() - virtualStart)} virtual, ${violations.length} violation(s)`);
@@ -432,40 +436,47 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     // ---- faults stop: converge ----
     control.clearFaults();
     fw.stall(false);
-    while (lostNodes.length > 0) await returnNode(lostNodes.shift() as string);
-    for (const s of SPREADS) await scaleTo(s, s.finalReplicas);
-    const faultsEnded = e.clock.now();
     const bound = options.convergenceBoundMs ?? 180_000;
-    let lastProblem = '';
-    while (e.clock.now() - faultsEnded <= bound) {
-      await run(1_000);
-      lastProblem = await convergenceProblem(client, replicas);
-      if (lastProblem === '' && managers.length === 2) {
-        convergedAfterMs = e.clock.now() - faultsEnded;
-        break;
+    try {
+      while (lostNodes.length > 0) await returnNode(lostNodes.shift() as string);
+      for (const s of SPREADS) await scaleTo(s, s.finalReplicas);
+      const faultsEnded = e.clock.now();
+      let lastProblem = '';
+      while (e.clock.now() - faultsEnded <= bound) {
+        await run(1_000);
+        lastProblem = await convergenceProblem(client, replicas);
+        if (lastProblem === '' && managers.length === 2) {
+          convergedAfterMs = e.clock.now() - faultsEnded;
+          break;
+        }
       }
+      const end = await sample(true);
+      if (convergedAfterMs === undefined) violations.push(`the status did not converge within ${formatMs(bound)} of virtual time after the faults stopped: ${lastProblem || 'fewer than two manager replicas ready'}`);
+      if (end.unplaced > 0) violations.push(`${end.unplaced} pod(s) left unplaced after the faults`);
+    } catch (err) {
+      violations.push(`converging after the faults failed: ${describeError(err)}`);
     }
-    const end = await sample(true);
     for (const [key, v] of overLimit) violations.push(`${key}: ${v.first}; above it in ${v.samples} sample(s), at most ${v.most} pods`);
-    if (convergedAfterMs === undefined) violations.push(`the status did not converge within ${formatMs(bound)} of virtual time after the faults stopped: ${lastProblem || 'fewer than two manager replicas ready'}`);
-    if (end.unplaced > 0) violations.push(`${end.unplaced} pod(s) left unplaced after the faults`);
 
     const managerErrorLines = [...managers, ...retired, ...pending].reduce((n, m) => n + m.log.lines.filter((l) => l.level === 'error').length, 0);
     let failedCreates = 0;
-    for (const s of SPREADS) {
-      const events = (await client.list<Record<string, unknown>>(BUILTIN.eventsV1, { namespace: s.namespace })).items;
-      failedCreates += events.filter((ev) => ev['reason'] === 'FailedCreate').reduce((n, ev) => n + (((ev['series'] as { count?: number } | undefined)?.count ?? 1) as number), 0);
-    }
     const virtualMs = e.clock.now() - virtualStart;
-
     dbg?.cancel();
-    // ---- teardown ----
-    for (const m of [...managers, ...pending]) await stopOnClock(e, m.manager);
-    const settled = Promise.all(stopping);
-    let stopped = false;
-    void settled.then(() => (stopped = true));
-    for (let i = 0; i < 600 && !stopped; i++) await e.clock.advance(1_000);
-    await settled;
+    try {
+      for (const s of SPREADS) {
+        const events = (await client.list<Record<string, unknown>>(BUILTIN.eventsV1, { namespace: s.namespace })).items;
+        failedCreates += events.filter((ev) => ev['reason'] === 'FailedCreate').reduce((n, ev) => n + (((ev['series'] as { count?: number } | undefined)?.count ?? 1) as number), 0);
+      }
+      // ---- teardown ----
+      for (const m of [...managers, ...pending]) await stopOnClock(e, m.manager);
+      const settled = Promise.all(stopping);
+      let stopped = false;
+      void settled.then(() => (stopped = true));
+      for (let i = 0; i < 600 && !stopped; i++) await e.clock.advance(1_000);
+      await settled;
+    } catch (err) {
+      violations.push(`stopping the managers failed: ${describeError(err)}`);
+    }
 
     return {
       seed,
