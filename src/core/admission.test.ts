@@ -287,3 +287,37 @@ describe('decidePodDeletion', () => {
     assert.deepEqual(decidePodDeletion({ view: view(ws), subject: { pod: other }, namespace: 'ns', now: NOW }), { kind: 'admit' });
   });
 });
+
+describe('issue 14: a booked deletion frees its slot once observed', () => {
+  // a (max 2) holds two running pods, x and y; the deletion of x is booked (missing 0 → 1).
+  const ws = spread([{ name: 'a', maxReplicas: 2 }, { name: 'b' }], { versionedSubsetStatuses: { [V]: [st('a', 1, { replicas: 2, deletingPods: { x: STAMP } }), st('b', -1)] } });
+  const running = (name: string, extra: Partial<Pod['metadata']> = {}): Pod => ({ ...newPod(name), metadata: { ...newPod(name).metadata, ...extra }, status: { phase: 'Running' } });
+
+  test('the view shows x gone or terminating: the slot is free, as in the reference', () => {
+    const v = view(ws);
+    v.pods = [running('y')];
+    const gone = create(v, newPod('p1'), ws);
+    assert.equal(gone.kind === 'placed' && gone.subset, 'a');
+    v.pods = [running('x', { deletionTimestamp: STAMP }), running('y')];
+    const terminating = create(v, newPod('p1'), ws);
+    assert.equal(terminating.kind === 'placed' && terminating.subset, 'a');
+  });
+
+  test('the cache shows x running: a fresh read decides — still running (forged, refused or in flight): the pod goes on to b', () => {
+    const v = view(ws);
+    v.pods = [running('x'), running('y')];
+    assert.equal((create(v, newPod('p1'), ws) as { subset?: string }).subset, 'b', 'a view without fresh reads is authoritative');
+    const fresh: { x?: Pod | 'gone' } = {};
+    const withReads: ClusterView = Object.assign(Object.create(Object.getPrototypeOf(v) as object) as ClusterView, v, {
+      freshPod: (_ns: string, name: string) => {
+        if (fresh.x === undefined) return { read: { kind: 'pod' as const, namespace: 'ns', name } };
+        return fresh.x === 'gone' ? { notFound: true as const } : { found: fresh.x };
+      },
+    });
+    assert.deepEqual(create(withReads, newPod('p1'), ws), { kind: 'read', read: { kind: 'pod', namespace: 'ns', name: 'x' } });
+    fresh.x = running('x');
+    assert.equal((create(withReads, newPod('p1'), ws) as { subset?: string }).subset, 'b');
+    fresh.x = 'gone';
+    assert.equal((create(withReads, newPod('p1'), ws) as { subset?: string }).subset, 'a');
+  });
+});
