@@ -87,22 +87,64 @@ describe('OpenAPI v3', () => {
     assert.deepEqual(Object.keys(patch.requestBody.content), ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']);
   });
 
+  test('a stale hash is redirected to the current document; only the current hash may be cached for good', async () => {
+    const index = (await rawRequest(c.server, 'GET', '/openapi/v3')).json as { paths: Record<string, { serverRelativeURL: string }> };
+    const current = index.paths['apis/apps/v1']?.serverRelativeURL ?? '';
+    const stale = await rawRequest(c.server, 'GET', '/openapi/v3/apis/apps/v1?hash=0123');
+    assert.equal(stale.status, 301);
+    assert.equal(stale.headers['location'], current);
+    const fresh = await rawRequest(c.server, 'GET', current);
+    assert.equal(fresh.headers['cache-control'], 'public, immutable');
+    assert.equal((await rawRequest(c.server, 'GET', '/openapi/v3/apis/apps/v1')).headers['cache-control'], undefined);
+  });
+
+  test('the RBAC group has its document', async () => {
+    const doc = await v3('apis/rbac.authorization.k8s.io/v1');
+    assert.deepEqual(doc.components.schemas['io.k8s.api.rbac.v1.RoleBinding']['x-kubernetes-group-version-kind'], [{ group: 'rbac.authorization.k8s.io', kind: 'RoleBinding', version: 'v1' }]);
+    assert.ok(doc.paths['/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings/{name}'] !== undefined);
+  });
+
   test('an unknown group-version is a 404', async () => {
     assert.equal((await rawRequest(c.server, 'GET', '/openapi/v3/apis/nothing.example.com/v1')).status, 404);
   });
 });
 
 describe('OpenAPI v2', () => {
-  test('protobuf only: 406, so client-go moves on', async () => {
-    const res = await rawRequest(c.server, 'GET', '/openapi/v2', { headers: { Accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' } });
-    assert.equal(res.status, 406);
-    assert.equal((res.json as { reason: string }).reason, 'NotAcceptable');
+  test('protobuf, as client-go asks for it (either spelling): gnostic\'s Document, with an ETag that revalidates', async () => {
+    for (const accept of ['application/com.github.proto-openapi.spec.v2@v1.0+protobuf', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf']) {
+      const res = await rawRequest(c.server, 'GET', '/openapi/v2', { headers: { Accept: accept } });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['content-type'], 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf');
+      assert.match(String(res.headers['etag']), /^"[0-9A-F]{128}"$/);
+      // Document.swagger (field 1) = "2.0", then Document.info (field 2).
+      assert.deepEqual([...Buffer.from(res.text, 'latin1').subarray(0, 5)], [0x0a, 3, 0x32, 0x2e, 0x30]);
+      const again = await rawRequest(c.server, 'GET', '/openapi/v2', { headers: { Accept: accept, 'If-None-Match': String(res.headers['etag']) } });
+      assert.equal(again.status, 304);
+    }
   });
-  test('JSON: the definitions with $refs in v2 style', async () => {
+  test('neither JSON nor protobuf acceptable: 406 with no body, as kube-openapi answers', async () => {
+    const res = await rawRequest(c.server, 'GET', '/openapi/v2', { headers: { Accept: 'text/html' } });
+    assert.equal(res.status, 406);
+    assert.equal(res.text, '');
+  });
+  test('JSON: paths with the kind and the fieldValidation parameter, definitions with $refs in v2 style', async () => {
     const res = await rawRequest(c.server, 'GET', '/openapi/v2', { headers: { Accept: 'application/json' } });
-    const doc = res.json as { swagger: string; definitions: Record<string, any> };
+    const doc = res.json as { swagger: string; paths: Record<string, any>; definitions: Record<string, any> };
     assert.equal(doc.swagger, '2.0');
     assert.equal(doc.definitions['io.k8s.api.core.v1.Pod'].properties.spec.$ref, '#/definitions/io.k8s.api.core.v1.PodSpec');
+    assert.deepEqual(doc.definitions['io.k8s.api.apps.v1.RollingUpdateDeployment'].properties.maxSurge, { type: 'string', format: 'int-or-string' });
+    const patch = doc.paths['/apis/rbac.authorization.k8s.io/v1/clusterroles/{name}'].patch;
+    assert.deepEqual(patch['x-kubernetes-group-version-kind'], { group: 'rbac.authorization.k8s.io', kind: 'ClusterRole', version: 'v1' });
+    assert.ok(patch.parameters.some((p: any) => p.name === 'fieldValidation' && p.in === 'query' && p.type === 'string'));
+    assert.deepEqual(patch.parameters.at(-1), { name: 'body', in: 'body', required: true, schema: { $ref: '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.Patch' } });
+    assert.ok(patch.consumes.includes('application/strategic-merge-patch+json'));
+    assert.deepEqual(patch.responses['200'].schema, { $ref: '#/definitions/io.k8s.api.rbac.v1.ClusterRole' });
+    const noV3Keywords = (s: any, at: string): void => {
+      for (const k of ['anyOf', 'oneOf', 'not', 'nullable']) assert.equal(s[k], undefined, `${at}: Swagger 2.0 has no ${k}`);
+      for (const [p, sub] of Object.entries(s.properties ?? {})) noV3Keywords(sub, `${at}.${p}`);
+      for (const sub of [s.items, s.additionalProperties].filter((x) => typeof x === 'object')) noV3Keywords(sub, `${at}[]`);
+    };
+    for (const [name, schema] of Object.entries(doc.definitions)) noV3Keywords(schema, name);
   });
 });
 
