@@ -1,6 +1,5 @@
 /**
- * Smoke tests with the real kubectl (skipped with a message when it is not on
- * PATH): get, apply twice (the second apply is a strategic-merge PATCH),
+ * Smoke tests with the real kubectl (1.32, from src/testing/k8s-tools.ts): get, apply twice (the second apply is a strategic-merge PATCH),
  * server-side apply, get -o json, scale, describe, get -w and delete — each
  * with nothing on stderr (no warnings, no discovery fallbacks).
  *
@@ -9,22 +8,22 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VirtualClock } from '../../clock/virtual-clock.ts';
+import { k8sTools } from '../../testing/k8s-tools.ts';
 import { pod, startTestCluster, testCertificate, type TestCluster } from './test-support.ts';
 
-const hasKubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
-const skip = hasKubectl ? false : 'kubectl is not on PATH: skipping the kubectl smoke tests';
+const KUBECTL = k8sTools().kubectl;
 
 let c: TestCluster;
 let dir: string;
 
 function kubectl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('kubectl', ['--cache-dir', join(dir, 'cache'), ...args], { env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(KUBECTL, ['--cache-dir', join(dir, 'cache'), ...args], { env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) => {
       resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
     });
   });
@@ -51,18 +50,16 @@ spec:
 `;
 
 before(async () => {
-  if (!hasKubectl) return;
   dir = mkdtempSync(join(tmpdir(), 'ws-kubectl-'));
   c = await startTestCluster(new VirtualClock(Date.UTC(2026, 0, 1)), testCertificate());
   await c.server.writeKubeconfig(join(dir, 'kubeconfig'));
 });
 after(async () => {
-  if (!hasKubectl) return;
   await c.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('kubectl', { skip }, () => {
+describe('kubectl', () => {
   test('get ns', async () => {
     const r = await kubectl('get', 'ns', '-o', 'name');
     assert.equal(r.stderr, '');
@@ -107,7 +104,7 @@ describe('kubectl', { skip }, () => {
   });
 
   test('get -w prints objects as they change', async () => {
-    const child = spawn('kubectl', ['--cache-dir', join(dir, 'cache'), 'get', 'pods', '-w', '-o', 'name'], { env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir } });
+    const child = spawn(KUBECTL, ['--cache-dir', join(dir, 'cache'), 'get', 'pods', '-w', '-o', 'name'], { env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir } });
     let out = '';
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
