@@ -33,6 +33,8 @@ export interface ToolOptions {
   timeoutMs?: number;
   /** Directory for HOME and helm's cache/config/data (default: a fresh one, removed afterwards). */
   home?: string;
+  /** More environment variables (e.g. PATH for a script). */
+  env?: Record<string, string>;
 }
 
 /** Runs `binary args...` and collects its output; never rejects (a failure is a non-zero code). */
@@ -45,6 +47,7 @@ export function runTool(binary: string, args: readonly string[], options: ToolOp
     HELM_CONFIG_HOME: join(home, 'helm-config'),
     HELM_DATA_HOME: join(home, 'helm-data'),
     KUBECONFIG: options.kubeconfig ?? join(home, 'no-kubeconfig'),
+    ...options.env,
   };
   return new Promise((resolve) => {
     const child = execFile(binary, [...args], { env, timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
