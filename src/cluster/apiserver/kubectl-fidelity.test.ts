@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VirtualClock } from '../../clock/virtual-clock.ts';
 import { k8sTools } from '../../testing/k8s-tools.ts';
-import { startTestCluster, testCertificate, type TestCluster } from './test-support.ts';
+import { startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
 
 const KUBECTL = k8sTools().kubectl;
 
