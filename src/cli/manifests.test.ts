@@ -214,7 +214,7 @@ describe('the install through kubectl', () => {
     assert.equal(r.stderr, '');
     assert.match(r.stdout, /clusterrole\.rbac\.authorization\.k8s\.io\/workloadspread-manager created \(server dry run\)/);
     assert.match(r.stdout, /deployment\.apps\/workloadspread-manager created \(server dry run\)/);
-    const stored = await kubectl(['get', 'clusterroles,deployments', '-A', '-o', 'name']);
+    const stored = await kubectl(['get', 'clusterroles,deployments', '-A', '-o', 'name', '-l', 'app.kubernetes.io/name=workloadspread']);
     assert.equal(stored.stdout, '');
   });
 

@@ -149,7 +149,9 @@ describe('kubectl with RBAC objects and the auth commands', () => {
     const binding = JSON.parse((await kubectl('get', 'clusterrolebinding', 'node-reader', '-o', 'json')).stdout) as { roleRef: unknown; subjects: unknown };
     assert.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'node-reader' });
     assert.deepEqual(binding.subjects, [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'ops' }]);
-    assert.match((await kubectl('get', 'clusterroles')).stdout, /^NAME\s+CREATED AT\nnode-reader\s+\d{4}-\d\d-\d\dT/m);
+    assert.match((await kubectl('get', 'clusterroles')).stdout, /^NAME\s+CREATED AT\ncluster-admin\s+\d{4}-\d\d-\d\dT[^\n]*\nnode-reader\s+\d{4}-\d\d-\d\dT/m);
+    // Every cluster starts with cluster-admin bound to system:masters, the admin's group.
+    assert.match((await kubectl('get', 'clusterrolebinding', 'cluster-admin', '-o', 'wide', '--no-headers')).stdout, /^cluster-admin\s+ClusterRole\/cluster-admin\s+\S+\s+system:masters\s*$/m);
   });
 
   test('the API server validates RBAC objects as upstream does, and keeps roleRef immutable', async () => {

@@ -139,3 +139,36 @@ export function roleBindingStrategy(namespaced: boolean): ResourceStrategy {
     validateUpdate: (obj, old) => [...validate(obj), ...roleRefUnchanged(obj, old)],
   });
 }
+
+const BOOTSTRAP_META = { labels: { 'kubernetes.io/bootstrapping': 'rbac-defaults' }, annotations: { 'rbac.authorization.kubernetes.io/autoupdate': 'true' } };
+
+/**
+ * The RBAC objects every cluster starts with that explain the embedded server's one identity:
+ * upstream's bootstrap `cluster-admin` ClusterRole (everything) and its binding to the
+ * `system:masters` group, which the kubeconfig's admin belongs to. (Upstream bootstraps many
+ * more roles — admin, edit, view, the system: roles; they are not created here.)
+ */
+export const BOOTSTRAP_RBAC: readonly { plural: string; object: KubeObject }[] = [
+  {
+    plural: 'clusterroles',
+    object: {
+      apiVersion: `${RBAC_GROUP}/v1`,
+      kind: 'ClusterRole',
+      metadata: { name: 'cluster-admin', ...BOOTSTRAP_META },
+      rules: [
+        { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
+        { nonResourceURLs: ['*'], verbs: ['*'] },
+      ],
+    },
+  },
+  {
+    plural: 'clusterrolebindings',
+    object: {
+      apiVersion: `${RBAC_GROUP}/v1`,
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'cluster-admin', ...BOOTSTRAP_META },
+      roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ apiGroup: RBAC_GROUP, kind: 'Group', name: 'system:masters' }],
+    },
+  },
+];
