@@ -76,19 +76,24 @@ function resourcePaths(def: ResourceDef, kindDef: string | undefined, paths: Rec
   ];
   const ok = (ref: string) => ({ '200': { description: 'OK', content: content(ref) } });
   const patchBody = (types: string[]) => ({ required: true, content: Object.fromEntries(types.map((t) => [t, { schema: { $ref: `#/components/schemas/${META}.Patch` } }])) });
+  // Only the operations of the resource's verbs (create-only reviews have a POST and nothing else).
+  const verbs = new Set(def.verbs);
+  const only = (entries: [string, string, SchemaObject][]): SchemaObject => Object.fromEntries(entries.filter(([verb]) => verbs.has(verb)).map(([, method, op]) => [method, op]));
   paths[prefix] = {
     parameters: pathParams(false),
-    get: operation('list', gvk, `list${idBase}`, { parameters: LIST_PARAMS, responses: ok(`${META}.Status`) }),
-    post: operation('post', gvk, `create${idBase}`, { parameters: WRITE_PARAMS, requestBody: { required: true, content: content(objectRef) }, responses: { ...ok(objectRef), '201': { description: 'Created', content: content(objectRef) } } }),
-    delete: operation('deletecollection', gvk, `deleteCollection${idBase}`, { parameters: LIST_PARAMS, responses: ok(`${META}.Status`) }),
+    ...only([
+      ['list', 'get', operation('list', gvk, `list${idBase}`, { parameters: LIST_PARAMS, responses: ok(`${META}.Status`) })],
+      ['create', 'post', operation('post', gvk, `create${idBase}`, { parameters: WRITE_PARAMS, requestBody: { required: true, content: content(objectRef) }, responses: { ...ok(objectRef), '201': { description: 'Created', content: content(objectRef) } } })],
+      ['deletecollection', 'delete', operation('deletecollection', gvk, `deleteCollection${idBase}`, { parameters: LIST_PARAMS, responses: ok(`${META}.Status`) })],
+    ]),
   };
-  paths[`${prefix}/{name}`] = {
-    parameters: pathParams(true),
-    get: operation('get', gvk, `read${idBase}`, { responses: ok(objectRef) }),
-    put: operation('put', gvk, `replace${idBase}`, { parameters: WRITE_PARAMS, requestBody: { required: true, content: content(objectRef) }, responses: ok(objectRef) }),
-    patch: operation('patch', gvk, `patch${idBase}`, { parameters: [...WRITE_PARAMS, queryParam('force', 'boolean', 'Take over conflicting fields on apply.')], requestBody: patchBody(supportedPatchTypes(def)), responses: ok(objectRef) }),
-    delete: operation('delete', gvk, `delete${idBase}`, { parameters: [queryParam('dryRun', 'string', 'Check only.'), queryParam('gracePeriodSeconds', 'integer', 'Grace period.'), queryParam('propagationPolicy', 'string', 'Orphan, Background or Foreground.')], responses: ok(`${META}.Status`) }),
-  };
+  const item = only([
+    ['get', 'get', operation('get', gvk, `read${idBase}`, { responses: ok(objectRef) })],
+    ['update', 'put', operation('put', gvk, `replace${idBase}`, { parameters: WRITE_PARAMS, requestBody: { required: true, content: content(objectRef) }, responses: ok(objectRef) })],
+    ['patch', 'patch', operation('patch', gvk, `patch${idBase}`, { parameters: [...WRITE_PARAMS, queryParam('force', 'boolean', 'Take over conflicting fields on apply.')], requestBody: patchBody(supportedPatchTypes(def)), responses: ok(objectRef) })],
+    ['delete', 'delete', operation('delete', gvk, `delete${idBase}`, { parameters: [queryParam('dryRun', 'string', 'Check only.'), queryParam('gracePeriodSeconds', 'integer', 'Grace period.'), queryParam('propagationPolicy', 'string', 'Orphan, Background or Foreground.')], responses: ok(`${META}.Status`) })],
+  ]);
+  if (Object.keys(item).length > 0) paths[`${prefix}/{name}`] = { parameters: pathParams(true), ...item };
   if (def.subresources.status === true) {
     paths[`${prefix}/{name}/status`] = {
       parameters: pathParams(true),
