@@ -34,7 +34,7 @@ function validatePolicyRule(rule: Record<string, unknown>, namespaced: boolean, 
   const nonResourceURLs = strings(rule['nonResourceURLs']);
   if (nonResourceURLs.length > 0) {
     if (namespaced) errs.push(invalid(path.child('nonResourceURLs'), nonResourceURLs, 'namespaced rules cannot apply to non-resource URLs'));
-    if (strings(rule['apiGroups']).length > 0 || strings(rule['resources']).length > 0) {
+    if (strings(rule['apiGroups']).length > 0 || strings(rule['resources']).length > 0 || strings(rule['resourceNames']).length > 0) {
       errs.push(invalid(path.child('nonResourceURLs'), nonResourceURLs, 'rules cannot apply to both regular resources and non-resource URLs'));
     }
     return errs;
@@ -74,6 +74,7 @@ function validateSubject(subject: Record<string, unknown>, namespaced: boolean, 
       break;
     case 'User':
     case 'Group':
+      if (name === '') errs.push(invalid(path.child('name'), name, `${kind.toLowerCase()} name cannot be empty`));
       if (apiGroup !== RBAC_GROUP) errs.push(notSupported(path.child('apiGroup'), apiGroup, [RBAC_GROUP]));
       break;
     default:
