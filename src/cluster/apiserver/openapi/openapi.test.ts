@@ -9,6 +9,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
 import { parse as parseYaml } from 'yaml';
 import { VirtualClock } from '../../../clock/virtual-clock.ts';
 import { rawRequest, startTestCluster, testCertificate, type TestCluster } from '../../../testing/apiserver-bed.ts';
@@ -214,5 +215,67 @@ describe('create-only resources', () => {
     const list = (await rawRequest(c.server, 'GET', '/apis/authorization.k8s.io/v1')).json as { resources: Record<string, unknown>[] };
     const ssar = list.resources.find((r) => r['name'] === 'selfsubjectaccessreviews');
     assert.deepEqual(ssar, { name: 'selfsubjectaccessreviews', singularName: 'selfsubjectaccessreview', namespaced: false, kind: 'SelfSubjectAccessReview', verbs: ['create'] });
+  });
+});
+
+/** Minimal protobuf reader for the test: the length-delimited fields of a message, by number. */
+function fields(b: Buffer): Map<number, Buffer[]> {
+  const out = new Map<number, Buffer[]>();
+  let p = 0;
+  const varint = (): number => {
+    let r = 0;
+    let s = 0;
+    for (;;) {
+      const x = b[p++] as number;
+      r += (x & 0x7f) * 2 ** s;
+      if ((x & 0x80) === 0) return r;
+      s += 7;
+    }
+  };
+  while (p < b.length) {
+    const tag = varint();
+    const wire = tag % 8;
+    if (wire === 0) varint();
+    else if (wire === 1) p += 8;
+    else if (wire === 2) {
+      const len = varint();
+      const list = out.get(Math.floor(tag / 8)) ?? [];
+      list.push(b.subarray(p, p + len));
+      out.set(Math.floor(tag / 8), list);
+      p += len;
+    } else throw new Error(`wire type ${wire}`);
+  }
+  return out;
+}
+const text = (b: Buffer | undefined) => b?.toString('utf8') ?? '';
+
+describe('OpenAPI v2 in protobuf', () => {
+  test('the paths of the JSON document, each PATCH with its kind (as YAML) and the fieldValidation query parameter', async () => {
+    const json = (await rawRequest(c.server, 'GET', '/openapi/v2', { headers: { Accept: 'application/json' } })).json as { paths: Record<string, unknown>; definitions: Record<string, unknown> };
+    const binary = await new Promise<Buffer>((resolve, reject) => {
+      const req = request({ host: c.server.host, port: c.server.port, path: '/openapi/v2', ca: c.server.caPem, headers: { Authorization: `Bearer ${c.server.token}`, Accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    const doc = fields(binary);
+    assert.equal(text(doc.get(1)?.[0]), '2.0');
+    // Document.paths (8) → Paths.path (2) → NamedPathItem {name 1, value 2}.
+    const named = fields(doc.get(8)?.[0] ?? Buffer.alloc(0)).get(2) ?? [];
+    assert.deepEqual(named.map((n) => text(fields(n).get(1)?.[0])), Object.keys(json.paths));
+    const item = named.map((n) => fields(n)).find((n) => text(n.get(1)?.[0]) === '/apis/rbac.authorization.k8s.io/v1/clusterroles/{name}');
+    const patch = fields(fields(item?.get(2)?.[0] ?? Buffer.alloc(0)).get(8)?.[0] ?? Buffer.alloc(0));
+    // Operation.vendor_extension (13) → NamedAny {name, Any {yaml = 2}}.
+    const extensions = new Map((patch.get(13) ?? []).map((e) => [text(fields(e).get(1)?.[0]), text(fields(fields(e).get(2)?.[0] ?? Buffer.alloc(0)).get(2)?.[0])]));
+    assert.deepEqual(parseYaml(extensions.get('x-kubernetes-group-version-kind') ?? ''), { group: 'rbac.authorization.k8s.io', kind: 'ClusterRole', version: 'v1' });
+    // Operation.parameters (8) → ParametersItem.parameter (1) → Parameter.non_body_parameter (2) → query (3) → name (4).
+    const queryNames = (patch.get(8) ?? []).map((p) => fields(fields(fields(fields(p).get(1)?.[0] ?? Buffer.alloc(0)).get(2)?.[0] ?? Buffer.alloc(0)).get(3)?.[0] ?? Buffer.alloc(0)).get(4)?.[0]).map(text);
+    assert.ok(queryNames.includes('fieldValidation'), queryNames.join());
+    // Document.definitions (9): every definition, in the JSON document's order.
+    const definitions = (fields(doc.get(9)?.[0] ?? Buffer.alloc(0)).get(1) ?? []).map((d) => text(fields(d).get(1)?.[0]));
+    assert.deepEqual(definitions, Object.keys(json.definitions));
   });
 });
