@@ -16,6 +16,16 @@ const noop = (): void => {};
 
 export const silentLogger: Logger = { debug: noop, info: noop, warn: noop, error: noop };
 
+/** Adds fixed fields to every line (a child logger without depending on pino). */
+export function withFields(log: Logger, fields: Record<string, unknown>): Logger {
+  return {
+    debug: (f, m) => log.debug({ ...fields, ...f }, m),
+    info: (f, m) => log.info({ ...fields, ...f }, m),
+    warn: (f, m) => log.warn({ ...fields, ...f }, m),
+    error: (f, m) => log.error({ ...fields, ...f }, m),
+  };
+}
+
 /** A logger that keeps every line, for tests that assert what was logged. */
 export interface MemoryLogger extends Logger {
   readonly lines: { level: 'debug' | 'info' | 'warn' | 'error'; message: string; fields: Record<string, unknown> }[];

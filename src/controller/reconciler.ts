@@ -31,7 +31,7 @@ import { deleteUnschedulablePodFailedEvent, patchDeletionCostFailedEvent, worklo
 import { markedSubset, readMarker } from '../core/marker.ts';
 import { planReconcile, type ReconcilePlan } from '../core/reconcile-plan.ts';
 import type { Pod } from '../k8s/types.ts';
-import { silentLogger, type Logger } from '../client/logger.ts';
+import { silentLogger, withFields, type Logger } from '../client/logger.ts';
 import { TerminalError } from '../client/workqueue.ts';
 import { ApiReader } from '../kube/api-reader.ts';
 import type { ManagerCaches } from '../kube/caches.ts';
@@ -79,16 +79,6 @@ export interface ReconcilerOptions {
 
 export interface SyncResult {
   requeueAfterMs?: number;
-}
-
-/** Adds fixed fields to every line (a child logger without depending on pino). */
-export function withFields(log: Logger, fields: Record<string, unknown>): Logger {
-  return {
-    debug: (f, m) => log.debug({ ...fields, ...f }, m),
-    info: (f, m) => log.info({ ...fields, ...f }, m),
-    warn: (f, m) => log.warn({ ...fields, ...f }, m),
-    error: (f, m) => log.error({ ...fields, ...f }, m),
-  };
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight; resolves with the results in order. */

@@ -11,10 +11,9 @@
 import type { Clock } from '../clock/clock.ts';
 import type { EventRecorder } from '../client/event-recorder.ts';
 import type { KubeClient } from '../client/http-client.ts';
-import type { Logger } from '../client/logger.ts';
+import { withFields, type Logger } from '../client/logger.ts';
 import type { WatcherOptions } from '../client/watcher.ts';
 import { BudgetController } from '../controller/budget-controller.ts';
-import { withFields } from '../controller/reconciler.ts';
 import { BudgetCache } from '../kube/budget-cache.ts';
 import { BudgetStatusWriter } from '../kube/budget-status-writer.ts';
 import type { ManagerCaches } from '../kube/caches.ts';
