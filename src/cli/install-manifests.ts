@@ -1,8 +1,9 @@
 /**
  * The whole install as plain objects, for `workloadspread manifests` (kubectl
  * users): CRDs, Namespace, ServiceAccount, RBAC, whitelist ConfigMap,
- * Service, Deployment, PodDisruptionBudget, the webhook configurations and,
- * with cert-manager, its Issuer and Certificate. The Helm chart renders the
+ * Service, Deployment, PodDisruptionBudget, the webhook configurations,
+ * with cert-manager its Issuer and Certificate, and with
+ * metrics.serviceMonitor a metrics Service and a ServiceMonitor. The Helm chart renders the
  * same objects from the same values (charts/workloadspread; a test renders
  * both and compares them object by object, Helm's own labels aside).
  *
@@ -132,9 +133,11 @@ function deployment(namespace: string, values: InstallValues): Obj {
     serviceAccountName: INSTALL_NAMES.manager,
     securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } },
     terminationGracePeriodSeconds: 30,
-    containers: [container],
-    volumes,
   };
+  if (values.hostNetwork) podSpec['hostNetwork'] = true;
+  withValue(podSpec, 'dnsPolicy', values.dnsPolicy !== '' ? values.dnsPolicy : values.hostNetwork ? 'ClusterFirstWithHostNet' : '');
+  podSpec['containers'] = [container];
+  podSpec['volumes'] = volumes;
   withValue(podSpec, 'priorityClassName', values.priorityClassName);
   withValue(podSpec, 'imagePullSecrets', values.imagePullSecrets);
   withValue(podSpec, 'nodeSelector', values.nodeSelector);
@@ -231,16 +234,23 @@ export function installObjects(options: InstallOptions): KubeObject[] {
   if (values.replicas > 1 && !values.leaderElection.enabled) throw new Error('leader election must stay on with more than one replica');
   if (values.webhook.clientAuth.allowedNames.length > 0 && values.webhook.clientAuth.caBundle === '') throw new Error('webhook.clientAuth.allowedNames needs webhook.clientAuth.caBundle');
   const crds: KubeObject[] = [];
-  for (const file of generatedCrdFiles()) {
+  for (const file of values.crds.install ? generatedCrdFiles() : []) {
     const parsed = parseManifests(file.content, file.fileName);
     if (!parsed.ok) throw new Error(parsed.error);
-    crds.push(...parsed.documents.map((d) => d.object));
+    // As the chart renders them (templates/crds.yaml): the install's labels, and kept on `helm uninstall`.
+    for (const d of parsed.documents) {
+      const crd = d.object;
+      crd.metadata = { ...(values.crds.keep ? { annotations: { 'helm.sh/resource-policy': 'keep' } } : {}), labels: commonLabels(), ...crd.metadata };
+      crds.push(crd);
+    }
   }
   const rbac = rbacOptions(values);
   const selector = managerSelectorLabels();
   const objects: Obj[] = [...crds];
   if (values.namespace.create) {
-    objects.push({ apiVersion: 'v1', kind: 'Namespace', metadata: meta(namespace, undefined, { labels: { ...commonLabels(), 'pod-security.kubernetes.io/enforce': 'restricted' } }) });
+    // Host networking is outside every Pod Security level but privileged.
+    const level = values.hostNetwork ? 'privileged' : 'restricted';
+    objects.push({ apiVersion: 'v1', kind: 'Namespace', metadata: meta(namespace, undefined, { labels: { ...commonLabels(), 'pod-security.kubernetes.io/enforce': level } }) });
   }
   const saMeta = meta(INSTALL_NAMES.manager, namespace);
   withValue(saMeta, 'annotations', values.serviceAccount.annotations);
@@ -261,10 +271,34 @@ export function installObjects(options: InstallOptions): KubeObject[] {
     { apiVersion: 'v1', kind: 'Service', metadata: meta(INSTALL_NAMES.service, namespace), spec: { selector, ports: [{ name: 'https', port: 443, targetPort: 'webhook', protocol: 'TCP' }] } },
     deployment(namespace, values),
   );
+  const monitor = values.metrics.serviceMonitor;
+  if (monitor.enabled) {
+    objects.push({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta(INSTALL_NAMES.metricsService, namespace, { labels: { ...commonLabels(), 'app.kubernetes.io/component': 'metrics' } }),
+      spec: { selector, ports: [{ name: 'metrics', port: values.metrics.port, targetPort: 'metrics', protocol: 'TCP' }] },
+    });
+  }
   if (values.podDisruptionBudget.enabled) {
     objects.push({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: meta(INSTALL_NAMES.manager, namespace), spec: { maxUnavailable: values.podDisruptionBudget.maxUnavailable, selector: { matchLabels: selector } } });
   }
   if (values.networkPolicy.enabled) objects.push(networkPolicy(namespace, values));
   objects.push(...webhooks(namespace, values));
+  if (monitor.enabled) {
+    const endpoint: Obj = { port: 'metrics', path: '/metrics', scheme: 'http' };
+    withValue(endpoint, 'interval', monitor.interval);
+    withValue(endpoint, 'scrapeTimeout', monitor.scrapeTimeout);
+    objects.push({
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'ServiceMonitor',
+      metadata: meta(INSTALL_NAMES.manager, namespace, { labels: { ...commonLabels(), ...monitor.labels } }),
+      spec: {
+        namespaceSelector: { matchNames: [namespace] },
+        selector: { matchLabels: { 'app.kubernetes.io/name': 'workloadspread', 'app.kubernetes.io/component': 'metrics' } },
+        endpoints: [endpoint],
+      },
+    });
+  }
   return objects as KubeObject[];
 }

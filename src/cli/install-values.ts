@@ -38,6 +38,8 @@ export const INSTALL_NAMES = Object.freeze({
   clientCaDir: '/etc/workloadspread/client-ca',
   /** The opt-in NetworkPolicy (`networkPolicy.enabled`). */
   networkPolicy: 'workloadspread-manager',
+  /** With metrics.serviceMonitor: the metrics Service (the ServiceMonitor is named like the manager). */
+  metricsService: 'workloadspread-metrics',
 });
 
 type Json = unknown;
@@ -50,6 +52,7 @@ export interface LabelSelectorRequirement {
 
 export interface InstallValues {
   namespace: { create: boolean; name: string };
+  crds: { install: boolean; keep: boolean };
   image: { repository: string; tag: string; pullPolicy: string };
   imagePullSecrets: Json[];
   replicas: number;
@@ -67,7 +70,7 @@ export interface InstallValues {
   };
   certificates: { certManager: { enabled: boolean; issuerRef: Record<string, Json> } };
   networkPolicy: { enabled: boolean; webhookFrom: Json[]; metricsFrom: Json[]; healthFrom: Json[] };
-  metrics: { port: number };
+  metrics: { port: number; serviceMonitor: { enabled: boolean; interval: string; scrapeTimeout: string; labels: Record<string, string> } };
   health: { port: number };
   whitelist: { workloads: Json[] };
   rbac: { customWorkloads: CustomWorkloadAccess[] };
@@ -75,6 +78,8 @@ export interface InstallValues {
   resources: Record<string, Json>;
   podDisruptionBudget: { enabled: boolean; maxUnavailable: number | string };
   priorityClassName: string;
+  hostNetwork: boolean;
+  dnsPolicy: '' | 'ClusterFirst' | 'ClusterFirstWithHostNet' | 'Default' | 'None';
   podAnnotations: Record<string, string>;
   podLabels: Record<string, string>;
   nodeSelector: Record<string, string>;
@@ -89,6 +94,7 @@ const MANAGER_SELECTOR = { 'app.kubernetes.io/name': 'workloadspread', 'app.kube
 export function defaultInstallValues(): InstallValues {
   return {
     namespace: { create: false, name: '' },
+    crds: { install: true, keep: true },
     image: { repository: 'workloadspread', tag: '', pullPolicy: 'IfNotPresent' },
     imagePullSecrets: [],
     replicas: 2,
@@ -106,7 +112,7 @@ export function defaultInstallValues(): InstallValues {
     },
     certificates: { certManager: { enabled: false, issuerRef: {} } },
     networkPolicy: { enabled: false, webhookFrom: [], metricsFrom: [], healthFrom: [] },
-    metrics: { port: 8080 },
+    metrics: { port: 8080, serviceMonitor: { enabled: false, interval: '', scrapeTimeout: '', labels: {} } },
     health: { port: 8081 },
     whitelist: { workloads: [] },
     rbac: { customWorkloads: [] },
@@ -114,6 +120,8 @@ export function defaultInstallValues(): InstallValues {
     resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } },
     podDisruptionBudget: { enabled: true, maxUnavailable: 1 },
     priorityClassName: '',
+    hostNetwork: false,
+    dnsPolicy: '',
     podAnnotations: {},
     podLabels: {},
     nodeSelector: {},
