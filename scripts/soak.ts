@@ -4,6 +4,7 @@
  * (default 10), then the convergence checks. Prints what it injected and the invariant results; exits 1
  * when an invariant was violated, 2 on bad arguments.
  */
+import { writeFileSync } from 'node:fs';
 import { formatSoakReport, runSoak } from '../src/testing/soak.ts';
 
 function arg(name: string): string | undefined {
@@ -23,4 +24,8 @@ if (!(minutes > 0 && minutes <= 24 * 60) || (seed !== undefined && !Number.isInt
 }
 const report = await runSoak({ faultPhaseMs: minutes * 60_000, ...(seed === undefined ? {} : { seed }), print: (line) => process.stdout.write(`${line}\n`) });
 for (const line of formatSoakReport(report)) process.stdout.write(`${line}\n`);
+if (report.diagnostics.length > 0) {
+  writeFileSync('soak-diagnostics.log', `${report.diagnostics.join('\n\n')}\n`);
+  process.stdout.write('diagnostics of the violations: soak-diagnostics.log\n');
+}
 process.exit(report.violations.length === 0 ? 0 : 1);

@@ -71,6 +71,8 @@ export interface SoakReport {
   managerErrorLines: number;
   /** Pods created by the workload controllers, as their FailedCreate events say how many were refused. */
   failedCreates: number;
+  /** For each violation of a limit, what the cluster and the managers looked like when it was first seen. */
+  diagnostics: string[];
 }
 
 interface Spread {
@@ -138,6 +140,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const injected: Record<string, number> = {};
   const highest: SoakReport['highest'] = {};
   const count = (kind: string) => (injected[kind] = (injected[kind] ?? 0) + 1);
+  const diagnostics: string[] = [];
+  /** The last faults applied, with their virtual time (for diagnostics). */
+  const recent: string[] = [];
 
   const onCrash = (err: unknown) => violations.push(`process crash: ${describeError(err)}`);
   process.on('uncaughtException', onCrash);
@@ -234,7 +239,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
           if (seen === undefined || n > seen.pods) highest[key] = { pods: n, limit };
           if (limit !== null && n > limit) {
             const seenBefore = overLimit.get(key);
-            if (seenBefore === undefined) overLimit.set(key, { first: `${n} active pods above its limit ${limit}, first at +${formatMs(e.clock.now() - virtualStart)}${final ? ' (after the faults)' : ''}`, samples: 1, most: n });
+            if (seenBefore === undefined) {
+              overLimit.set(key, { first: `${n} active pods above its limit ${limit}, first at +${formatMs(e.clock.now() - virtualStart)}${final ? ' (after the faults)' : ''}`, samples: 1, most: n });
+              diagnostics.push(await diagnose(s.namespace, subset, pods));
+            }
             else {
               seenBefore.samples++;
               seenBefore.most = Math.max(seenBefore.most, n);
@@ -243,6 +251,25 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         }
       }
       return { unplaced, bySubset };
+    };
+
+    /** What the cluster and the managers looked like when a subset was first seen above its limit. */
+    const diagnose = async (namespace: string, subset: string, pods: Pod[]): Promise<string> => {
+      const lines = [`== ${namespace}/${subset} above its limit at +${formatMs(e.clock.now() - virtualStart)}`, `recent faults: ${recent.join(', ')}`];
+      for (const p of pods.filter((x) => markerOf(x)?.subset === subset)) {
+        lines.push(`pod ${p.metadata.name ?? ''} uid=${p.metadata.uid ?? ''} created=${p.metadata.creationTimestamp ?? ''} node=${p.spec?.nodeName ?? ''} phase=${p.status?.phase ?? ''} marker=${p.metadata.annotations?.[MARKER] ?? ''} cost=${p.metadata.annotations?.['controller.kubernetes.io/pod-deletion-cost'] ?? ''}`);
+      }
+      try {
+        const ws = await client.get<WorkloadSpread>(WORKLOADSPREAD_REF, 'spread', { namespace });
+        lines.push(`status rv=${ws.metadata?.resourceVersion ?? ''}: ${JSON.stringify(ws.status)}`);
+      } catch (err) {
+        lines.push(`status: ${describeError(err)}`);
+      }
+      for (const m of [...managers, ...pending, ...retired]) {
+        const mine = m.log.lines.filter((l) => JSON.stringify(l.fields).includes(namespace)).slice(-60);
+        for (const l of mine) lines.push(`[${m.name}] ${l.level} ${l.message} ${JSON.stringify(l.fields)}`);
+      }
+      return lines.join('\n');
     };
 
     /** Moves virtual time in 1-2 s chunks, sampling after each. */
@@ -421,6 +448,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         if ((await fault.apply()) === false) continue;
         count(fault.kind);
         steps++;
+        recent.push(`+${formatMs(e.clock.now() - virtualStart)} ${fault.kind}`);
+        if (recent.length > 25) recent.shift();
         await run(between(1_000, 10_000));
       } catch (err) {
         violations.push(`the ${fault.kind} step failed: ${describeError(err)}`);
@@ -493,6 +522,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       lostLeadership,
       managerErrorLines,
       failedCreates,
+      diagnostics,
     };
   } finally {
     process.off('uncaughtException', onCrash);
