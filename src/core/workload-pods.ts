@@ -4,7 +4,10 @@
  *
  * - Job: pods owned by the Job that also match `job.spec.selector`; listed
  *   even when parallelism is 0.
- * - Every other kind with 0 replicas: no pods at all.
+ * - A workload scaled to 0 still has the pods it has: the reference lists none
+ *   ("replicas 0 → no pods"), so the status forgot pods whose deletion was
+ *   still pending or had been refused, and the next scale-up reserved their
+ *   slots again — a subset above its limit, found by the fault soak (issue 14).
  * - Deployment: the pods of every non-deleting ReplicaSet it controls,
  *   including ReplicaSets scaled to 0 (old revisions still hold pods during a
  *   rollout); with no ReplicaSet, pods owned by the Deployment itself.
@@ -94,8 +97,6 @@ export function podsForWorkloadSpread(input: WorkloadPodsInput): WorkloadPods {
   let pods: Pod[];
   if (group === 'batch' && target.kind === 'Job') {
     pods = jobPods(input, workload);
-  } else if (input.workloadReplicas === 0) {
-    pods = [];
   } else if (group === 'apps' && target.kind === 'Deployment') {
     pods = deploymentPods(input, workload);
   } else if (group === 'apps' && target.kind === 'ReplicaSet' && isDeleting(workload)) {
