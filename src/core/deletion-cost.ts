@@ -21,27 +21,36 @@
  * scale-in the percentages no longer hold: 20/20/60 % at 10 replicas costs
  * 300/200/100 and a scale to 5 keeps 2/2/1. Balanced costs interleave the
  * subsets by their shares instead (a divisor method, Adams'):
- * - subset i has a share p_i: its percentage; an unset limit shares what the
- *   percentages leave (100 − Σ%, split evenly between the unset subsets); an
- *   integer limit — only reachable when validation was bypassed — counts as
- *   its share of today's replicas;
- * - the j-th most valuable pod of subset i (ActivePods order, j = 1, 2, …)
- *   ranks at (j−1)/p_i; pods are kept in rank order, the front subset first
- *   on a tie. Because Adams' method never gives a subset more than
+ * - limited subset i has a share p_i, its percentage (an integer limit —
+ *   only reachable when validation was bypassed — counts as its share of
+ *   today's replicas); the j-th most valuable pod of subset i (ActivePods
+ *   order, j = 1, 2, …) ranks at (j−1)/p_i;
+ * - the pods of unset subsets are never over a limit: each is kept down to
+ *   the smallest size n at which the limited subsets can no longer make up n
+ *   within their limits (the k-th most valuable ranks at n_k − 1, pooled over
+ *   the unset subsets), and those never needed — overflow — rank below
+ *   everything else, removed first, the back subset first (the reference's
+ *   "back first" for an elastic pool);
+ * - pods are kept in rank order, the front subset first on a tie. Because Adams' method never gives a subset more than
  *   ceil(p_i·n) of any n seats, keeping the n lowest ranks keeps every subset
  *   within its limit at n — for every n below today's count, in one scale-in
  *   or many, with no controller sync in between — whenever the pods allow it
- *   (a subset short of pods cannot be helped here: the rebalancer is for that);
+ *   (`balanced-scale-in.test.ts` checks it against the ReplicaSet ranking);
  * - the cost is `TOP − (R·S + i)` with R = ⌊10000·(j−1)/p_i⌋ (p_i in
  *   percent): distinct ranks differ by at least 1/100 of a percent point, so
  *   R orders them exactly, and i breaks ties front first. TOP = 2³¹−1−S keeps
  *   the cost an int32; a rank too deep for the range (more than ~20,000 pods
  *   in a 1 % subset of 10 subsets) is clamped to S+1;
  * - D2: the `minReplicas` most valuable pods of subset i get 2³¹−1−i, above
- *   every balanced cost; a subset whose share is 0 (unset limits after
- *   100 %, or "0%") gets S−i, below them; FAKE pods keep −100·(S+1), lowest.
- * A pod's cost depends only on its subset, its share and its place j in the
- * subset, so a scale-out (new pods rank last) re-costs no existing pod.
+ *   every balanced cost; a "0%" subset and overflow pods get S−i, below them;
+ *   FAKE pods keep −100·(S+1), lowest.
+ * A limited pod's cost depends only on its subset, its share and its place j
+ * in the subset, and an unset pod's on sizes up to today's count, which a
+ * healthy scale-out (limited subsets filled first, new pods last) leaves as
+ * they were: a scale-out re-costs no existing pod.
+ *
+ * With 30/30/rest at 10 replicas (3/3/4), the rest's pods are needed from
+ * sizes 3, 6, 9 and 10, so they rank 2, 5, 8, 9 and a scale to 4 keeps 2/1/1.
  *
  * Worked example, 20/20/60 % (S = 3): a's pods rank 0, 5, 10, …; b's 0, 5,
  * 10, …; c's 0, 1.67, 3.33, 5, …. At 10 replicas (2/2/6) R·S+i is
@@ -154,55 +163,97 @@ export function usesBalancedCosts(ws: Pick<WorkloadSpread, 'spec'>): boolean {
   return ws.spec.subsets.some((s) => typeof s.maxReplicas === 'string');
 }
 
-/** A subset's share in percent as a fraction `num/den`; num 0 for a subset that gets no share. */
+/** A limited subset's share in percent as a fraction `num/den`. */
 export interface Share {
   num: number;
   den: number;
 }
 
-/** D17: each subset's share (see the module comment); undefined for a limit that cannot be parsed. */
-export function subsetShares(subsets: readonly Subset[], workloadReplicas: number): (Share | undefined)[] {
-  let percents = 0;
-  let unset = 0;
-  const parsed = subsets.map((s) => (s.maxReplicas === undefined ? undefined : parseIntOrPercent(s.maxReplicas)));
-  parsed.forEach((p, i) => {
-    if (subsets[i]?.maxReplicas === undefined) unset++;
-    else if (p?.ok === true && p.isPercent) percents += Math.max(0, p.value);
-  });
-  const left = Math.max(0, 100 - percents);
-  return parsed.map((p, i) => {
-    if (subsets[i]?.maxReplicas === undefined) return { num: left, den: unset };
-    if (p === undefined || !p.ok || p.value < 0) return undefined;
+/**
+ * D17: each limited subset's share (see the module comment): its percentage,
+ * or for an integer limit beside percentages (validation forbids mixing them)
+ * its share of today's replicas. Null for an unset limit; undefined for a
+ * limit that cannot be parsed.
+ */
+export function limitedShares(subsets: readonly Subset[], workloadReplicas: number): (Share | null | undefined)[] {
+  return subsets.map((s) => {
+    if (s.maxReplicas === undefined) return null;
+    const p = parseIntOrPercent(s.maxReplicas);
+    if (!p.ok || p.value < 0) return undefined;
     if (p.isPercent) return { num: Math.min(p.value, 100), den: 1 };
-    // An integer limit beside percentages (validation forbids mixing them): its share of today's replicas.
-    return { num: Math.min(100 * p.value, 100 * Math.max(workloadReplicas, 1)), den: Math.max(workloadReplicas, 1) };
+    const replicas = Math.max(workloadReplicas, 1);
+    return { num: Math.min(100 * p.value, 100 * replicas), den: replicas };
   });
 }
 
-/** The balanced cost of the j-th most valuable pod (j ≥ 1) of subset i of S, with share > 0. */
-export function balancedCost(share: Share, j: number, i: number, S: number): number {
+/** The balanced cost of a rank R (⌊100·rank⌋) of subset i of S: TOP − (R·S + i), clamped to S+1. */
+function costOfRank(rank: number, i: number, S: number): number {
   const top = MAX_INT32 - S;
-  const rank = Math.floor((10_000 * (j - 1) * share.den) / share.num);
   const key = rank * S + i;
   return key > top - (S + 1) ? S + 1 : top - key;
 }
 
-/** D17: the balanced costs of the latest version. */
+/** The balanced cost of the j-th most valuable pod (j ≥ 1) of limited subset i of S, with a share > 0. */
+export function balancedCost(share: Share, j: number, i: number, S: number): number {
+  return costOfRank(Math.floor((10_000 * (j - 1) * share.den) / share.num), i, S);
+}
+
+/**
+ * D17: the balanced costs of the latest version. Limited subsets: Adams'
+ * ranks. Unset subsets: their pods are never over a limit, so each is kept
+ * down to the smallest size at which the limited subsets cannot make up the
+ * count within their limits — the k-th most valuable unset pod (pooled over
+ * the unset subsets, front subset first) ranks at n_k − 1, n_k the first size
+ * at which k of them are needed; those never needed rank below every balanced
+ * pod (they are the overflow, removed first, back subset first).
+ */
 function assignBalanced(groups: ReadonlyMap<string, readonly Pod[]>, subsets: readonly Subset[], workloadReplicas: number, assign: Assign): void {
   const S = subsets.length;
-  const shares = subsetShares(subsets, workloadReplicas);
-  subsets.forEach((subset, i) => {
+  const ranked = subsets.map((subset) => rankedPods(groups, subset));
+  const shares = limitedShares(subsets, workloadReplicas);
+  const mins = subsets.map((subset, i) => Math.min(minReplicasOf(subset), ranked[i]?.length ?? 0));
+  const total = ranked.reduce((sum, r) => sum + r.length, 0);
+
+  // Limited subsets, and the protected pods of every subset.
+  subsets.forEach((_, i) => {
+    const pods = ranked[i] ?? [];
     const share = shares[i];
     if (share === undefined) return;
-    const ranked = rankedPods(groups, subset);
-    const min = minReplicasOf(subset);
-    ranked.forEach((pod, index) => {
-      const j = ranked.length - index;
-      if (j <= min) assign([pod], MAX_INT32 - i);
+    pods.forEach((pod, index) => {
+      const j = pods.length - index;
+      if (j <= (mins[i] ?? 0)) assign([pod], MAX_INT32 - i);
+      else if (share === null) return;
       else if (share.num <= 0) assign([pod], S - i);
       else assign([pod], balancedCost(share, j, i, S));
     });
   });
+
+  // Unset subsets: the pods the limited ones cannot stand in for, size by size.
+  const unset = subsets.map((_, i) => i).filter((i) => shares[i] === null);
+  if (unset.length === 0) return;
+  const heldWithin = (n: number): number =>
+    subsets.reduce((sum, _, i) => {
+      const count = ranked[i]?.length ?? 0;
+      const share = shares[i];
+      const min = mins[i] ?? 0;
+      if (share === null) return sum + min;
+      if (share === undefined) return sum;
+      return sum + Math.min(count, Math.max(min, Math.ceil((share.num * n) / (100 * share.den))));
+    }, 0);
+  // Unset pods still to place, most valuable first, per subset; slots go to the front subset first, round-robin.
+  const queues = unset.map((i) => ({ i, pods: [...(ranked[i] ?? [])].reverse().slice(mins[i] ?? 0) }));
+  let needed = 0;
+  for (let n = 1; n <= total; n++) {
+    const need = n - heldWithin(n);
+    while (needed < need) {
+      const queue = queues.filter((q) => q.pods.length > 0).sort((a, b) => b.pods.length - a.pods.length || a.i - b.i)[0];
+      if (queue === undefined) break;
+      const pod = queue.pods.shift() as Pod;
+      assign([pod], costOfRank(100 * (n - 1), queue.i, S));
+      needed++;
+    }
+  }
+  for (const q of queues) for (const pod of q.pods) assign([pod], S - q.i);
 }
 
 export interface DeletionCostPatch {
