@@ -108,25 +108,38 @@ export function computeDeletionCosts(input: DeletionCostInput): Map<string, numb
   const subsets = input.ws.spec.subsets;
   const n = subsets.length;
   const costs = new Map<string, number>();
-  const assign = (pods: readonly Pod[], cost: number): void => {
-    for (const pod of pods) {
-      const name = pod.metadata?.name;
-      if (typeof name === 'string' && name !== '') costs.set(name, cost);
-    }
-  };
-
-  const balanced = usesBalancedCosts(input.ws);
   for (const [version, groups] of input.byVersion) {
-    const reverse = version !== input.latestVersion;
-    if (balanced && !reverse) assignBalanced(groups, subsets, input.workloadReplicas, assign);
-    else assignReference(groups, subsets, reverse, input.workloadReplicas, assign);
-    const fake = (groups.get(FAKE_SUBSET_NAME) ?? []).filter((p) => isPodActive(p));
-    assign(fake, POD_DELETION_COST_NEGATIVE * (n + 1));
+    const ranked = subsets.map((subset) => rankedPods(groups, subset));
+    const table = costsByPlace(input.ws, ranked.map((r) => r.length), input.workloadReplicas, version === input.latestVersion);
+    ranked.forEach((pods, i) => {
+      pods.forEach((pod, index) => {
+        // The j-th most valuable pod: the list is least valuable first.
+        const cost = table[i]?.[pods.length - 1 - index];
+        const name = pod.metadata?.name;
+        if (cost !== undefined && typeof name === 'string' && name !== '') costs.set(name, cost);
+      });
+    });
+    for (const pod of groups.get(FAKE_SUBSET_NAME) ?? []) {
+      const name = pod.metadata?.name;
+      if (isPodActive(pod) && typeof name === 'string' && name !== '') costs.set(name, POD_DELETION_COST_NEGATIVE * (n + 1));
+    }
   }
   return costs;
 }
 
-type Assign = (pods: readonly Pod[], cost: number) => void;
+/**
+ * The deletion cost of every place in every subset of one pod version:
+ * `table[i][j-1]` is the cost of the j-th most valuable active pod of subset
+ * i when the subsets hold `counts[i]` active pods; `undefined` entries (a limit
+ * that cannot be resolved) get no cost. The controller maps its ranked pods
+ * onto this table; admission reads the new pod's place in it (the new pod is
+ * the least valuable of its subset), so a pod is born with the cost the
+ * controller would give it (D21).
+ */
+export function costsByPlace(ws: Pick<WorkloadSpread, 'spec'>, counts: readonly number[], workloadReplicas: number, latest: boolean): (number | undefined)[][] {
+  const subsets = ws.spec.subsets;
+  return latest && usesBalancedCosts(ws) ? balancedTable(subsets, counts, workloadReplicas) : referenceTable(subsets, counts, !latest, workloadReplicas);
+}
 
 /** The active pods of a subset, least valuable first (ActivePods order; Array.prototype.sort is stable, like the reference's). */
 function rankedPods(groups: ReadonlyMap<string, readonly Pod[]>, subset: Subset): Pod[] {
@@ -137,24 +150,23 @@ function minReplicasOf(subset: Subset): number {
   return typeof subset.minReplicas === 'number' && subset.minReplicas > 0 ? Math.floor(subset.minReplicas) : 0;
 }
 
-/** The reference's costs of one version (spec §4.5 step 2 with D2). */
-function assignReference(groups: ReadonlyMap<string, readonly Pod[]>, subsets: readonly Subset[], reverse: boolean, workloadReplicas: number, assign: Assign): void {
+/** The reference's costs of one version (spec §4.5 step 2 with D2), by place. */
+function referenceTable(subsets: readonly Subset[], counts: readonly number[], reverse: boolean, workloadReplicas: number): (number | undefined)[][] {
   const n = subsets.length;
-  subsets.forEach((subset, i) => {
+  return subsets.map((subset, i) => {
+    const count = counts[i] ?? 0;
     const e = reverse ? n - 1 - i : i;
-    const positive = POD_DELETION_COST_POSITIVE * (n - e);
-    const negative = POD_DELETION_COST_NEGATIVE * (e + 1);
-    const protectedCost = POD_DELETION_COST_POSITIVE * (2 * n - e);
     const max = resolveMaxReplicas(subset.maxReplicas, workloadReplicas);
-    if (max === undefined) return;
-    const ranked = rankedPods(groups, subset);
-    const min = minReplicasOf(subset);
-    const surplus = max >= 0 ? Math.max(0, ranked.length - max) : 0;
-    const protectedCount = Math.min(min, ranked.length);
-    const negativeCount = Math.min(surplus, ranked.length - protectedCount);
-    assign(ranked.slice(0, negativeCount), negative);
-    assign(ranked.slice(negativeCount, ranked.length - protectedCount), positive);
-    assign(ranked.slice(ranked.length - protectedCount), protectedCost);
+    if (max === undefined) return new Array<number | undefined>(count).fill(undefined);
+    const protectedCount = Math.min(minReplicasOf(subset), count);
+    // The surplus (beyond the limit) are the least valuable places, never the protected ones.
+    const negativeCount = Math.min(max >= 0 ? Math.max(0, count - max) : 0, count - protectedCount);
+    return Array.from({ length: count }, (_, index) => {
+      const j = index + 1;
+      if (j <= protectedCount) return POD_DELETION_COST_POSITIVE * (2 * n - e);
+      if (j > count - negativeCount) return POD_DELETION_COST_NEGATIVE * (e + 1);
+      return POD_DELETION_COST_POSITIVE * (n - e);
+    });
   });
 }
 
@@ -199,61 +211,60 @@ export function balancedCost(share: Share, j: number, i: number, S: number): num
 }
 
 /**
- * D17: the balanced costs of the latest version. Limited subsets: Adams'
- * ranks. Unset subsets: their pods are never over a limit, so each is kept
- * down to the smallest size at which the limited subsets cannot make up the
- * count within their limits — the k-th most valuable unset pod (pooled over
- * the unset subsets, front subset first) ranks at n_k − 1, n_k the first size
- * at which k of them are needed; those never needed rank below every balanced
- * pod (they are the overflow, removed first, back subset first).
+ * D17: the balanced costs of the latest version, by place. Limited subsets:
+ * Adams' ranks. Unset subsets: their pods are never over a limit, so each is
+ * kept down to the smallest size at which the limited subsets cannot make up
+ * the count within their limits — the k-th most valuable unset pod (pooled
+ * over the unset subsets, the subset with the most places left first, then
+ * the front one) ranks at n_k − 1, n_k the first size at which k of them are
+ * needed; those never needed rank below every balanced place (overflow,
+ * removed first, back subset first).
  */
-function assignBalanced(groups: ReadonlyMap<string, readonly Pod[]>, subsets: readonly Subset[], workloadReplicas: number, assign: Assign): void {
+function balancedTable(subsets: readonly Subset[], counts: readonly number[], workloadReplicas: number): (number | undefined)[][] {
   const S = subsets.length;
-  const ranked = subsets.map((subset) => rankedPods(groups, subset));
   const shares = limitedShares(subsets, workloadReplicas);
-  const mins = subsets.map((subset, i) => Math.min(minReplicasOf(subset), ranked[i]?.length ?? 0));
-  const total = ranked.reduce((sum, r) => sum + r.length, 0);
-
-  // Limited subsets, and the protected pods of every subset.
-  subsets.forEach((_, i) => {
-    const pods = ranked[i] ?? [];
+  const mins = subsets.map((subset, i) => Math.min(minReplicasOf(subset), counts[i] ?? 0));
+  const total = counts.reduce((sum, c) => sum + c, 0);
+  const table: (number | undefined)[][] = subsets.map((_, i) => {
     const share = shares[i];
-    if (share === undefined) return;
-    pods.forEach((pod, index) => {
-      const j = pods.length - index;
-      if (j <= (mins[i] ?? 0)) assign([pod], MAX_INT32 - i);
-      else if (share === null) return;
-      else if (share.num <= 0) assign([pod], S - i);
-      else assign([pod], balancedCost(share, j, i, S));
+    return Array.from({ length: counts[i] ?? 0 }, (_, index) => {
+      const j = index + 1;
+      if (share === undefined) return undefined;
+      if (j <= (mins[i] ?? 0)) return MAX_INT32 - i;
+      if (share === null) return S - i; // an unset place, unless the pass below finds it needed
+      if (share.num <= 0) return S - i;
+      return balancedCost(share, j, i, S);
     });
   });
 
-  // Unset subsets: the pods the limited ones cannot stand in for, size by size.
+  // Unset subsets: the places the limited ones cannot stand in for, size by size.
   const unset = subsets.map((_, i) => i).filter((i) => shares[i] === null);
-  if (unset.length === 0) return;
+  if (unset.length === 0) return table;
   const heldWithin = (n: number): number =>
     subsets.reduce((sum, _, i) => {
-      const count = ranked[i]?.length ?? 0;
+      const count = counts[i] ?? 0;
       const share = shares[i];
       const min = mins[i] ?? 0;
       if (share === null) return sum + min;
       if (share === undefined) return sum;
       return sum + Math.min(count, Math.max(min, Math.ceil((share.num * n) / (100 * share.den))));
     }, 0);
-  // Unset pods still to place, most valuable first, per subset; slots go to the front subset first, round-robin.
-  const queues = unset.map((i) => ({ i, pods: [...(ranked[i] ?? [])].reverse().slice(mins[i] ?? 0) }));
+  const next = new Map(unset.map((i) => [i, mins[i] ?? 0])); // the next place to fill, 0-based
   let needed = 0;
   for (let n = 1; n <= total; n++) {
     const need = n - heldWithin(n);
     while (needed < need) {
-      const queue = queues.filter((q) => q.pods.length > 0).sort((a, b) => b.pods.length - a.pods.length || a.i - b.i)[0];
-      if (queue === undefined) break;
-      const pod = queue.pods.shift() as Pod;
-      assign([pod], costOfRank(100 * (n - 1), queue.i, S));
+      const i = unset
+        .filter((u) => (next.get(u) ?? 0) < (counts[u] ?? 0))
+        .sort((a, b) => (counts[b] ?? 0) - (next.get(b) ?? 0) - ((counts[a] ?? 0) - (next.get(a) ?? 0)) || a - b)[0];
+      if (i === undefined) break;
+      const place = next.get(i) ?? 0;
+      (table[i] as (number | undefined)[])[place] = costOfRank(100 * (n - 1), i, S);
+      next.set(i, place + 1);
       needed++;
     }
   }
-  for (const q of queues) for (const pod of q.pods) assign([pod], S - q.i);
+  return table;
 }
 
 export interface DeletionCostPatch {
