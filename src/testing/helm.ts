@@ -54,6 +54,9 @@ export function runTool(binary: string, args: readonly string[], options: ToolOp
       if (options.home === undefined) rmSync(home, { recursive: true, force: true });
       resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
     });
+    // A child that exits before reading its input (helm failing early) closes the pipe: that EPIPE is
+    // not the test's error — the exit code and stderr say what happened.
+    child.stdin?.on('error', () => {});
     child.stdin?.end(options.input ?? '');
   });
 }
