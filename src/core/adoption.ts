@@ -19,6 +19,8 @@
 import {
   FAKE_SUBSET_NAME,
   IGNORE_PATCH_EXISTING_PODS_METADATA_ANNOTATION,
+  MANAGED_LABEL,
+  MANAGED_LABEL_VALUE,
   MATCHED_WORKLOADSPREAD_ANNOTATION,
 } from '../api/keys.ts';
 import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
@@ -101,7 +103,11 @@ export function ignoresPatchMetadata(ws: Pick<WorkloadSpread, 'metadata'>): bool
   return typeof value === 'string' && value.toLowerCase() === 'true';
 }
 
-/** The adoption patch: the subset patch's whole `metadata` (unless ignored) plus the marker without a uid. */
+/**
+ * The adoption patch: the subset patch's whole `metadata` (unless ignored)
+ * plus the marker without a uid, and our managed label (so the pod's deletion
+ * reaches the webhook).
+ */
 export function adoptionPatch(ws: Pick<WorkloadSpread, 'metadata'>, subset: Subset): AdoptionPatch {
   let metadata: Record<string, unknown> = {};
   const patch: unknown = subset.patch;
@@ -110,7 +116,9 @@ export function adoptionPatch(ws: Pick<WorkloadSpread, 'metadata'>, subset: Subs
   }
   const annotations = isPlainObject(metadata['annotations']) ? metadata['annotations'] : {};
   annotations[MATCHED_WORKLOADSPREAD_ANNOTATION] = formatMarker({ name: ws.metadata?.name ?? '', subset: subset.name });
-  return { metadata: { ...metadata, annotations } };
+  const labels = isPlainObject(metadata['labels']) ? metadata['labels'] : {};
+  labels[MANAGED_LABEL] = MANAGED_LABEL_VALUE;
+  return { metadata: { ...metadata, labels, annotations } };
 }
 
 /** The pod as it reads once the adoption patch is applied (a new object). */
