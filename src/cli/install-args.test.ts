@@ -11,7 +11,8 @@ import { captureIo } from '../testing/cli-io.ts';
 import { coalesceValues, loadChart, renderChart, renderedObjects } from '../testing/helm-template.ts';
 import { installObjects } from './install-manifests.ts';
 import { defaultInstallValues, INSTALL_NAMES, type InstallValues } from './install-values.ts';
-import { managerSettings, registerManagerCommand, type ManagerFlags, type ManagerSettings } from './manager.ts';
+import { registerManagerCommand } from './main.ts';
+import { managerSettings, type ManagerFlags, type ManagerSettings } from './manager.ts';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- test navigation of parsed YAML
 

@@ -12,9 +12,8 @@
  * install-rbac.ts; the CRDs are the generated ones of src/api/crd.ts.
  * Pure: values in, objects out. Start at `installObjects`.
  */
-import { generatedCrdFiles } from '../api/crd.ts';
+import { domainDisruptionBudgetCrd, workloadSpreadCrd } from '../api/crd.ts';
 import { WHITELIST_CONFIGMAP_KEY } from '../api/keys.ts';
-import { parseManifests } from '../k8s/yaml.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { webhookConfigurations } from '../webhook/registration.ts';
 import { managerClusterRules, managerNamespaceRules, type RbacOptions } from './install-rbac.ts';
@@ -200,12 +199,8 @@ function certManagerObjects(namespace: string, values: InstallValues): Obj[] {
 export function installObjects(options: InstallOptions): KubeObject[] {
   const { namespace, values } = options;
   if (values.replicas > 1 && !values.leaderElection.enabled) throw new Error('leader election must stay on with more than one replica');
-  const crds: KubeObject[] = [];
-  for (const file of generatedCrdFiles()) {
-    const parsed = parseManifests(file.content, file.fileName);
-    if (!parsed.ok) throw new Error(parsed.error);
-    crds.push(...parsed.documents.map((d) => d.object));
-  }
+  // The objects behind the generated CRD files (the same, without a YAML round trip).
+  const crds = [workloadSpreadCrd(), domainDisruptionBudgetCrd()].map((crd) => JSON.parse(JSON.stringify(crd)) as KubeObject);
   const rbac = rbacOptions(values);
   const selector = managerSelectorLabels();
   const objects: Obj[] = [...crds];

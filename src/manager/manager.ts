@@ -54,10 +54,9 @@ import { startWebhookServer, type AdmissionHandler, type WebhookServer } from '.
 import { probeRoute, sendText, startHttpEndpoint, urlHost, type BindAddress, type HttpEndpoint } from './endpoints.ts';
 import { ManagerBudgets, type BudgetSettings } from './budgets.ts';
 import { ManagerMetrics } from './metrics.ts';
+import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE } from './defaults.ts';
 
-export const DEFAULT_LEASE_NAME = 'workloadspread-manager';
-export const DEFAULT_WEBHOOK_SERVICE = 'workloadspread-webhook';
-export const DEFAULT_WEBHOOK_PORT = 9443;
+export { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE };
 /** controller-runtime's CacheSyncTimeout. */
 export const DEFAULT_CACHE_SYNC_TIMEOUT_MS = 120_000;
 /** How long stop() lets admissions in flight finish. */

@@ -43,7 +43,9 @@ export function staticCertificates(pair: KeyPair): CertificateSource {
   return { current: () => pair, onChange: () => () => {} };
 }
 
-export const DEFAULT_SECRET_NAME = 'workloadspread-webhook-certs';
+import { DEFAULT_SECRET_NAME } from './names.ts';
+
+export { DEFAULT_SECRET_NAME };
 
 class Listeners {
   #fns: ((pair: KeyPair) => void)[] = [];

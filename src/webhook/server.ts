@@ -36,9 +36,7 @@ import {
 import type { CertificateSource, KeyPair } from './certs.ts';
 import type { WebhookMetrics } from './metrics.ts';
 
-export const MUTATE_POD_PATH = '/mutate-pod';
-export const VALIDATE_POD_PATH = '/validate-pod';
-export const VALIDATE_WORKLOADSPREAD_PATH = '/validate-apps-kruise-io-workloadspread';
+export { MUTATE_POD_PATH, VALIDATE_POD_PATH, VALIDATE_WORKLOADSPREAD_PATH } from './names.ts';
 export const HEALTHZ_PATH = '/healthz';
 
 export type AdmissionHandler = (request: AdmissionRequest) => Promise<AdmissionResponse>;
