@@ -23,7 +23,7 @@ import pino from 'pino';
 import { realClock, type Clock } from '../clock/clock.ts';
 import { loadConnection, SERVICE_ACCOUNT_DIR } from '../client/config.ts';
 import { describeError } from '../client/errors.ts';
-import type { Logger } from '../client/logger.ts';
+import { withFields, type Logger } from '../client/logger.ts';
 import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
 import { parseBindAddress, type BindAddress } from '../manager/endpoints.ts';
 import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE, startManager, type Manager, type ManagerOptions } from '../manager/manager.ts';
@@ -177,9 +177,29 @@ export function managerOptions(s: ManagerSettings): Omit<ManagerOptions, 'connec
   };
 }
 
-/** JSON lines (pino) at `level`, each handed to `write`. */
+/** Keys pino writes itself; a field of the same name is renamed (`msg_`) so no key repeats in a line. */
+const PINO_KEYS = new Set(['level', 'time', 'msg']);
+
+function withoutPinoKeys(fields: Record<string, unknown>): Record<string, unknown> {
+  if (!Object.keys(fields).some((k) => PINO_KEYS.has(k))) return fields;
+  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [PINO_KEYS.has(k) ? `${k}_` : k, v]));
+}
+
+/**
+ * JSON lines (pino) at `level`, each handed to `write`:
+ * `{"level":"info","time":"<RFC 3339>","logger":"controller",…,"msg":"…"}` —
+ * the level as text, every key once (the keys: src/client/logger.ts).
+ */
 export function jsonLogger(write: (line: string) => void, level: LogLevel): Logger {
-  return pino({ level, base: { component: 'workloadspread-manager' }, timestamp: pino.stdTimeFunctions.isoTime }, { write });
+  return pino(
+    {
+      level,
+      base: null,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }), log: withoutPinoKeys },
+    },
+    { write },
+  );
 }
 
 export interface ManagerCommandHooks {
@@ -197,7 +217,7 @@ export async function runManager(flags: ManagerFlags, io: CliIo, hooks: ManagerC
   const loaded = await loadConnection({ ...(settings.kubeconfig === undefined ? {} : { kubeconfig: settings.kubeconfig }), env: io.env });
   if (!loaded.ok) throw new CommandError(`${loaded.error.source}: ${loaded.error.message}`);
   const connection = loaded.connection;
-  const log = jsonLogger((line) => io.out(line), settings.logLevel);
+  const log = withFields(jsonLogger((line) => io.out(line), settings.logLevel), { logger: 'manager' });
   // A second signal while stopping exits 1 at once, as controller-runtime's signal handler does.
   const stopSignals = hooks.waitForStop === undefined ? stopOnSignals(io, { forcedExitCode: 1 }) : undefined;
   const signals = { promise: hooks.waitForStop?.() ?? (stopSignals as { received: Promise<string> }).received, dispose: () => stopSignals?.dispose() };

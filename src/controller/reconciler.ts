@@ -31,7 +31,7 @@ import { deleteUnschedulablePodFailedEvent, patchDeletionCostFailedEvent, worklo
 import { readMarker } from '../core/marker.ts';
 import { planReconcile, type ReconcilePlan } from '../core/reconcile-plan.ts';
 import type { Pod } from '../k8s/types.ts';
-import { silentLogger, type Logger } from '../client/logger.ts';
+import { silentLogger, withFields, type Logger } from '../client/logger.ts';
 import { TerminalError } from '../client/workqueue.ts';
 import type { ManagerCaches } from '../kube/caches.ts';
 import type { EngineEventSink } from '../kube/events.ts';
@@ -80,16 +80,6 @@ export interface SyncResult {
   requeueAfterMs?: number;
 }
 
-/** Adds fixed fields to every line (a child logger without depending on pino). */
-export function withFields(log: Logger, fields: Record<string, unknown>): Logger {
-  return {
-    debug: (f, m) => log.debug({ ...fields, ...f }, m),
-    info: (f, m) => log.info({ ...fields, ...f }, m),
-    warn: (f, m) => log.warn({ ...fields, ...f }, m),
-    error: (f, m) => log.error({ ...fields, ...f }, m),
-  };
-}
-
 /** Runs `fn` over `items` with at most `limit` in flight; resolves with the results in order. */
 async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
@@ -118,7 +108,7 @@ export class Reconciler {
     const parsed = parseKey(key);
     if (parsed === undefined) throw new TerminalError(`malformed WorkloadSpread key ${JSON.stringify(key)}`);
     const { namespace, name } = parsed;
-    const log = withFields(this.#log, { workloadspread: key, reconcileID });
+    const log = withFields(this.#log, { namespace, name, reconcileID });
     const { caches, state } = this.#o;
 
     const ws = state.freshest(caches.getWorkloadSpread(namespace, name), namespace, name);
@@ -213,10 +203,10 @@ export class Reconciler {
     results.forEach((r, i) => {
       const adoption = plan.adoptions[i];
       if (r.ok) {
-        log.info({ pod: `${namespace}/${adoption?.pod ?? ''}`, subset: adoption?.subset }, 'adopted pod');
+        log.info({ pod: adoption?.pod ?? '', subset: adoption?.subset }, 'adopted pod');
       } else if (!r.notFound) {
         failed++;
-        log.warn({ pod: `${namespace}/${adoption?.pod ?? ''}`, err: r.message }, 'adoption patch failed');
+        log.warn({ pod: adoption?.pod ?? '', err: r.message }, 'adoption patch failed');
       }
     });
     if (failed > 0) throw new Error(`${failed} adoption patch(es) failed`);
@@ -237,7 +227,7 @@ export class Reconciler {
     results.forEach((r, i) => {
       const patch = plan.deletionCostPatches[i];
       if (r.ok || r.notFound || patch === undefined) return;
-      log.warn({ pod: `${namespace}/${patch.pod}`, cost: patch.cost, err: r.message }, 'deletion cost patch failed');
+      log.warn({ pod: patch.pod, cost: patch.cost, err: r.message }, 'deletion cost patch failed');
       events.push(patchDeletionCostFailedEvent(workloadSpreadRef(ws), { namespace, name: patch.pod }, subsetOf.get(patch.pod) ?? '', patch.cost));
     });
     if (events.length > 0) {
@@ -290,11 +280,11 @@ export class Reconciler {
       const f = plan.scheduleFailed[i];
       if (f === undefined) return;
       if (r.ok) {
-        if (r.skipped !== true) log.info({ pod: `${namespace}/${f.pod}`, subset: f.subset }, 'deleted unschedulable pod');
+        if (r.skipped !== true) log.info({ pod: f.pod, subset: f.subset }, 'deleted unschedulable pod');
         return;
       }
       failures++;
-      log.warn({ pod: `${namespace}/${f.pod}`, err: r.message }, 'deleting an unschedulable pod failed');
+      log.warn({ pod: f.pod, err: r.message }, 'deleting an unschedulable pod failed');
       this.#o.events.record(deleteUnschedulablePodFailedEvent(workloadSpreadRef(ws), { namespace, name: f.pod }, f.subset), [ws]);
     });
     return failures;

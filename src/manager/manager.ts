@@ -33,10 +33,9 @@ import type { Connection } from '../client/config.ts';
 import { describeError, isNotFound } from '../client/errors.ts';
 import { KubeClient } from '../client/http-client.ts';
 import { LeaderElector } from '../client/leader-election.ts';
-import { silentLogger, type Logger } from '../client/logger.ts';
+import { silentLogger, withFields, type Logger } from '../client/logger.ts';
 import type { WatcherOptions } from '../client/watcher.ts';
 import { WorkloadSpreadController, DEFAULT_WORKERS } from '../controller/controller.ts';
-import { withFields } from '../controller/reconciler.ts';
 import type { BudgetController } from '../controller/budget-controller.ts';
 import { ManagerCaches } from '../kube/caches.ts';
 import { createEventRecorder, CONTROLLER_COMPONENT, EngineEventSink, WEBHOOK_COMPONENT } from '../kube/events.ts';
@@ -210,7 +209,7 @@ class ManagerRun {
 
   constructor(options: ManagerOptions) {
     this.#o = options;
-    this.#log = options.log ?? silentLogger;
+    this.#log = withFields(options.log ?? silentLogger, { logger: 'manager' });
     this.#clock = options.clock ?? options.client?.clock ?? realClock();
     this.#identity = options.identity ?? `${hostname()}_${randomUUID()}`;
     this.#metrics = options.metrics ?? new ManagerMetrics();
@@ -303,8 +302,9 @@ class ManagerRun {
     });
 
     // The shared kube layer: one cache, one lock, one local copy for both halves.
-    const webhookEvents = new EngineEventSink(createEventRecorder(client, WEBHOOK_COMPONENT, this.#identity, log), log);
-    const controllerRecorder = createEventRecorder(client, CONTROLLER_COMPONENT, this.#identity, log);
+    const eventLog = withFields(log, { logger: 'events' });
+    const webhookEvents = new EngineEventSink(createEventRecorder(client, WEBHOOK_COMPONENT, this.#identity, eventLog), eventLog);
+    const controllerRecorder = createEventRecorder(client, CONTROLLER_COMPONENT, this.#identity, eventLog);
     const controllerEvents = new EngineEventSink(controllerRecorder, log);
     this.#sinks = [webhookEvents, controllerEvents];
     // ManagerCaches hands its `watcher` settings to every informer it builds: the metrics hooks ride along.
@@ -312,7 +312,7 @@ class ManagerRun {
     const caches = (this.#caches = new ManagerCaches({
       client,
       namespace: o.namespace,
-      log,
+      log: withFields(log, { logger: 'caches' }),
       recorder: controllerRecorder,
       ...(o.whitelistConfigMap === undefined ? {} : { configMapName: o.whitelistConfigMap }),
       watcher,
@@ -337,7 +337,7 @@ class ManagerRun {
       writer: statusWriter,
       events: webhookEvents,
       metrics: this.#metrics.webhook,
-      log: withFields(log, { component: 'webhook' }),
+      log: withFields(log, { logger: 'webhook' }),
       ...(o.unschedulableRecoverySeconds === undefined ? {} : { unschedulableRecoverySeconds: o.unschedulableRecoverySeconds }),
       budgets: budgets.enforcement,
       guardPodDeletion: budgets.guardPodDeletion,
@@ -355,7 +355,7 @@ class ManagerRun {
         certificates: this.#certificates as CertificateSource,
         handlers,
         metrics: this.#metrics.webhook,
-        log: withFields(log, { component: 'webhook' }),
+        log: withFields(log, { logger: 'webhook' }),
       });
       log.info({ url: this.#server.url }, 'webhook server listening');
     });
@@ -422,7 +422,7 @@ class ManagerRun {
     };
     let source: CertificateSource & { stop(): void };
     if (webhookOptions.certDir !== undefined) {
-      const dir = new CertDirSource({ dir: webhookOptions.certDir, clock: this.#clock, log: this.#log });
+      const dir = new CertDirSource({ dir: webhookOptions.certDir, clock: this.#clock, log: withFields(this.#log, { logger: 'certificates' }) });
       await dir.start();
       source = dir;
     } else {
@@ -435,7 +435,7 @@ class ManagerRun {
         names: servingNames({ service: { name: serviceName, namespace: o.namespace }, ...(urlForNames === undefined ? {} : { webhookUrl: urlForNames }) }),
         mutatingConfigurations: [MUTATING_CONFIGURATION_NAME],
         validatingConfigurations: [VALIDATING_CONFIGURATION_NAME],
-        log: this.#log,
+        log: withFields(this.#log, { logger: 'certificates' }),
         ...(webhookOptions.secretName === undefined ? {} : { secretName: webhookOptions.secretName }),
       });
       await secret.start();
@@ -482,7 +482,7 @@ class ManagerRun {
       podWriter: new PodWriter(this.#client),
       events: shared.controllerEvents,
       clock: this.#clock,
-      log: withFields(this.#log, { component: 'controller' }),
+      log: withFields(this.#log, { logger: 'controller' }),
       workers,
       metrics: this.#metrics.controller,
       ...(this.#o.unschedulableRecoverySeconds === undefined ? {} : { recoverySeconds: this.#o.unschedulableRecoverySeconds }),
@@ -524,7 +524,7 @@ class ManagerRun {
       namespace: this.#o.namespace,
       name: leaseName,
       identity: this.#identity,
-      log: this.#log,
+      log: withFields(this.#log, { logger: 'leader-election' }),
       ...(s.leaseDurationMs === undefined ? {} : { leaseDurationMs: s.leaseDurationMs }),
       ...(s.renewDeadlineMs === undefined ? {} : { renewDeadlineMs: s.renewDeadlineMs }),
       ...(s.retryPeriodMs === undefined ? {} : { retryPeriodMs: s.retryPeriodMs }),
@@ -536,7 +536,7 @@ class ManagerRun {
       onStoppedLeading: () => {
         this.#metrics.leading(leaseName, false);
         if (this.#stopping) return;
-        this.#log.error({ lease: leaseName, identity: this.#identity }, 'leadership lost: the manager must exit');
+        this.#log.error({ namespace: this.#o.namespace, name: leaseName, identity: this.#identity }, 'leadership lost: the manager must exit');
         this.#done.resolve({ reason: 'lost-leadership' });
       },
     });

@@ -19,7 +19,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock/clock.ts';
-import { silentLogger, type Logger } from '../client/logger.ts';
+import { podLogFields, silentLogger, type Logger } from '../client/logger.ts';
 import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { noSubsetAvailableEvent, workloadSpreadRef } from '../core/events.ts';
@@ -55,12 +55,6 @@ export function isDryRun(req: AdmissionRequest, options: unknown = req.options):
   if (req.dryRun) return true;
   const dryRun = isPlainObject(options) ? options['dryRun'] : undefined;
   return Array.isArray(dryRun) && dryRun.length > 0;
-}
-
-/** `namespace/name` of a pod for logs; the generateName prefix when it has no name yet. */
-export function podLabel(pod: Pod, namespace: string): string {
-  const name = pod.metadata?.name ?? '';
-  return `${namespace}/${name !== '' ? name : `${pod.metadata?.generateName ?? ''}*`}`;
 }
 
 /**
@@ -128,13 +122,12 @@ export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDe
   const match = matchWorkloadSpreadForPod(pod, spreads, lookup, wl.whitelist);
   if (match.kind === 'skip' || match.kind === 'none') return allowed(uid);
   if (match.kind === 'error') {
-    log.warn({ pod: podLabel(pod, namespace), err: match.message }, 'owner of the new pod is not in the cache yet; refusing so the workload controller retries');
+    log.warn({ ...podLogFields(namespace, pod.metadata), requestID: uid, err: match.message }, 'owner of the new pod is not in the cache yet; refusing so the workload controller retries');
     return errored(uid, 500, new Error(match.message));
   }
 
   const listed = match.ws;
-  const wsLabel = `${namespace}/${listed.metadata?.name ?? ''}`;
-  const plog = { workloadspread: wsLabel, pod: podLabel(pod, namespace) };
+  const plog = { ...podLogFields(namespace, pod.metadata), requestID: uid, workloadspread: listed.metadata?.name ?? '' };
 
   // §2.3 B: StatefulSet ordinals; no status read or write.
   if (listed.spec?.targetRef?.kind === 'StatefulSet') {
@@ -210,7 +203,7 @@ function noSubset(uid: string, ws: WorkloadSpread, pod: Pod, namespace: string, 
   });
   deps.events.record(ws, event);
   deps.metrics?.noSubsetAvailable?.(namespace, ws.metadata?.name ?? '');
-  (deps.log ?? silentLogger).warn({ workloadspread: `${namespace}/${ws.metadata?.name ?? ''}`, pod: podLabel(pod, namespace) }, 'no subset has quota left; pod admitted without placement');
+  (deps.log ?? silentLogger).warn({ ...podLogFields(namespace, pod.metadata), requestID: uid, workloadspread: ws.metadata?.name ?? '' }, 'no subset has quota left; pod admitted without placement');
   return allowed(uid);
 }
 

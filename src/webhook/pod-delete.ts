@@ -22,9 +22,9 @@ import { specSubsets, subsetsUsePercent, type WorkloadReplicasResult } from '../
 import { isPlainObject } from '../k8s/json.ts';
 import { controllerRef } from '../k8s/pod.ts';
 import type { Pod } from '../k8s/types.ts';
-import { silentLogger } from '../client/logger.ts';
+import { podLogFields, silentLogger } from '../client/logger.ts';
 import { allowed, errored, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
-import { cloneSetRecreateFor, hasVersionEntry, isDryRun, podLabel, type PodAdmissionDeps } from './pod-create.ts';
+import { cloneSetRecreateFor, hasVersionEntry, isDryRun, type PodAdmissionDeps } from './pod-create.ts';
 import type { AdmissionSources, Lookup } from './sources.ts';
 
 type DeletionKind = 'Delete' | 'Eviction';
@@ -102,7 +102,7 @@ async function handleDeletion(uid: string, pod: Pod, reqNamespace: string, kind:
   const cloneSetRecreate = owner?.kind === 'CloneSet' ? cloneSetRecreateFor(pod, await deps.sources.ownerLookup(namespace, owner)) : false;
   const version = podVersion(pod, { cloneSetRecreate });
   const log = deps.log ?? silentLogger;
-  const plog = { workloadspread: `${namespace}/${m.name}`, pod: podLabel(pod, namespace) };
+  const plog = { ...podLogFields(namespace, pod.metadata), requestID: uid, workloadspread: m.name };
 
   const outcome = await deps.commit.submit<{ error?: string }>({ uid: ws.metadata?.uid ?? '', namespace, name: m.name }, async (fresh) => {
     if (fresh === undefined) return { value: {} };

@@ -140,7 +140,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       response = await handler(request);
       if (response.uid !== request.uid) response = { ...response, uid: request.uid };
     } catch (err) {
-      log.error({ webhook: path, uid: request.uid, err: err instanceof Error ? err.message : String(err) }, 'admission handler failed');
+      log.error({ webhook: path, requestID: request.uid, err: err instanceof Error ? err.message : String(err) }, 'admission handler failed');
       response = errored(request.uid, 500, err);
     }
     const result = responseResult(response);
