@@ -40,6 +40,7 @@ import type { StatusWriter } from '../kube/status-writer.ts';
 import type { ReconcileInputs, WorkloadResolver } from '../kube/workload-resolver.ts';
 import type { WorkloadSpreadState } from '../kube/ws-state.ts';
 import { parseKey } from './event-mapping.ts';
+import { subsetReadings, type SubsetReading } from './subset-readings.ts';
 
 /** How soon to look again when the latest workload version is not there yet. */
 export const LATEST_VERSION_RETRY_MS = 1_000;
@@ -56,8 +57,8 @@ const POD_WRITE_CONCURRENCY = 16;
 const FULL_POD_CACHE = 4_096;
 
 export interface ReconcilerMetrics {
-  /** Active pods per subset after a sync that computed a status. */
-  podsPerSubset?(namespace: string, workloadSpread: string, subset: string, pods: number): void;
+  /** Every subset's state after a sync that computed a status (subset-readings.ts). */
+  subsets?(namespace: string, workloadSpread: string, readings: SubsetReading[]): void;
   /** The WorkloadSpread is gone: drop its series. */
   forgetWorkloadSpread?(namespace: string, workloadSpread: string): void;
 }
@@ -144,7 +145,7 @@ export class Reconciler {
     const final = await this.#writeStatus(ws, inputs, pods, plan, log);
     const failures = await this.#deleteScheduleFailed(ws, final, pods, log);
     this.#o.events.recordAll(final.events, [ws]);
-    for (const s of final.status.subsetStatuses ?? []) this.#o.metrics?.podsPerSubset?.(namespace, name, s.name, s.replicas);
+    this.#o.metrics?.subsets?.(namespace, name, subsetReadings(ws, final.status, pods, inputs.workloadReplicas));
     if (failures > 0) throw new Error(`${failures} schedule-failed pod(s) of ${key} could not be deleted`);
     return final.requeueAfterMs === undefined ? {} : { requeueAfterMs: final.requeueAfterMs + REQUEUE_MARGIN_MS };
   }

@@ -273,6 +273,7 @@ class ManagerRun {
     const log = this.#log;
     if (o.client === undefined && o.connection === undefined) throw new Error('startManager needs a connection or a client');
     const client = (this.#client = o.client ?? new KubeClient(o.connection as Connection, { clock, userAgent: MANAGER_USER_AGENT, fieldManager: MANAGER_USER_AGENT }));
+    client.instrument(this.#metrics.restClient);
 
     await this.#step('endpoints', async () => {
       if (o.healthAddress !== undefined) {
