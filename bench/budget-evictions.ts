@@ -24,9 +24,9 @@ import { ApiError } from '../src/client/errors.ts';
 import { BUILTIN } from '../src/client/resources.ts';
 import { DDB_REF } from '../src/kube/budget-cache.ts';
 import type { KubeObject, Pod } from '../src/k8s/types.ts';
-import { onClock, sample, scrape, startManagerCluster, startTestManager, stopOnClock } from '../src/manager/manager-test-kit.ts';
+import { onClock, sample, scrape, startManagerCluster, startTestManager, stopOnClock } from '../src/testing/manager-bed.ts';
 import { settleUntil } from '../src/testing/eventually.ts';
-import { ZONE_LABEL } from '../src/webhook/e2e-kit.ts';
+import { ZONE_LABEL } from '../src/testing/webhook-bed.ts';
 
 const PODS = Number(process.argv[2] ?? 200);
 const CONCURRENCY = Number(process.argv[3] ?? 16);

@@ -9,10 +9,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { captureIo } from '../testing/cli-io.ts';
 import { main } from './main.ts';
 
@@ -91,6 +91,13 @@ describe('the compiled command (what the image runs)', () => {
     const io = captureIo();
     assert.equal(await main(['manifests', '--namespace', 'built-ws'], io), 0);
     assert.equal(r.stdout, io.stdout);
+  });
+
+  test('the build holds no test code: no test files, no src/testing, no fixtures', () => {
+    const files = (readdirSync(join(dir, 'dist'), { recursive: true }) as string[]).map((f) => f.split(sep).join('/'));
+    assert.ok(files.includes('cli/entry.js'), `the listing found no entry point: ${files.length} files`);
+    const testCode = files.filter((f) => /\.test\.js(\.map)?$/.test(f) || f === 'testing' || f.startsWith('testing/') || f.includes('fixtures/'));
+    assert.deepEqual(testCode, []);
   });
 
   test('nothing reachable from the entry point needs a dev dependency or tsx', () => {

@@ -23,7 +23,7 @@ import { resolve } from 'node:path';
 import { realClock } from '../clock/clock.ts';
 import { parseQuantityNanos } from '../k8s/quantity.ts';
 import { startCluster, type EmbeddedCluster } from '../cluster/cluster.ts';
-import type { ControllerFactory } from '../cluster/controllers/registry.ts';
+import type { ControllerFactory } from '../cluster/controllers/component.ts';
 import type { NodeSpec } from '../cluster/nodes.ts';
 import { KUBELET_VERSION } from '../cluster/nodes.ts';
 import type { Manager } from '../manager/manager.ts';

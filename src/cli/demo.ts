@@ -21,7 +21,7 @@ import { DEMO_FILES, DEMO_NODES, demoFrame, demoScenario, failedChecks, type Dem
 import { describeExpectation } from '../sim/describe.ts';
 import { renderHtmlReport } from '../sim/html-report.ts';
 import { runScenario, type ScenarioRunResult, type Snapshot, type StepResult } from '../sim/runner.ts';
-import { alignColumns } from './status-render.ts';
+import { alignColumns } from './style.ts';
 import { barScale, podsOverLimit, renderBar } from './bars.ts';
 import { INTERRUPTED_EXIT_CODE } from './defaults.ts';
 import { CommandError, parseMaxInputSize, readInput, type CliIo } from './io.ts';

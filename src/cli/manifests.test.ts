@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { VirtualClock } from '../clock/virtual-clock.ts';
-import { pod, startTestCluster, testCertificate, type TestCluster } from '../cluster/apiserver/test-support.ts';
+import { pod, startTestCluster, testCertificate, type TestCluster } from '../testing/apiserver-bed.ts';
 import { generatedCrdFiles } from '../api/crd.ts';
 import { parseManifests } from '../k8s/yaml.ts';
 import type { KubeObject } from '../k8s/types.ts';

@@ -15,7 +15,7 @@ import { labelSelectorAsSelector } from '../k8s/label-selector.ts';
 import { asRecord } from '../k8s/raw-json.ts';
 import type { KubeObject, LabelSelector, Pod } from '../k8s/types.ts';
 import { budgetRecords, type BudgetRecord } from '../sim/budget-observation.ts';
-import { alignColumns } from './status-render.ts';
+import { alignColumns } from './style.ts';
 import type { Style } from './style.ts';
 
 export interface BudgetView extends BudgetRecord {

@@ -12,7 +12,7 @@ import { stringify } from 'yaml';
 import { barLegend, barScale, renderBar, type BarCounts } from './bars.ts';
 import { renderBudgets } from './status-budgets.ts';
 import type { SubsetView, WorkloadSpreadView } from './status-model.ts';
-import { padVisible, visibleWidth, type Style } from './style.ts';
+import { alignColumns, type Style } from './style.ts';
 
 /** Bar width of the status table. */
 export const STATUS_BAR_CELLS = 20;
@@ -23,18 +23,6 @@ const WIDE_HEADER = ['SUBSET', 'LIMIT', 'PODS', 'READY', 'PENDING', 'MISSING', '
 export interface RenderOptions {
   /** `-o wide`: the PENDING column and every pod. */
   wide?: boolean;
-}
-
-/** Aligns cells by visible width, two spaces apart; the last column is not padded. */
-export function alignColumns(rows: readonly (readonly string[])[]): string[] {
-  const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, visibleWidth(cell))));
-  return rows.map((row) =>
-    row
-      .map((cell, i) => (i === row.length - 1 ? cell : padVisible(cell, widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd(),
-  );
 }
 
 export function costRange(s: Pick<SubsetView, 'deletionCost'>): string {

@@ -66,3 +66,15 @@ export function padVisible(text: string, width: number): string {
 
 /** Moves the cursor home and clears the screen (only ever written to a TTY). */
 export const CLEAR_SCREEN = '\u001b[H\u001b[2J';
+
+/** Aligns cells by visible width, two spaces apart; the last column is not padded. */
+export function alignColumns(rows: readonly (readonly string[])[]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, visibleWidth(cell))));
+  return rows.map((row) =>
+    row
+      .map((cell, i) => (i === row.length - 1 ? cell : padVisible(cell, widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
+}

@@ -11,10 +11,10 @@ import { formatTime } from '../k8s/time.ts';
 import type { KubeObject, Node } from '../k8s/types.ts';
 import { ClusterConfigError, type ClusterOptions, type EmbeddedCluster } from './cluster.ts';
 import { NODE_LEASE_NAMESPACE } from './kubelet/node-agent.ts';
-import { condition, createPods, getPod, placement, testCluster } from './test-support.ts';
+import { condition, createPods, getPod, placement, testCluster } from '../testing/cluster-bed.ts';
 import { nodeLifecycleController } from './controllers/node-lifecycle.ts';
 import { schedulerController } from './controllers/scheduler.ts';
-import type { ControllerFactory } from './controllers/registry.ts';
+import type { ControllerFactory } from './controllers/component.ts';
 
 async function withCluster(options: ClusterOptions, fn: (c: EmbeddedCluster) => Promise<void>): Promise<void> {
   const c = await testCluster({ controllers: [schedulerController, nodeLifecycleController], ...options });

@@ -33,7 +33,8 @@ import type { Node, Taint } from '../k8s/types.ts';
 import type { ServingCertificate } from './apiserver/certs.ts';
 import { startApiServer, type ApiServer, type ApiServerPlugin } from './apiserver/server.ts';
 import { Kubelet } from './controllers/kubelet.ts';
-import { componentUserAgent, DEFAULT_SETTINGS, defaultControllers, type ClusterSettings, type Controller, type ControllerFactory } from './controllers/registry.ts';
+import { componentUserAgent, DEFAULT_SETTINGS, type ClusterSettings, type Controller, type ControllerFactory } from './controllers/component.ts';
+import { defaultControllers } from './controllers/registry.ts';
 import { expandNodeSpecs, type KubeletBehaviour, type NodeSpecInput } from './nodes.ts';
 
 export interface ClusterOptions {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
-import { budget, pod, STORY_1, STORY_2, STORY_3, ZONE } from '../core/disruption-budget-kit.ts';
+import { budget, pod, STORY_1, STORY_2, STORY_3, ZONE } from '../testing/budget-fixtures.ts';
 import type { DomainDisruptionBudget } from '../api/disruption-budget.ts';
 import type { BudgetCache } from '../kube/budget-cache.ts';
 import type { BudgetStatusWriter } from '../kube/budget-status-writer.ts';

@@ -20,11 +20,11 @@ import { VirtualClock } from '../clock/virtual-clock.ts';
 import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { KubeObject } from '../k8s/types.ts';
-import { createNamespace, createObject, customWorkloadCrd, startKubeTestBed, T0, whitelistJson, workloadSpread } from '../kube/kube-test-kit.ts';
+import { createNamespace, createObject, customWorkloadCrd, startKubeTestBed, T0, whitelistJson, workloadSpread } from '../testing/kube-bed.ts';
 import type { ClientTestBed } from '../testing/client-test-bed.ts';
 import { settleUntil } from '../testing/eventually.ts';
 import type { ControllerMetrics } from './controller.ts';
-import { costs, createPod, deploymentObject, eventNotes, getWs, listPods, replicaSetObject, startController, subsetSummary, type RunningController } from './controller-test-kit.ts';
+import { costs, createPod, deploymentObject, eventNotes, getWs, listPods, replicaSetObject, startController, subsetSummary, type RunningController } from '../testing/controller-bed.ts';
 
 let clock: VirtualClock;
 let bed: ClientTestBed;

@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { computeBudgetStatus } from './disruption-budget.ts';
 import { DEFAULT_BLOCKED_THRESHOLD_MS, domainBlockages } from './disruption-blockage.ts';
-import { budget, node, nodeMap, pod, STORY_1, STORY_2, T0 } from './disruption-budget-kit.ts';
+import { budget, node, nodeMap, pod, STORY_1, STORY_2, T0 } from '../testing/budget-fixtures.ts';
 import type { DomainDisruptionBudgetStatus } from '../api/disruption-budget.ts';
 
 const MIN = 60_000;

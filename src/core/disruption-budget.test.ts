@@ -6,7 +6,7 @@ import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { Pod } from '../k8s/types.ts';
 import { budgetStatusEqual, computeBudgetStatus, desiredHealthy, domainOfPod } from './disruption-budget.ts';
-import { budget, node, nodeMap, pod, STORY_1, STORY_2, STORY_3, T0, ZONE } from './disruption-budget-kit.ts';
+import { budget, node, nodeMap, pod, STORY_1, STORY_2, STORY_3, T0, ZONE } from '../testing/budget-fixtures.ts';
 
 /** Three zones foo, bar, baz with two nodes each; node d1 has no zone label. */
 const NODES = nodeMap([node('f1', 'foo'), node('f2', 'foo'), node('b1', 'bar'), node('b2', 'bar'), node('z1', 'baz'), node('z2', 'baz'), node('d1')]);

@@ -5,7 +5,7 @@ import type { DomainDisruptionBudget } from '../api/disruption-budget.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { Pod } from '../k8s/types.ts';
 import { computeBudgetStatus } from './disruption-budget.ts';
-import { budget, node, nodeMap, pod, STORY_1, STORY_2, STORY_3, T0, ZONE } from './disruption-budget-kit.ts';
+import { budget, node, nodeMap, pod, STORY_1, STORY_2, STORY_3, T0, ZONE } from '../testing/budget-fixtures.ts';
 import { decideEviction, MAX_DISRUPTED_PODS, releaseRecord, type EvictionDecision } from './disruption-decision.ts';
 
 const NODES = nodeMap([node('f1', 'foo'), node('f2', 'foo'), node('b1', 'bar'), node('b2', 'bar'), node('z1', 'baz'), node('z2', 'baz')]);

@@ -8,7 +8,20 @@
  * Custom resources have no strategic-merge metadata: `patchMetaForKind`
  * returns undefined for them (the API server answers 415).
  */
-import type { PatchMeta } from './strategic-merge.ts';
+export type PatchStrategy = 'merge' | 'replace' | 'retainKeys' | 'merge,retainKeys';
+
+export interface PatchMeta {
+  /** Struct fields by JSON name. */
+  fields?: Record<string, PatchMeta>;
+  /** For a list field: the metadata of its elements. */
+  items?: PatchMeta;
+  /** For a map[string]T field: the metadata of every value. */
+  map?: PatchMeta;
+  /** For a merge-strategy list of objects: the field identifying an element. */
+  mergeKey?: string;
+  /** The field's patchStrategy tag; absent means maps merge and lists replace. */
+  strategy?: PatchStrategy;
+}
 
 const mergeBy = (mergeKey: string, items?: PatchMeta): PatchMeta => ({ strategy: 'merge', mergeKey, ...(items !== undefined ? { items } : {}) });
 const mergeRetainingBy = (mergeKey: string): PatchMeta => ({ strategy: 'merge,retainKeys', mergeKey });

@@ -38,21 +38,9 @@ import {
   type JsonMap,
 } from './strategic-merge-values.ts';
 import { elementKind, normalizeOrder, partitionMaps, partitionPrimitives } from './strategic-merge-order.ts';
+import type { PatchMeta } from './patch-meta.ts';
 
-export type PatchStrategy = 'merge' | 'replace' | 'retainKeys' | 'merge,retainKeys';
-
-export interface PatchMeta {
-  /** Struct fields by JSON name. */
-  fields?: Record<string, PatchMeta>;
-  /** For a list field: the metadata of its elements. */
-  items?: PatchMeta;
-  /** For a map[string]T field: the metadata of every value. */
-  map?: PatchMeta;
-  /** For a merge-strategy list of objects: the field identifying an element. */
-  mergeKey?: string;
-  /** The field's patchStrategy tag; absent means maps merge and lists replace. */
-  strategy?: PatchStrategy;
-}
+export type { PatchMeta, PatchStrategy } from './patch-meta.ts';
 
 export type StrategicMergeResult = { ok: true; value: unknown } | { ok: false; error: string };
 

@@ -17,7 +17,7 @@ import type { ClientTestBed } from '../testing/client-test-bed.ts';
 import { settleUntil } from '../testing/eventually.ts';
 import { BudgetCache } from './budget-cache.ts';
 import { BudgetStatusWriter } from './budget-status-writer.ts';
-import { createNamespace, createObject, startKubeTestBed, T0 } from './kube-test-kit.ts';
+import { createNamespace, createObject, startKubeTestBed, T0 } from '../testing/kube-bed.ts';
 
 function ddb(namespace: string, name: string): KubeObject {
   return { apiVersion: DDB_API_VERSION, kind: DDB_KIND, metadata: { name, namespace }, spec: { selector: { matchLabels: { app: 'web' } }, maxUnavailable: 1 } };

@@ -19,7 +19,7 @@ import type { KubeObject } from '../k8s/types.ts';
 import type { ClientTestBed } from '../testing/client-test-bed.ts';
 import { settleUntil } from '../testing/eventually.ts';
 import { ManagerCaches, type WorkloadEvent } from './caches.ts';
-import { createNamespace, createObject, customWorkloadCrd, podSpec, startKubeTestBed, T0, whitelistJson, workloadSpread } from './kube-test-kit.ts';
+import { createNamespace, createObject, customWorkloadCrd, podSpec, startKubeTestBed, T0, whitelistJson, workloadSpread } from '../testing/kube-bed.ts';
 
 let clock: VirtualClock;
 let bed: ClientTestBed;

@@ -11,7 +11,7 @@ import type { CachedWorkloadSpread } from './caches.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
 import type { ClientTestBed } from '../testing/client-test-bed.ts';
-import { createNamespace, createObject, startKubeTestBed, T0, workloadSpread } from './kube-test-kit.ts';
+import { createNamespace, createObject, startKubeTestBed, T0, workloadSpread } from '../testing/kube-bed.ts';
 import { StatusWriter } from './status-writer.ts';
 import { WorkloadSpreadState } from './ws-state.ts';
 

@@ -17,7 +17,7 @@ import type { KubeObject, OwnerReference } from '../k8s/types.ts';
 import type { ClientTestBed } from '../testing/client-test-bed.ts';
 import { settleUntil } from '../testing/eventually.ts';
 import { ManagerCaches } from './caches.ts';
-import { createNamespace, createObject, customWorkloadCrd, podSpec, startKubeTestBed, T0, whitelistJson, workloadSpread } from './kube-test-kit.ts';
+import { createNamespace, createObject, customWorkloadCrd, podSpec, startKubeTestBed, T0, whitelistJson, workloadSpread } from '../testing/kube-bed.ts';
 import { WorkloadResolver } from './workload-resolver.ts';
 
 let clock: VirtualClock;

@@ -18,8 +18,8 @@ import { DDB_REF } from '../kube/budget-cache.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import { settleUntil } from '../testing/eventually.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
-import { workloadSpreadObject, ZONE_LABEL, zoneTerm } from '../webhook/e2e-kit.ts';
-import { onClock, sample, scrape, startForwarder, startManagerCluster, startTestManager, stopOnClock, type ManagerCluster, type TestManager } from './manager-test-kit.ts';
+import { workloadSpreadObject, ZONE_LABEL, zoneTerm } from '../testing/webhook-bed.ts';
+import { onClock, sample, scrape, startForwarder, startManagerCluster, startTestManager, stopOnClock, type ManagerCluster, type TestManager } from '../testing/manager-bed.ts';
 
 const GATE = 'example.com/serving';
 const HOLD = 'example.com/hold';

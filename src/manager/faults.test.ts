@@ -19,8 +19,8 @@ import type { WorkloadSpread } from '../api/workloadspread.ts';
 import type { FaultHandle } from '../cluster/apiserver/control.ts';
 import { BUILTIN } from '../client/resources.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
-import { countBySubset, deployment, podsOf, readSpread, workloadSpreadObject, zoneTerm } from '../webhook/e2e-kit.ts';
-import { sample, scrape, startManagerCluster, startTestManager, stopOnClock, type ManagerCluster, type TestManager } from './manager-test-kit.ts';
+import { countBySubset, deployment, podsOf, readSpread, workloadSpreadObject, zoneTerm } from '../testing/webhook-bed.ts';
+import { sample, scrape, startManagerCluster, startTestManager, stopOnClock, type ManagerCluster, type TestManager } from '../testing/manager-bed.ts';
 
 const COST = 'controller.kubernetes.io/pod-deletion-cost';
 

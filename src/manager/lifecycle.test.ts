@@ -15,9 +15,9 @@ import { BUILTIN } from '../client/resources.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { settleUntil } from '../testing/eventually.ts';
 import { MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME } from '../webhook/registration.ts';
-import { deployment } from '../webhook/e2e-kit.ts';
+import { deployment } from '../testing/webhook-bed.ts';
 import { DEFAULT_LEASE_NAME } from './manager.ts';
-import { httpGet, installCrd, MANAGER_NAMESPACE, startManagerCluster, startTestManager, stopOnClock, untilReady, type ManagerCluster } from './manager-test-kit.ts';
+import { httpGet, installCrd, MANAGER_NAMESPACE, startManagerCluster, startTestManager, stopOnClock, untilReady, type ManagerCluster } from '../testing/manager-bed.ts';
 
 describe('manager lifecycle', () => {
   let env: ManagerCluster;

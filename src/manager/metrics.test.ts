@@ -11,11 +11,11 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUILTIN } from '../client/resources.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
-import { deployment, workloadSpreadObject, zoneTerm } from '../webhook/e2e-kit.ts';
+import { deployment, workloadSpreadObject, zoneTerm } from '../testing/webhook-bed.ts';
 import type { SubsetReading } from '../controller/subset-readings.ts';
 import { VERSION } from './defaults.ts';
 import { ManagerMetrics } from './metrics.ts';
-import { sample, scrape, startManagerCluster, startTestManager, stopOnClock, type ManagerCluster } from './manager-test-kit.ts';
+import { sample, scrape, startManagerCluster, startTestManager, stopOnClock, type ManagerCluster } from '../testing/manager-bed.ts';
 
 const READING: SubsetReading = { subset: 'a', limit: 10, pods: 4, ready: 3, missing: 6, creating: 2, deleting: 1, schedulable: false };
 

@@ -19,8 +19,8 @@ import type { KubeObject } from '../k8s/types.ts';
 import { BUILTIN } from '../client/resources.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { settleUntil } from '../testing/eventually.ts';
-import { countBySubset, deployment, podsOf, readSpread, workloadSpreadObject, zoneTerm } from '../webhook/e2e-kit.ts';
-import { sample, scrape, startForwarder, startManagerCluster, startTestManager, stopOnClock, type Forwarder, type ManagerCluster, type TestManager } from './manager-test-kit.ts';
+import { countBySubset, deployment, podsOf, readSpread, workloadSpreadObject, zoneTerm } from '../testing/webhook-bed.ts';
+import { sample, scrape, startForwarder, startManagerCluster, startTestManager, stopOnClock, type Forwarder, type ManagerCluster, type TestManager } from '../testing/manager-bed.ts';
 
 describe('two manager replicas', () => {
   let env: ManagerCluster;

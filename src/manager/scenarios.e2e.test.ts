@@ -24,11 +24,11 @@ import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
 import type { FaultHandle } from '../cluster/apiserver/control.ts';
 import { BUILTIN, type ResourceRef } from '../client/resources.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
-import { customWorkloadCrd, whitelistJson } from '../kube/kube-test-kit.ts';
+import { customWorkloadCrd, whitelistJson } from '../testing/kube-bed.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { settleUntil } from '../testing/eventually.ts';
-import { countBySubset, deployment, podsOf, readSpread, subsetOf, workloadSpreadObject, zoneTerm } from '../webhook/e2e-kit.ts';
-import { MANAGER_NAMESPACE, startManagerCluster, startTestManager, stopOnClock, type ManagerCluster, type TestManager } from './manager-test-kit.ts';
+import { countBySubset, deployment, podsOf, readSpread, subsetOf, workloadSpreadObject, zoneTerm } from '../testing/webhook-bed.ts';
+import { MANAGER_NAMESPACE, startManagerCluster, startTestManager, stopOnClock, type ManagerCluster, type TestManager } from '../testing/manager-bed.ts';
 
 const COST = 'controller.kubernetes.io/pod-deletion-cost';
 

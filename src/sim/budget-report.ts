@@ -8,7 +8,7 @@
  */
 import type { BudgetRecord } from './budget-observation.ts';
 import type { EvictionRecord } from './drain.ts';
-import { columns } from './report-table.ts';
+import { columns } from './columns.ts';
 import { escapeXml as esc } from './timeline-chart.ts';
 
 /** `00:05:10` out of `2026-01-01T00:05:10Z`. */

@@ -10,6 +10,7 @@
  * Pure.
  */
 import { budgetTable, evictionTable } from './budget-report.ts';
+import { columns } from './columns.ts';
 import { describeExpectation, describeUnsettled, showElapsed } from './describe.ts';
 import type { ExpectationResult } from './evaluate.ts';
 import type { EventRecord } from './observation.ts';
@@ -21,13 +22,6 @@ export interface TableStyle {
 }
 
 const paint = (style: TableStyle, code: string, text: string): string => (style.color ? `\u001b[${code}m${text}\u001b[0m` : text);
-
-/** Left-aligned columns two spaces apart (kubectl's look). */
-export function columns(rows: readonly (readonly string[])[], indent = ''): string {
-  const widths: number[] = [];
-  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
-  return rows.map((r) => indent + r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd()).join('\n') + '\n';
-}
 
 function spreadTables(snapshot: Snapshot): string {
   let out = '';

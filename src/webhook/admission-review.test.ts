@@ -17,7 +17,7 @@ import {
   reviewResponse,
 } from './admission-review.ts';
 
-const fixture = (name: string): string => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
+const fixture = (name: string): string => readFileSync(new URL(`../testing/fixtures/${name}`, import.meta.url), 'utf8');
 
 describe('parseAdmissionReview', () => {
   test('reads a pod CREATE review and keeps the object raw (unknown fields included)', () => {

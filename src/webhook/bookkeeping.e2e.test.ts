@@ -11,7 +11,7 @@ import { ApiError } from '../client/errors.ts';
 import { BUILTIN } from '../client/resources.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
-import { countBySubset, createObject, MANAGER_NAMESPACE, deployment, ownedPod, podsOf, readSpread, startWebhookCluster, subsetOf, workloadSpreadObject, zoneTerm, type WebhookCluster } from './e2e-kit.ts';
+import { countBySubset, createObject, MANAGER_NAMESPACE, deployment, ownedPod, podsOf, readSpread, startWebhookCluster, subsetOf, workloadSpreadObject, zoneTerm, type WebhookCluster } from '../testing/webhook-bed.ts';
 
 describe('admission bookkeeping and robustness (end to end)', () => {
   let env: WebhookCluster;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { admitDomainDisruptionBudget } from './ddb-validate.ts';
-import { FakeCluster, fixtureReview, requestOf } from './webhook-test-kit.ts';
+import { FakeCluster, fixtureReview, requestOf } from '../testing/admission-kit.ts';
 
 const FIXTURE = 'domaindisruptionbudget-create.json';
 

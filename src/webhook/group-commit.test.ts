@@ -5,7 +5,7 @@ import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { chooseSubset } from '../core/subset-choice.ts';
 import { VERSION_IGNORED } from '../api/keys.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
-import { createNamespace, createObject, startKubeTestBed, workloadSpread } from '../kube/kube-test-kit.ts';
+import { createNamespace, createObject, startKubeTestBed, workloadSpread } from '../testing/kube-bed.ts';
 import { StatusWriter } from '../kube/status-writer.ts';
 import { WorkloadSpreadState } from '../kube/ws-state.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';

@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { BUILTIN } from '../client/resources.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
-import { countBySubset, createObject, deployment, ownedPod, podsOf, readSpread, startWebhookCluster, subsetOf, workloadSpreadObject, zoneTerm, ZONE_LABEL, type WebhookCluster } from './e2e-kit.ts';
+import { countBySubset, createObject, deployment, ownedPod, podsOf, readSpread, startWebhookCluster, subsetOf, workloadSpreadObject, zoneTerm, ZONE_LABEL, type WebhookCluster } from '../testing/webhook-bed.ts';
 
 describe('pod placement through the admission webhook (end to end)', () => {
   let env: WebhookCluster;

@@ -5,7 +5,7 @@ import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
 import { parseMarker } from '../core/marker.ts';
 import type { Pod } from '../k8s/types.ts';
 import { admitPodCreate } from './pod-create.ts';
-import { applyResponse, deploymentChain, fixtureReview, handlerBed, requestOf, type HandlerBed } from './webhook-test-kit.ts';
+import { applyResponse, deploymentChain, fixtureReview, handlerBed, requestOf, type HandlerBed } from '../testing/admission-kit.ts';
 
 const MARKER = 'apps.kruise.io/matched-workloadspread';
 const zone = (z: string) => ({ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: [z] }] });

@@ -4,7 +4,7 @@ import { VirtualClock } from '../clock/virtual-clock.ts';
 import type { Subset, SubsetStatus, WorkloadSpread } from '../api/workloadspread.ts';
 import type { Pod } from '../k8s/types.ts';
 import { admitPodDeletion } from './pod-delete.ts';
-import { deploymentChain, fixtureReview, handlerBed, requestOf, type HandlerBed } from './webhook-test-kit.ts';
+import { deploymentChain, fixtureReview, handlerBed, requestOf, type HandlerBed } from '../testing/admission-kit.ts';
 
 const VERSION = '5d4f8b7c9';
 const NOW = '2026-01-01T00:00:00Z';

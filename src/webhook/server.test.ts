@@ -12,7 +12,7 @@ import { generateCertificateAuthority, issueServingCertificate } from './cert-ge
 import { CertDirSource, staticCertificates, type KeyPair } from './certs.ts';
 import { HEALTHZ_PATH, MUTATE_POD_PATH, startWebhookServer, VALIDATE_POD_PATH, type WebhookServer } from './server.ts';
 
-const fixture = (name: string): string => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
+const fixture = (name: string): string => readFileSync(new URL(`../testing/fixtures/${name}`, import.meta.url), 'utf8');
 
 interface Answer {
   status: number;

@@ -16,7 +16,7 @@ import type { AdmissionResponse } from './admission-review.ts';
 import type { BudgetEnforcementDeps, BudgetEvictionResult } from './budget-eviction.ts';
 import { GroupCommit, type GroupCommitStore } from './group-commit.ts';
 import { validatePodHandler } from './validate-pod.ts';
-import { deploymentChain, fixtureReview, handlerBed, requestOf, type HandlerBed } from './webhook-test-kit.ts';
+import { deploymentChain, fixtureReview, handlerBed, requestOf, type HandlerBed } from '../testing/admission-kit.ts';
 
 const ZONE = 'topology.kubernetes.io/zone';
 const VERSION = '5d4f8b7c9';

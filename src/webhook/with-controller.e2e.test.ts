@@ -13,7 +13,7 @@ import type { KubeObject } from '../k8s/types.ts';
 import { createEventRecorder, CONTROLLER_COMPONENT, EngineEventSink } from '../kube/events.ts';
 import { PodWriter } from '../kube/pod-writer.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
-import { countBySubset, createObject, deployment, podsOf, readSpread, startWebhookCluster, subsetOf, workloadSpreadObject, zoneTerm, type WebhookCluster } from './e2e-kit.ts';
+import { countBySubset, createObject, deployment, podsOf, readSpread, startWebhookCluster, subsetOf, workloadSpreadObject, zoneTerm, type WebhookCluster } from '../testing/webhook-bed.ts';
 
 describe('webhook and controller together (end to end)', () => {
   let env: WebhookCluster;

@@ -4,7 +4,7 @@ import { parseWhitelist } from '../api/whitelist.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { admitWorkloadSpread } from './ws-validate.ts';
-import { deploymentChain, FakeCluster, fixtureReview, requestOf } from './webhook-test-kit.ts';
+import { deploymentChain, FakeCluster, fixtureReview, requestOf } from '../testing/admission-kit.ts';
 
 type Review = ReturnType<typeof fixtureReview>;
 const wsOf = (r: Review): WorkloadSpread => r.request['object'] as WorkloadSpread;

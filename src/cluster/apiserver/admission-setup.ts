@@ -6,7 +6,7 @@
  * `pods/binding` handlers with the full ones (budgets, preconditions).
  * Called once from the core's constructor.
  */
-import type { ApiServerCore } from './core.ts';
+import type { ApiServerHost } from './extension-host.ts';
 import { AdmissionWebhooks } from './admission-webhooks.ts';
 import { BindingHandler } from './binding.ts';
 import { defaultTolerationSecondsAdmission } from './default-toleration-seconds.ts';
@@ -14,7 +14,7 @@ import { EvictionHandler } from './eviction.ts';
 import { priorityAdmission } from './priority-admission.ts';
 import { serviceAccountAdmission } from './service-account-admission.ts';
 
-export function installAdmission(core: ApiServerCore): AdmissionWebhooks {
+export function installAdmission(core: ApiServerHost): AdmissionWebhooks {
   core.admission.register(serviceAccountAdmission(core.store));
   core.admission.register(priorityAdmission(core.store));
   core.admission.register(defaultTolerationSecondsAdmission());

@@ -15,7 +15,7 @@ import { eventually } from '../../testing/eventually.ts';
 import { allow, deny, patch, startWebhookServer, type AdmissionRequest, type TestWebhookServer, type WebhookHandler } from '../../testing/webhook-server.ts';
 import { createCertificateAuthority } from './certs.ts';
 import { renderKubeconfig } from './kubeconfig.ts';
-import { expectStatus, pod, rawRequest, startTestCluster, testCertificate, type TestCluster } from './test-support.ts';
+import { expectStatus, pod, rawRequest, startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
 
 const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
 

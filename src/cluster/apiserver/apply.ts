@@ -22,7 +22,6 @@ import { jsonMergePatch } from '../../k8s/merge-patch.ts';
 import { badRequest, fail, ok, type Result } from './errors.ts';
 import { metaOf } from './object-meta.ts';
 import type { ObjectOperations, WriteOutcome } from './operations.ts';
-import type { PatchRequest } from './patch.ts';
 import { apiVersionOf, type RequestContext, type ResourceDef } from './resource-def.ts';
 
 type PathElement = { f: string } | { k: Record<string, unknown> } | { v: unknown } | { dot: true };
@@ -197,6 +196,17 @@ export function applyConfiguration(def: ResourceDef, current: KubeObject | undef
 }
 
 /** PATCH with `application/apply-patch+yaml`. */
+/** A PATCH request as the handler parsed it (every patch type; apply is one of them). */
+export interface PatchRequest {
+  patchType: string;
+  /** The parsed body (JSON, or YAML for apply). */
+  body: unknown;
+  subresource: string;
+  fieldManager?: string;
+  force?: boolean;
+  options?: Record<string, unknown>;
+}
+
 export async function applyObject(ops: ObjectOperations, def: ResourceDef, namespace: string, name: string, req: PatchRequest, ctx: RequestContext): Promise<Result<WriteOutcome>> {
   const manager = req.fieldManager ?? '';
   if (manager === '') return fail(badRequest('fieldManager is required for apply requests'));

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
 import { VirtualClock } from '../../clock/virtual-clock.ts';
-import { expectStatus, pod, startTestCluster, testCertificate, type TestCluster } from './test-support.ts';
+import { expectStatus, pod, startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
 
 let c: TestCluster;
 let counter = 0;

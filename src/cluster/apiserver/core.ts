@@ -15,15 +15,14 @@
  * - `formatters.push(formatter)` — alternative response encodings (e.g. Table);
  * - `store.watch(undefined, ...)` — every write, for in-process controllers.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../clock/clock.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import { AdmissionChain } from './admission.ts';
+import type { ApiServerHost, ResponseFormatter, Route } from './extension-host.ts';
 import { installAdmission } from './admission-setup.ts';
 import type { AdmissionWebhooks } from './admission-webhooks.ts';
 import { builtinResources } from './builtin-resources.ts';
 import { CrdController, type CustomResourceStrategyFactory } from './crd-controller.ts';
-import type { ListResult } from './list.ts';
 import { finalizeSubresource, namespaceLifecycleAdmission, NamespaceController } from './namespace-lifecycle.ts';
 import { NamespaceDefaults } from './namespace-defaults.ts';
 import { installOpenApi } from './openapi/openapi.ts';
@@ -40,23 +39,6 @@ export const SYSTEM_USER: UserInfo = { username: 'system:apiserver', uid: 'apise
 
 export const INITIAL_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
-/** An extra HTTP route: answers true when it handled the request. */
-export interface Route {
-  /** Path prefix it serves, e.g. `/openapi/`. */
-  prefix: string;
-  /** Whether the route is reachable without a bearer token. */
-  anonymous?: boolean;
-  handle(req: IncomingMessage, res: ServerResponse, url: URL): boolean | Promise<boolean>;
-}
-
-/** An alternative encoding of a GET/LIST answer or of watch events (e.g. `as=Table`). */
-export interface ResponseFormatter {
-  /** A replacement for a single object or list body, or undefined to keep JSON. */
-  format?(input: { accept: string; def: ResourceDef; query: URLSearchParams; object?: KubeObject; list?: ListResult }): { contentType: string; body: string } | undefined;
-  /** A replacement for the object of one watch event, or undefined; `first` is true for a stream's first event (Tables carry headers only there). */
-  formatWatchObject?(input: { accept: string; def: ResourceDef; query: URLSearchParams; type: string; object: KubeObject; first: boolean }): unknown;
-}
-
 export interface ApiServerCoreOptions {
   clock: Clock;
   /** Events kept for watch resume and consistent pagination (default 10,000). */
@@ -65,7 +47,7 @@ export interface ApiServerCoreOptions {
   caPem?: string;
 }
 
-export class ApiServerCore {
+export class ApiServerCore implements ApiServerHost {
   readonly clock: Clock;
   readonly registry = new ResourceRegistry();
   readonly store: ObjectStore;

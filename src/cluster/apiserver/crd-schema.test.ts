@@ -13,7 +13,7 @@ import * as k8s from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { VirtualClock } from '../../clock/virtual-clock.ts';
 import type { KubeObject } from '../../k8s/types.ts';
-import { expectStatus, rawRequest, startTestCluster, testCertificate, type TestCluster } from './test-support.ts';
+import { expectStatus, rawRequest, startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
 
 const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
 const jsonPatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch);

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
 import { VirtualClock } from '../../clock/virtual-clock.ts';
 import type { ServingCertificate } from './certs.ts';
-import { deployment, expectStatus, pod, startTestCluster, testCertificate, type TestCluster } from './test-support.ts';
+import { deployment, expectStatus, pod, startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
 
 const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
 const jsonPatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch);

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
 import { VirtualClock } from '../../clock/virtual-clock.ts';
 import { storageVersionHash } from './discovery.ts';
-import { rawRequest, startTestCluster, testCertificate, type TestCluster } from './test-support.ts';
+import { rawRequest, startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
 
 let c: TestCluster;
 

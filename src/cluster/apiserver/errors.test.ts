@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { VirtualClock } from '../../clock/virtual-clock.ts';
 import type { ServingCertificate } from './certs.ts';
 import { MAX_REQUEST_BODY_BYTES } from './body.ts';
-import { expectStatus, rawRequest, startTestCluster, testCertificate, type TestCluster } from './test-support.ts';
+import { expectStatus, rawRequest, startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
 
 let cert: ServingCertificate;
 let c: TestCluster;

@@ -14,7 +14,7 @@ import { VirtualClock } from '../../clock/virtual-clock.ts';
 import { formatTime } from '../../k8s/time.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import { allow, deny, startWebhookServer, type TestWebhookServer } from '../../testing/webhook-server.ts';
-import { expectStatus, pod, rawRequest, startTestCluster, testCertificate, type TestCluster } from './test-support.ts';
+import { expectStatus, pod, rawRequest, startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
 
 const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
 

@@ -12,7 +12,7 @@ import type { KubeObject } from '../../k8s/types.ts';
 import type { AdmissionAttributes } from './admission.ts';
 import { forbidden, ok } from './errors.ts';
 import { sendText } from './http-util.ts';
-import { deployment, expectStatus, pod, rawRequest, rawWatch, startTestCluster, testCertificate, type TestCluster } from './test-support.ts';
+import { deployment, expectStatus, pod, rawRequest, rawWatch, startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
 
 const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
 

@@ -17,7 +17,8 @@
  * (built-in admission plug-ins, admission webhooks, eviction, binding).
  */
 export { startApiServer, ADMIN_USER, type ApiServer, type ApiServerOptions, type ApiServerPlugin } from './server.ts';
-export { ApiServerCore, SYSTEM_USER, INITIAL_NAMESPACES, type Route, type ResponseFormatter } from './core.ts';
+export { ApiServerCore, SYSTEM_USER, INITIAL_NAMESPACES } from './core.ts';
+export type { ApiServerHost, Route, ResponseFormatter } from './extension-host.ts';
 export { ApiServerControl, type FaultSpec, type FaultHandle } from './control.ts';
 export { ResourceRegistry } from './resources.ts';
 export type {

@@ -16,7 +16,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VirtualClock } from '../../clock/virtual-clock.ts';
-import { startTestCluster, testCertificate, type TestCluster } from './test-support.ts';
+import { startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
 
 const hasKubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
 const skip = hasKubectl ? false : 'kubectl is not on PATH: skipping the kubectl fidelity tests';

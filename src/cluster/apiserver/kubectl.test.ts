@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VirtualClock } from '../../clock/virtual-clock.ts';
-import { pod, startTestCluster, testCertificate, type TestCluster } from './test-support.ts';
+import { pod, startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
 
 const hasKubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
 const skip = hasKubectl ? false : 'kubectl is not on PATH: skipping the kubectl smoke tests';

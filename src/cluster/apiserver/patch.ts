@@ -19,7 +19,7 @@ import { isPlainObject } from '../../k8s/json.ts';
 import { jsonMergePatch } from '../../k8s/merge-patch.ts';
 import { patchMetaForKind, strategicMergePatch } from '../../k8s/strategic-merge.ts';
 import type { KubeObject } from '../../k8s/types.ts';
-import { applyObject } from './apply.ts';
+import { applyObject, type PatchRequest } from './apply.ts';
 import { badRequest, fail, genericServerResponse, internalError, ok, unsupportedMediaType, type Result } from './errors.ts';
 import type { ObjectOperations, WriteOutcome } from './operations.ts';
 import { apiVersionOf, type RequestContext, type ResourceDef } from './resource-def.ts';
@@ -78,16 +78,6 @@ export function applyPatchBody(def: ResourceDef, current: KubeObject, patchType:
     default:
       return fail(unsupportedMediaType(supportedPatchTypes(def)));
   }
-}
-
-export interface PatchRequest {
-  patchType: string;
-  /** The parsed body (JSON, or YAML for apply). */
-  body: unknown;
-  subresource: string;
-  fieldManager?: string;
-  force?: boolean;
-  options?: Record<string, unknown>;
 }
 
 /** PATCH of a main resource or `/status`. */

@@ -11,7 +11,7 @@ import type { KubeObject } from '../../k8s/types.ts';
 import { imageTag } from './pod-defaults.ts';
 import { podQOSClass } from './strategies/pod.ts';
 import { startApiServer, type ApiServer } from './server.ts';
-import { testCertificate } from './test-support.ts';
+import { testCertificate } from '../../testing/apiserver-bed.ts';
 
 let server: ApiServer;
 

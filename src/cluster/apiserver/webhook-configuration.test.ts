@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
 import { VirtualClock } from '../../clock/virtual-clock.ts';
 import { base64Problem, webhooksOf } from './webhook-configuration.ts';
-import { expectStatus, startTestCluster, testCertificate, type TestCluster } from './test-support.ts';
+import { expectStatus, startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
 
 let c: TestCluster;
 let admission: k8s.AdmissionregistrationV1Api;

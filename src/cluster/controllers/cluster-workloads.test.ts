@@ -11,7 +11,7 @@ import { BUILTIN } from '../../client/resources.ts';
 import { Informer } from '../../client/store.ts';
 import type { KubeObject, Pod } from '../../k8s/types.ts';
 import type { EmbeddedCluster } from '../cluster.ts';
-import { listPods, testCluster } from '../test-support.ts';
+import { listPods, testCluster } from '../../testing/cluster-bed.ts';
 import { deploymentController } from './deployment.ts';
 import { disruptionController, type PdbStatus } from './disruption.ts';
 import { garbageCollector } from './garbage-collector.ts';

@@ -12,7 +12,7 @@ import { BUILTIN } from '../../client/resources.ts';
 import { Informer } from '../../client/store.ts';
 import type { Pod } from '../../k8s/types.ts';
 import type { EmbeddedCluster } from '../cluster.ts';
-import { listPods, testCluster } from '../test-support.ts';
+import { listPods, testCluster } from '../../testing/cluster-bed.ts';
 import { deploymentController } from './deployment.ts';
 import { nodeLifecycleController } from './node-lifecycle.ts';
 import { replicaSetController } from './replicaset.ts';

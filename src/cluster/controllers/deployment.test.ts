@@ -20,7 +20,7 @@ import { Informer } from '../../client/store.ts';
 import { isPodReady } from '../../k8s/pod.ts';
 import type { KubeObject, Pod } from '../../k8s/types.ts';
 import { testBedCertificate, type ClientTestBed } from '../../testing/client-test-bed.ts';
-import { freshNamespace, PodStarter, podTemplate, startControllerTestBed } from './controller-test-kit.ts';
+import { freshNamespace, PodStarter, podTemplate, startControllerTestBed } from '../../testing/workload-controllers-bed.ts';
 import { DeploymentController } from './deployment.ts';
 import { computePodTemplateHash } from './pod-template-hash.ts';
 import { ReplicaSetController } from './replicaset.ts';

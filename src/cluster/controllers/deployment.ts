@@ -36,7 +36,7 @@ import { claimObjects } from './controller-ref-manager.ts';
 import { DeploymentRollout, type PodMap } from './deployment-rollout.ts';
 import { statusOf } from './deployment-status.ts';
 import { isPaused, isRecreate, isRollingUpdate, specOf } from './deployment-util.ts';
-import type { ControllerFactory } from './registry.ts';
+import type { ControllerFactory } from './component.ts';
 
 export const DEPLOYMENT_CONTROLLER = 'deployment-controller';
 /** Failed syncs of one Deployment retried before it is dropped until its next change. */

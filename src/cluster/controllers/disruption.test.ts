@@ -15,7 +15,7 @@ import { BUILTIN, type ResourceRef } from '../../client/resources.ts';
 import { formatTime } from '../../k8s/time.ts';
 import type { KubeObject, OwnerReference } from '../../k8s/types.ts';
 import { testBedCertificate, type ClientTestBed } from '../../testing/client-test-bed.ts';
-import { freshNamespace, markPodReady, podTemplate, startControllerTestBed } from './controller-test-kit.ts';
+import { freshNamespace, markPodReady, podTemplate, startControllerTestBed } from '../../testing/workload-controllers-bed.ts';
 import { DELETION_TIMEOUT_MS, DisruptionController, type PdbStatus } from './disruption.ts';
 
 const T0 = Date.UTC(2026, 0, 1);

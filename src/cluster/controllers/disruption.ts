@@ -48,7 +48,7 @@ import { formatTime, parseTime } from '../../k8s/time.ts';
 import type { IntOrString, KubeObject, LabelSelector, OwnerReference, Pod, PodCondition } from '../../k8s/types.ts';
 import { componentClient, componentRecorder } from './component-client.ts';
 import { scaledIntOrPercent } from './int-or-percent.ts';
-import type { ControllerFactory } from './registry.ts';
+import type { ControllerFactory } from './component.ts';
 
 export const DISRUPTION_CONTROLLER = 'disruption-controller';
 

@@ -13,7 +13,7 @@ import { VirtualClock } from '../../clock/virtual-clock.ts';
 import { BUILTIN, type ResourceRef } from '../../client/resources.ts';
 import type { KubeObject, OwnerReference } from '../../k8s/types.ts';
 import { testBedCertificate, type ClientTestBed } from '../../testing/client-test-bed.ts';
-import { freshNamespace, podTemplate, startControllerTestBed } from './controller-test-kit.ts';
+import { freshNamespace, podTemplate, startControllerTestBed } from '../../testing/workload-controllers-bed.ts';
 import { GarbageCollector } from './garbage-collector.ts';
 import { OwnerGraph } from './garbage-collector-graph.ts';
 

@@ -41,7 +41,7 @@ import { WorkQueue } from '../../client/workqueue.ts';
 import type { KubeObject, OwnerReference } from '../../k8s/types.ts';
 import { componentClient, componentRecorder } from './component-client.ts';
 import { deletableResources } from './garbage-collector-discovery.ts';
-import type { ControllerFactory } from './registry.ts';
+import type { ControllerFactory } from './component.ts';
 import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN, hasFinalizer, isBeingDeleted, OwnerGraph, ownerReferencesOf, type GraphNode, type GraphWork, type Identity } from './garbage-collector-graph.ts';
 
 export const GARBAGE_COLLECTOR = 'garbage-collector-controller';

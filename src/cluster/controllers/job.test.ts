@@ -16,7 +16,7 @@ import { Informer } from '../../client/store.ts';
 import { formatTime } from '../../k8s/time.ts';
 import type { KubeObject, Pod } from '../../k8s/types.ts';
 import { testBedCertificate, type ClientTestBed } from '../../testing/client-test-bed.ts';
-import { freshNamespace, markPodReady, startControllerTestBed } from './controller-test-kit.ts';
+import { freshNamespace, markPodReady, startControllerTestBed } from '../../testing/workload-controllers-bed.ts';
 import { JobController } from './job.ts';
 import { JOB_COMPLETION_INDEX, JOB_TRACKING_FINALIZER, jobView } from './job-state.ts';
 

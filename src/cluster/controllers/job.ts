@@ -50,7 +50,7 @@ import { formatTime, parseTime } from '../../k8s/time.ts';
 import type { KubeObject, LabelSelector, OwnerReference, Pod } from '../../k8s/types.ts';
 import { componentClient, componentRecorder } from './component-client.ts';
 import { ControllerExpectations } from './expectations.ts';
-import type { ControllerFactory } from './registry.ts';
+import type { ControllerFactory } from './component.ts';
 import { claimJobPods, deletePods, jobPod, removeTrackingFinalizer } from './job-pods.ts';
 import {
   activePodsForRemoval,

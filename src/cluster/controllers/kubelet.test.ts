@@ -9,7 +9,7 @@ import { BUILTIN } from '../../client/resources.ts';
 import { formatTime } from '../../k8s/time.ts';
 import type { Pod } from '../../k8s/types.ts';
 import type { ClusterOptions, EmbeddedCluster } from '../cluster.ts';
-import { condition, createPods, getPod, testCluster } from '../test-support.ts';
+import { condition, createPods, getPod, testCluster } from '../../testing/cluster-bed.ts';
 import { schedulerController } from './scheduler.ts';
 
 const clusters: EmbeddedCluster[] = [];

@@ -32,7 +32,7 @@ import { asArray, asRecord } from '../../k8s/raw-json.ts';
 import { tolerationToleratesTaint } from '../../k8s/taints.ts';
 import { formatTime, parseTime } from '../../k8s/time.ts';
 import type { Node, Pod, Taint, Toleration } from '../../k8s/types.ts';
-import type { Controller, ControllerFactory } from './registry.ts';
+import type { Controller, ControllerFactory } from './component.ts';
 
 export const ORPHAN_QUARANTINE_MS = 40_000;
 export const UNSCHEDULABLE_TAINT_KEY = 'node.kubernetes.io/unschedulable';

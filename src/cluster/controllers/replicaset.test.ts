@@ -14,7 +14,7 @@ import { testBedCertificate, type ClientTestBed } from '../../testing/client-tes
 import { formatTime } from '../../k8s/time.ts';
 import type { KubeObject, OwnerReference, Pod } from '../../k8s/types.ts';
 import { statusError } from '../apiserver/errors.ts';
-import { freshNamespace, markPodReady, PodStarter, podTemplate, startControllerTestBed } from './controller-test-kit.ts';
+import { freshNamespace, markPodReady, PodStarter, podTemplate, startControllerTestBed } from '../../testing/workload-controllers-bed.ts';
 import { ReplicaSetController } from './replicaset.ts';
 import type { SlowStartResult } from './slow-start.ts';
 

@@ -41,7 +41,7 @@ import { componentClient, componentRecorder } from './component-client.ts';
 import { claimObjects } from './controller-ref-manager.ts';
 import { ControllerExpectations } from './expectations.ts';
 import { calculateStatus, minReadySeconds, specReplicas, statusNeedsWrite, type ReplicaSetStatus } from './replicaset-status.ts';
-import type { ControllerFactory } from './registry.ts';
+import type { ControllerFactory } from './component.ts';
 import { slowStartBatch, SLOW_START_INITIAL_BATCH_SIZE, type SlowStartResult } from './slow-start.ts';
 
 export const REPLICASET_CONTROLLER = 'replicaset-controller';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { BUILTIN } from '../../client/resources.ts';
 import { formatTime } from '../../k8s/time.ts';
 import type { EmbeddedCluster } from '../cluster.ts';
-import { condition, createPods, events, getPod, placement, testCluster } from '../test-support.ts';
+import { condition, createPods, events, getPod, placement, testCluster } from '../../testing/cluster-bed.ts';
 import { backoffFor, schedulerController } from './scheduler.ts';
 
 const clusters: EmbeddedCluster[] = [];

@@ -46,7 +46,7 @@ import { findFeasibleNodes, unschedulableMessage } from '../scheduling/filters.t
 import { podKeyOf, podRecord, SchedulerCache } from '../scheduling/node-info.ts';
 import { selectHost } from '../scheduling/scores.ts';
 import { defaultSelector } from '../scheduling/topology-spread.ts';
-import type { Controller, ControllerFactory } from './registry.ts';
+import type { Controller, ControllerFactory } from './component.ts';
 
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 export const INITIAL_BACKOFF_MS = 1_000;

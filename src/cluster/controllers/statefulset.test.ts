@@ -15,7 +15,7 @@ import { BUILTIN } from '../../client/resources.ts';
 import { Informer } from '../../client/store.ts';
 import type { KubeObject, Pod } from '../../k8s/types.ts';
 import { testBedCertificate, type ClientTestBed } from '../../testing/client-test-bed.ts';
-import { freshNamespace, markPodReady, PodStarter, podTemplate, startControllerTestBed } from './controller-test-kit.ts';
+import { freshNamespace, markPodReady, PodStarter, podTemplate, startControllerTestBed } from '../../testing/workload-controllers-bed.ts';
 import { StatefulSetController } from './statefulset.ts';
 import { POD_INDEX_LABEL, STATEFULSET_POD_NAME_LABEL } from './statefulset-pods.ts';
 import { CONTROLLER_REVISION_HASH_LABEL, STATEFULSET_REVISION_LABEL } from './statefulset-revisions.ts';

@@ -54,7 +54,7 @@ import { podReadyTime } from '../../k8s/pod.ts';
 import { asRecord } from '../../k8s/raw-json.ts';
 import type { KubeObject, LabelSelector, OwnerReference, Pod } from '../../k8s/types.ts';
 import { componentClient, componentRecorder } from './component-client.ts';
-import type { ControllerFactory } from './registry.ts';
+import type { ControllerFactory } from './component.ts';
 import { claimDecision } from './controller-ref-manager.ts';
 import { scaledIntOrPercent } from './int-or-percent.ts';
 import { slowStartBatch } from './slow-start.ts';

@@ -14,7 +14,7 @@
  */
 import { asRecord } from '../../../k8s/raw-json.ts';
 import type { KubeObject } from '../../../k8s/types.ts';
-import type { ApiServerCore } from '../core.ts';
+import type { ApiServerHost } from '../extension-host.ts';
 import { CRD_RESOURCE } from '../crd-controller.ts';
 import type { ResourceDef } from '../resource-def.ts';
 import { versionSchema } from '../schema/custom-resource-schema.ts';
@@ -62,7 +62,7 @@ export function builtinUnknownFields(group: string, version: string, kind: strin
 }
 
 /** Installs the unknown-field finder on a server core. */
-export function installFieldValidation(core: ApiServerCore): void {
+export function installFieldValidation(core: ApiServerHost): void {
   core.ops.unknownFields = (def: ResourceDef, obj: KubeObject, drop: boolean) => {
     if (def.builtin) return builtinUnknownFields(def.group, def.version, def.kind, obj, drop);
     const crd = core.store.get(CRD_RESOURCE, '', `${def.plural}.${def.group}`);

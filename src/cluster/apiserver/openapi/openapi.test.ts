@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { VirtualClock } from '../../../clock/virtual-clock.ts';
-import { rawRequest, startTestCluster, testCertificate, type TestCluster } from '../test-support.ts';
+import { rawRequest, startTestCluster, testCertificate, type TestCluster } from '../../../testing/apiserver-bed.ts';
 import { compactSchemas } from './generate.ts';
 import { SchemaCatalog } from './schemas.ts';
 

@@ -18,7 +18,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeObject } from '../../../k8s/types.ts';
-import type { ApiServerCore } from '../core.ts';
+import type { ApiServerHost } from '../extension-host.ts';
 import { CRD_RESOURCE } from '../crd-controller.ts';
 import { SERVER_VERSION } from '../discovery.ts';
 import { notAcceptable, resourceNotFound } from '../errors.ts';
@@ -109,12 +109,12 @@ interface Documents {
 }
 
 export class OpenApiDocuments {
-  readonly #core: ApiServerCore;
+  readonly #core: ApiServerHost;
   readonly #catalog = new SchemaCatalog();
   #docs: Documents | undefined;
   #v2: string | undefined;
 
-  constructor(core: ApiServerCore) {
+  constructor(core: ApiServerHost) {
     this.#core = core;
     core.registry.onChange(() => {
       this.#docs = undefined;
@@ -206,7 +206,7 @@ export class OpenApiDocuments {
 }
 
 /** Serves `/openapi/v2` and `/openapi/v3...` from a server core, and validates fields against the same schemas. */
-export function installOpenApi(core: ApiServerCore): OpenApiDocuments {
+export function installOpenApi(core: ApiServerHost): OpenApiDocuments {
   installFieldValidation(core);
   const docs = new OpenApiDocuments(core);
   core.routes.push({ prefix: '/openapi/', handle: (req, res, url) => docs.handle(req, res, url) });

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { VirtualClock } from '../../../clock/virtual-clock.ts';
-import { rawRequest, startTestCluster, testCertificate, type TestCluster } from '../test-support.ts';
+import { rawRequest, startTestCluster, testCertificate, type TestCluster } from '../../../testing/apiserver-bed.ts';
 import { decodeKubernetesProtobuf, PROTOBUF_MEDIA_TYPE } from './decode.ts';
 import { messageTable, PROTO_ROOTS, readDescriptors } from './descriptors.ts';
 

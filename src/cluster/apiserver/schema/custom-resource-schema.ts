@@ -14,7 +14,7 @@
 import type { FieldError } from '../../../k8s/field-errors.ts';
 import { asArray, asRecord, asString } from '../../../k8s/raw-json.ts';
 import type { KubeObject } from '../../../k8s/types.ts';
-import type { ApiServerCore } from '../core.ts';
+import type { ApiServerHost } from '../extension-host.ts';
 import type { ResourceStrategy, StrategyContext } from '../resource-def.ts';
 import { defaultResource, hasDefaults, needsDefaults } from './defaults.ts';
 import { validateEmbeddedResources } from './embedded.ts';
@@ -103,7 +103,7 @@ export function schemaStrategy(schema: Schema | undefined, validator: SchemaVali
 }
 
 /** Installs schema enforcement and CRD validation on a server core. */
-export function installCustomResourceSchemas(core: ApiServerCore): void {
+export function installCustomResourceSchemas(core: ApiServerHost): void {
   const cache = new ValidatorCache();
   const previous = core.customResourceStrategy;
   core.customResourceStrategy = (crd, version, base) => {

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { VirtualClock } from '../../../clock/virtual-clock.ts';
 import type { KubeObject } from '../../../k8s/types.ts';
-import { deployment, pod, rawRequest, rawWatch, startTestCluster, testCertificate, type TestCluster } from '../test-support.ts';
+import { deployment, pod, rawRequest, rawWatch, startTestCluster, testCertificate, type TestCluster } from '../../../testing/apiserver-bed.ts';
 import { customResourcePrinter } from './custom-columns.ts';
 import { nodePrinter, podSummary, servicePrinter } from './printers-core.ts';
 import { deploymentPrinter, jobPrinter, printerFor } from './printers-workloads.ts';

@@ -16,7 +16,7 @@
  * Start at `installTablePrinting`.
  */
 import type { KubeObject } from '../../../k8s/types.ts';
-import type { ApiServerCore, ResponseFormatter } from '../core.ts';
+import type { ApiServerHost, ResponseFormatter } from '../extension-host.ts';
 import { CRD_RESOURCE } from '../crd-controller.ts';
 import type { ListResult } from '../list.ts';
 import type { ResourceDef } from '../resource-def.ts';
@@ -54,9 +54,9 @@ function columnDefinitions(columns: Column[]): Record<string, unknown>[] {
 
 /** Builds Tables for one server core (the clock gives AGE; the store gives CRD columns). */
 export class TablePrinting {
-  readonly #core: ApiServerCore;
+  readonly #core: ApiServerHost;
 
-  constructor(core: ApiServerCore) {
+  constructor(core: ApiServerHost) {
     this.#core = core;
   }
 
@@ -115,6 +115,6 @@ function listMetadata(list: ListResult): Record<string, unknown> {
 }
 
 /** Adds Table output to a server core. */
-export function installTablePrinting(core: ApiServerCore): void {
+export function installTablePrinting(core: ApiServerHost): void {
   core.formatters.push(new TablePrinting(core).formatter());
 }

@@ -6,15 +6,15 @@
  * not depend on the scheduler/kubelet of the full cluster harness.
  * Everything goes through HTTP, like the components under test.
  */
-import type { VirtualClock } from '../../clock/virtual-clock.ts';
-import type { KubeClient } from '../../client/http-client.ts';
-import { BUILTIN } from '../../client/resources.ts';
-import { Informer } from '../../client/store.ts';
-import { isPodReady } from '../../k8s/pod.ts';
-import { formatTime } from '../../k8s/time.ts';
-import type { KubeObject, Pod } from '../../k8s/types.ts';
-import { startClientTestBed, type ClientTestBed } from '../../testing/client-test-bed.ts';
-import type { ServingCertificate } from '../apiserver/certs.ts';
+import type { VirtualClock } from '../clock/virtual-clock.ts';
+import type { KubeClient } from '../client/http-client.ts';
+import { BUILTIN } from '../client/resources.ts';
+import { Informer } from '../client/store.ts';
+import { isPodReady } from '../k8s/pod.ts';
+import { formatTime } from '../k8s/time.ts';
+import type { KubeObject, Pod } from '../k8s/types.ts';
+import { startClientTestBed, type ClientTestBed } from './client-test-bed.ts';
+import type { ServingCertificate } from '../cluster/apiserver/certs.ts';
 
 export async function startControllerTestBed(clock: VirtualClock, certificate: ServingCertificate): Promise<ClientTestBed> {
   return startClientTestBed(clock, certificate, { client: { userAgent: 'controller-test' } });

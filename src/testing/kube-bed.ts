@@ -9,7 +9,7 @@ import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
 import type { VirtualClock } from '../clock/virtual-clock.ts';
 import type { ServingCertificate } from '../cluster/apiserver/certs.ts';
 import type { KubeObject } from '../k8s/types.ts';
-import { startClientTestBed, type ClientTestBed } from '../testing/client-test-bed.ts';
+import { startClientTestBed, type ClientTestBed } from './client-test-bed.ts';
 
 export const T0 = Date.UTC(2026, 0, 1);
 

@@ -15,10 +15,10 @@ import type { EngineEvent } from '../core/events.ts';
 import type { NodeRequested } from '../core/simulation-schedule.ts';
 import { apiVersionGroup } from '../k8s/pod.ts';
 import type { KubeObject, Node, Pod } from '../k8s/types.ts';
-import { decodePatch, parseAdmissionReview, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
-import { GroupCommit, type GroupCommitStore } from './group-commit.ts';
-import type { PodAdmissionDeps } from './pod-create.ts';
-import type { AdmissionSources, Lookup } from './sources.ts';
+import { decodePatch, parseAdmissionReview, type AdmissionRequest, type AdmissionResponse } from '../webhook/admission-review.ts';
+import { GroupCommit, type GroupCommitStore } from '../webhook/group-commit.ts';
+import type { PodAdmissionDeps } from '../webhook/pod-create.ts';
+import type { AdmissionSources, Lookup } from '../webhook/sources.ts';
 
 /** A fixture review as raw JSON, to edit before use. */
 export function fixtureReview(name: string): { apiVersion: string; kind: string; request: Record<string, unknown> } {

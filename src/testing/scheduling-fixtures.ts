@@ -2,8 +2,8 @@
  * Builders for the scheduling tests (not used by production code): nodes and
  * pods as plain objects, and a `SchedulerCache` holding them.
  */
-import type { Node, Pod, Taint, Toleration } from '../../k8s/types.ts';
-import { SchedulerCache, type NodeInfo } from './node-info.ts';
+import type { Node, Pod, Taint, Toleration } from '../k8s/types.ts';
+import { SchedulerCache, type NodeInfo } from '../cluster/scheduling/node-info.ts';
 
 export interface NodeFixture {
   name: string;

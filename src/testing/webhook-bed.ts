@@ -19,7 +19,8 @@ import { startCluster, type ClusterOptions, type EmbeddedCluster } from '../clus
 import { deploymentController } from '../cluster/controllers/deployment.ts';
 import { disruptionController } from '../cluster/controllers/disruption.ts';
 import { jobController } from '../cluster/controllers/job.ts';
-import { defaultControllers, type ControllerFactory } from '../cluster/controllers/registry.ts';
+import type { ControllerFactory } from '../cluster/controllers/component.ts';
+import { defaultControllers } from '../cluster/controllers/registry.ts';
 import { replicaSetController } from '../cluster/controllers/replicaset.ts';
 import { statefulSetController } from '../cluster/controllers/statefulset.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
@@ -29,11 +30,11 @@ import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { StatusWriter } from '../kube/status-writer.ts';
 import { WorkloadResolver } from '../kube/workload-resolver.ts';
 import { WorkloadSpreadState } from '../kube/ws-state.ts';
-import { SecretCertificates, servingNames } from './certs.ts';
-import { webhookFromKube, type KubeWebhook } from './kube-sources.ts';
-import type { WebhookMetrics } from './metrics.ts';
-import { MUTATING_CONFIGURATION_NAME, registerWebhooks, VALIDATING_CONFIGURATION_NAME, webhookConfigurations } from './registration.ts';
-import { startWebhookServer, type WebhookServer } from './server.ts';
+import { SecretCertificates, servingNames } from '../webhook/certs.ts';
+import { webhookFromKube, type KubeWebhook } from '../webhook/kube-sources.ts';
+import type { WebhookMetrics } from '../webhook/metrics.ts';
+import { MUTATING_CONFIGURATION_NAME, registerWebhooks, VALIDATING_CONFIGURATION_NAME, webhookConfigurations } from '../webhook/registration.ts';
+import { startWebhookServer, type WebhookServer } from '../webhook/server.ts';
 
 export const MANAGER_NAMESPACE = 'workloadspread-system';
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';

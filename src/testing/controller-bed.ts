@@ -19,8 +19,8 @@ import { PodWriter } from '../kube/pod-writer.ts';
 import { StatusWriter } from '../kube/status-writer.ts';
 import { WorkloadResolver } from '../kube/workload-resolver.ts';
 import { WorkloadSpreadState } from '../kube/ws-state.ts';
-import type { ClientTestBed } from '../testing/client-test-bed.ts';
-import { WorkloadSpreadController, type ControllerMetrics } from './controller.ts';
+import type { ClientTestBed } from './client-test-bed.ts';
+import { WorkloadSpreadController, type ControllerMetrics } from '../controller/controller.ts';
 
 export interface RunningController {
   caches: ManagerCaches;

@@ -6,11 +6,11 @@
  */
 import { request } from 'node:https';
 import * as k8s from '@kubernetes/client-node';
-import type { Clock } from '../../clock/clock.ts';
-import type { KubeObject } from '../../k8s/types.ts';
-import { generateServingCertificate, type ServingCertificate } from './certs.ts';
-import type { Status } from './errors.ts';
-import { startApiServer, type ApiServer, type ApiServerOptions } from './server.ts';
+import type { Clock } from '../clock/clock.ts';
+import type { KubeObject } from '../k8s/types.ts';
+import { generateServingCertificate, type ServingCertificate } from '../cluster/apiserver/certs.ts';
+import type { Status } from '../cluster/apiserver/errors.ts';
+import { startApiServer, type ApiServer, type ApiServerOptions } from '../cluster/apiserver/server.ts';
 
 export interface TestCluster {
   server: ApiServer;

@@ -17,9 +17,9 @@ import { BUILTIN } from '../client/resources.ts';
 import { generateServingCertificate, type ServingCertificate } from '../cluster/apiserver/certs.ts';
 import { startCluster, type ClusterOptions, type EmbeddedCluster } from '../cluster/cluster.ts';
 import type { KubeObject } from '../k8s/types.ts';
-import { settleUntil } from '../testing/eventually.ts';
-import { MANAGER_NAMESPACE, workloadControllers, ZONED_NODES } from '../webhook/e2e-kit.ts';
-import { startManager, type Manager, type ManagerOptions } from './manager.ts';
+import { settleUntil } from './eventually.ts';
+import { MANAGER_NAMESPACE, workloadControllers, ZONED_NODES } from './webhook-bed.ts';
+import { startManager, type Manager, type ManagerOptions } from '../manager/manager.ts';
 
 export { MANAGER_NAMESPACE };
 
