@@ -160,7 +160,7 @@ export class SecretCertificates implements CertificateSource {
         } else {
           await client.update(BUILTIN.secrets, { ...secret, data: { ...(isPlainObject(secret['data']) ? secret['data'] : {}), ...secretData(renewed.certs) } });
         }
-        this.#log.info({ secret: `${namespace}/${this.secretName}`, reason: renewed.reason }, 'webhook certificates written');
+        this.#log.info({ namespace, name: this.secretName, reason: renewed.reason }, 'webhook certificates written');
         this.#adopt(renewed.certs);
         break;
       } catch (err) {
