@@ -9,6 +9,8 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { BUILTIN } from '../client/resources.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { deployment, workloadSpreadObject, zoneTerm } from '../testing/webhook-bed.ts';
@@ -16,6 +18,32 @@ import type { SubsetReading } from '../controller/subset-readings.ts';
 import { VERSION } from './defaults.ts';
 import { ManagerMetrics } from './metrics.ts';
 import { sample, scrape, startManagerCluster, startTestManager, stopOnClock, type ManagerCluster } from '../testing/manager-bed.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** The metric families of an exposition (`# TYPE name type`). */
+function families(text: string): Map<string, string> {
+  return new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => [m[1] ?? '', m[2] ?? '']));
+}
+
+const PROMQL_WORDS = new Set(['sum', 'max', 'min', 'count', 'avg', 'rate', 'increase', 'histogram_quantile', 'time', 'by', 'without', 'and', 'or', 'unless', 'bool', 'offset']);
+
+/** The series an expression selects; every selector is written `name{…}` in the dashboard, and anything else must be PromQL's own. */
+function selectedSeries(expr: string): string[] {
+  const text = expr.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+  const names = [...text.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{/g)].map((m) => m[1] ?? '');
+  const rest = text.replace(/([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{[^}]*\}/g, ' ').replace(/\b(by|without)\s*\([^)]*\)/g, ' ').replace(/\[[^\]]*\]/g, ' ');
+  for (const word of rest.match(/[a-zA-Z_:][a-zA-Z0-9_:]*/g) ?? []) assert.ok(PROMQL_WORDS.has(word), `${JSON.stringify(word)} in ${expr} is neither a selector written name{…} nor a PromQL function`);
+  assert.ok(names.length > 0, `no series in ${expr}`);
+  return names;
+}
+
+/** Whether the exposition has the series `name` (a histogram's _bucket, _sum and _count included). */
+function exposes(fams: Map<string, string>, name: string): boolean {
+  if (fams.has(name)) return true;
+  const base = name.replace(/_(bucket|sum|count)$/, '');
+  return base !== name && fams.get(base) === 'histogram';
+}
 
 const READING: SubsetReading = { subset: 'a', limit: 10, pods: 4, ready: 3, missing: 6, creating: 2, deleting: 1, schedulable: false };
 
@@ -152,6 +180,25 @@ describe('a manager’s /metrics', () => {
       assert.ok((sample(text, 'rest_client_requests_total', { code: '200', method: 'PUT', host }) ?? 0) > 0, 'status writes counted');
       assert.ok((sample(text, 'rest_client_request_duration_seconds_count', { verb: 'GET', host }) ?? 0) > 0);
       assert.equal(sample(text, 'workloadspread_build_info', { version: VERSION }), 1);
+
+      // docs/grafana/workloadspread.json queries only series this manager exposes …
+      const fams = families(text);
+      const dashboard = JSON.parse(readFileSync(join(ROOT, 'docs/grafana/workloadspread.json'), 'utf8')) as { panels: { title: string; targets?: { expr: string }[] }[]; templating: { list: { query?: { query?: string } }[] } };
+      const queried = new Set<string>();
+      for (const panel of dashboard.panels) for (const t of panel.targets ?? []) for (const s of selectedSeries(t.expr)) queried.add(s);
+      for (const v of dashboard.templating.list) {
+        const m = /label_values\(([a-zA-Z_:][a-zA-Z0-9_:]*)/.exec(v.query?.query ?? '');
+        if (m?.[1] !== undefined) queried.add(m[1]);
+      }
+      assert.ok(queried.size >= 30, `the dashboard queries ${queried.size} series`);
+      assert.deepEqual([...queried].filter((s) => !exposes(fams, s)), [], 'series the dashboard queries that the manager does not expose');
+      // … and docs/operations.md lists every family the manager exposes, and nothing else.
+      const ops = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
+      const section = ops.slice(ops.indexOf('## Metrics and alerts'), ops.indexOf('Alerts worth having'));
+      const documented = new Set([...section.matchAll(/^\| (`[^|]+`) \|/gm)].flatMap((m) => [...(m[1] ?? '').matchAll(/`([a-z_:*]+)`/g)].map((n) => n[1] ?? '')));
+      const covered = (name: string) => documented.has(name) || [...documented].some((d) => d.endsWith('*') && name.startsWith(d.slice(0, -1)));
+      assert.deepEqual([...fams.keys()].filter((f) => !covered(f)), [], 'exposed but not in docs/operations.md');
+      assert.deepEqual([...documented].filter((d) => !d.endsWith('*') && !fams.has(d)), [], 'in docs/operations.md but not exposed');
       assert.ok((sample(text, 'controller_runtime_reconcile_total', { result: 'success' }) ?? 0) + (sample(text, 'controller_runtime_reconcile_total', { result: 'requeue_after' }) ?? 0) > 0);
       assert.equal(sample(text, 'controller_runtime_reconcile_errors_total'), sample(text, 'controller_runtime_reconcile_total', { result: 'error' }));
       assert.ok((sample(text, 'controller_runtime_reconcile_time_seconds_count') ?? 0) > 0);
