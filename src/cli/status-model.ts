@@ -20,7 +20,8 @@
  */
 import { POD_DELETION_COST_ANNOTATION, SUBSET_SCHEDULABLE } from '../api/keys.ts';
 import type { SubsetStatus, WorkloadSpread } from '../api/workloadspread.ts';
-import { readMarker } from '../core/marker.ts';
+import { decodeWorkloadSpread } from '../api/decode.ts';
+import { markedSubset, readMarker } from '../core/marker.ts';
 import { resolveMaxReplicas } from '../core/percent.ts';
 import { podsForWorkloadSpread } from '../core/workload-pods.ts';
 import { isPlainObject } from '../k8s/json.ts';
@@ -184,9 +185,12 @@ export function workloadSpreadView(input: ViewInput): WorkloadSpreadView {
   const statusCurrent = typeof generation !== 'number' || observed === generation;
 
   // The pods the controller considers; with replicas unknown, as the controller does, resolve against 0.
-  const selected = target.found
+  // A WorkloadSpread the manager cannot decode is ignored by it (kube/caches.ts): say so, select nothing.
+  const decoded = decodeWorkloadSpread(ws);
+  if (!decoded.ok) problems.push(`the manager ignores this WorkloadSpread: ${decoded.error}`);
+  const selected = target.found && decoded.ok
     ? podsForWorkloadSpread({
-        ws,
+        ws: decoded.value,
         workload: input.workload,
         replicaSets: input.replicaSets,
         pods: input.pods,
@@ -201,17 +205,17 @@ export function workloadSpreadView(input: ViewInput): WorkloadSpreadView {
   const podViews: PodView[] = [];
   const unassigned: PodView[] = [];
   for (const pod of pods) {
-    const marker = readMarker(pod);
-    const ours = marker !== undefined && marker.name === name && marker.subset !== '';
-    const list = ours ? members.get(marker.subset) : undefined;
-    const view = podView(pod, list === undefined ? null : marker?.subset ?? null);
+    const subset = markedSubset(pod, name);
+    const list = subset === undefined ? undefined : members.get(subset);
+    const view = podView(pod, list === undefined ? null : (subset ?? null));
     podViews.push(view);
     if (list !== undefined) {
       list.push(pod);
       continue;
     }
-    view.reason = ours
-      ? `subset ${marker.subset} is not in the spec`
+    const marker = readMarker(pod);
+    view.reason = subset !== undefined
+      ? `subset ${subset} is not in the spec`
       : marker !== undefined && marker.name !== ''
         ? `placed by WorkloadSpread ${marker.name}`
         : 'no subset (created before the WorkloadSpread, or no subset had room)';

@@ -37,7 +37,7 @@ import type { RateLimit, WorkQueue, WorkQueueMetrics, WorkResult } from '../clie
 import type { BudgetCache } from '../kube/budget-cache.ts';
 import type { BudgetStatusWriter } from '../kube/budget-status-writer.ts';
 import type { ManagerCaches } from '../kube/caches.ts';
-import type { Node, Pod } from '../k8s/types.ts';
+import type { Node, ObjectMeta, Pod } from '../k8s/types.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { keyOf as storeKey } from '../client/store.ts';
 import { QueueLoop } from './queue-loop.ts';
@@ -253,7 +253,7 @@ export class BudgetController {
   }
 
   /** Keys of the budgets whose workloadSpreadRef names the WorkloadSpread. */
-  budgetsForWorkloadSpread(ws: WorkloadSpread): string[] {
+  budgetsForWorkloadSpread(ws: { metadata?: ObjectMeta }): string[] {
     const namespace = ws.metadata?.namespace ?? '';
     return this.#o.budgets.store
       .list(namespace)

@@ -18,6 +18,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { GROUP, KIND, type WorkloadSpread } from '../api/workloadspread.ts';
+import type { ObjectMeta } from '../k8s/types.ts';
 import { describeError, isConflict } from '../client/errors.ts';
 import { objectFields, silentLogger, withFields, type Logger } from '../client/logger.ts';
 import { isTerminalError, type RateLimit, type WorkQueue, type WorkQueueMetrics, type WorkResult } from '../client/workqueue.ts';
@@ -140,7 +141,7 @@ export class WorkloadSpreadController {
   #subscribe(add: (keys: Iterable<string>) => void): (() => void)[] {
     const { caches } = this.#o;
     const m = this.mapper;
-    const ws = (type: ChangeType) => (obj: WorkloadSpread) => {
+    const ws = (type: ChangeType) => (obj: { metadata?: ObjectMeta }) => {
       if (type === 'delete') this.#o.metrics?.forgetWorkloadSpread?.(obj.metadata?.namespace ?? '', obj.metadata?.name ?? '');
       add(m.forWorkloadSpread(obj));
     };
@@ -159,14 +160,20 @@ export class WorkloadSpreadController {
   }
 }
 
-/** The mapper's view over the caches and the resolver's cache-only owner lookup. */
+/**
+ * The mapper's view over the caches alone: an owner the caches cannot answer
+ * for is an error there (the event is mapped without it), never a read.
+ */
 export function mappingView(caches: ManagerCaches, resolver: WorkloadResolver): MappingView {
   return {
     workloadSpreadsForTarget: (ns, group, kind, name) => caches.workloadSpreadsForTarget(ns, group, kind, name),
     listWorkloadSpreads: (ns) => caches.listWorkloadSpreads(ns),
     podsOnNode: (node) => caches.podsOnNode(node),
     whitelist: () => caches.whitelist(),
-    ownerLookup: (ns) => resolver.cachedOwnerLookup(ns),
+    ownerLookup: (ns) => (ref) => {
+      const answer = caches.view.object(ns, ref);
+      return 'read' in answer ? { error: `${ref.kind} is not cached` } : answer;
+    },
     podVersionOptions: (pod) => resolver.podVersionOptions(pod),
   };
 }

@@ -37,7 +37,7 @@ import { podVersion, type PodVersionOptions } from '../core/pod-version.ts';
 import { walkReplicasPath } from '../core/replicas.ts';
 import { deepEqual, isPlainObject } from '../k8s/json.ts';
 import { controllerRef, isPodActive, isPodReady, isPodUnschedulable } from '../k8s/pod.ts';
-import type { KubeObject, Node, Pod } from '../k8s/types.ts';
+import type { KubeObject, Node, ObjectMeta, Pod } from '../k8s/types.ts';
 import { apiVersionGroup } from '../k8s/pod.ts';
 
 /** What the mapper reads: the caches' indexes, the whitelist, a cache-only owner lookup. */
@@ -64,7 +64,7 @@ export function parseKey(key: string): { namespace: string; name: string } | und
   return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
-function keyOfWs(ws: WorkloadSpread): string {
+function keyOfWs(ws: { metadata?: ObjectMeta }): string {
   return workloadSpreadKey(ws.metadata?.namespace ?? '', ws.metadata?.name ?? '');
 }
 
@@ -93,7 +93,7 @@ export class EventMapper {
   }
 
   /** Any WorkloadSpread event: that WorkloadSpread. */
-  forWorkloadSpread(ws: WorkloadSpread): string[] {
+  forWorkloadSpread(ws: { metadata?: ObjectMeta }): string[] {
     return ws.metadata?.name ? [keyOfWs(ws)] : [];
   }
 

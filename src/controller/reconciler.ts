@@ -28,11 +28,12 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock/clock.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { deleteUnschedulablePodFailedEvent, patchDeletionCostFailedEvent, workloadSpreadRef, type EngineEvent } from '../core/events.ts';
-import { readMarker } from '../core/marker.ts';
+import { markedSubset, readMarker } from '../core/marker.ts';
 import { planReconcile, type ReconcilePlan } from '../core/reconcile-plan.ts';
 import type { Pod } from '../k8s/types.ts';
 import { silentLogger, withFields, type Logger } from '../client/logger.ts';
 import { TerminalError } from '../client/workqueue.ts';
+import { ApiReader } from '../kube/api-reader.ts';
 import type { ManagerCaches } from '../kube/caches.ts';
 import type { EngineEventSink } from '../kube/events.ts';
 import type { PodWriter } from '../kube/pod-writer.ts';
@@ -53,8 +54,6 @@ export const LATEST_VERSION_RETRY_MS = 1_000;
 export const REQUEUE_MARGIN_MS = 1;
 /** Pod writes in flight at once during one sync. */
 const POD_WRITE_CONCURRENCY = 16;
-/** Full pods remembered for adoption scoring (by UID, valid for one resourceVersion). */
-const FULL_POD_CACHE = 4_096;
 
 export interface ReconcilerMetrics {
   /** Every subset's state after a sync that computed a status (subset-readings.ts). */
@@ -65,6 +64,8 @@ export interface ReconcilerMetrics {
 
 export interface ReconcilerOptions {
   caches: ManagerCaches;
+  /** Reads of whole pods (default: one over the caches' client). */
+  reader?: ApiReader;
   resolver: WorkloadResolver;
   state: WorkloadSpreadState;
   statusWriter: StatusWriter;
@@ -98,11 +99,12 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
 export class Reconciler {
   readonly #o: ReconcilerOptions;
   readonly #log: Logger;
-  readonly #fullPods = new Map<string, Pod>();
+  readonly #reader: ApiReader;
 
   constructor(options: ReconcilerOptions) {
     this.#o = options;
     this.#log = options.log ?? silentLogger;
+    this.#reader = options.reader ?? new ApiReader(options.caches.client);
   }
 
   async sync(key: string, reconcileID: string = randomUUID()): Promise<SyncResult> {
@@ -119,7 +121,6 @@ export class Reconciler {
       log.debug({}, 'WorkloadSpread gone or deleting');
       return {};
     }
-    if (ws.spec?.targetRef === undefined || ws.spec.targetRef === null) return {};
 
     const resolved = await this.#o.resolver.resolveForReconcile(ws);
     if (!resolved.ok) throw new Error(`resolve the workload of ${key}: ${resolved.error}`);
@@ -166,33 +167,16 @@ export class Reconciler {
 
   /**
    * Replaces the cached (trimmed) copy of every pod adoption may score with
-   * the full pod: those without a marker naming this WorkloadSpread and a
-   * subset, bound to a node. A pod gone meanwhile keeps its cached copy.
+   * the full pod: those not marked for this WorkloadSpread and a subset,
+   * bound to a node. A pod gone meanwhile keeps its cached copy.
    */
   async #withFullAdoptionCandidates(ws: WorkloadSpread, pods: readonly Pod[]): Promise<Pod[]> {
-    const name = ws.metadata?.name ?? '';
+    const name = ws.metadata.name ?? '';
+    const wanted = pods.flatMap((pod, i) => (markedSubset(pod, name) === undefined && typeof pod.spec?.nodeName === 'string' && pod.spec.nodeName !== '' ? [i] : []));
+    if (wanted.length === 0) return [...pods];
+    const full = await this.#reader.fullPods(wanted.map((i) => pods[i] as Pod));
     const out = [...pods];
-    const wanted: number[] = [];
-    pods.forEach((pod, i) => {
-      const marker = readMarker(pod);
-      const own = marker !== undefined && marker.name === name && marker.subset !== '';
-      if (!own && typeof pod.spec?.nodeName === 'string' && pod.spec.nodeName !== '') wanted.push(i);
-    });
-    await mapLimit(wanted, POD_WRITE_CONCURRENCY, async (i) => {
-      const cached = pods[i] as Pod;
-      const uid = cached.metadata?.uid ?? '';
-      const known = this.#fullPods.get(uid);
-      if (known !== undefined && known.metadata?.resourceVersion === cached.metadata?.resourceVersion) {
-        out[i] = known;
-        return;
-      }
-      const full = await this.#o.caches.getFullPod(cached.metadata?.namespace ?? '', cached.metadata?.name ?? '');
-      if (full === undefined || full.metadata?.uid !== uid) return;
-      out[i] = full;
-      this.#fullPods.delete(uid);
-      this.#fullPods.set(uid, full);
-      if (this.#fullPods.size > FULL_POD_CACHE) this.#fullPods.delete(this.#fullPods.keys().next().value as string);
-    });
+    wanted.forEach((i, k) => (out[i] = full[k] as Pod));
     return out;
   }
 
@@ -261,7 +245,7 @@ export class Reconciler {
       if (!written.ok) {
         if (written.reason === 'NotFound') {
           log.debug({}, 'WorkloadSpread deleted during the sync');
-          return { ...final, events: [], podsToDelete: [], scheduleFailed: [] };
+          return { ...final, events: [], scheduleFailed: [] };
         }
         // Conflicts are thrown as the API error itself, so the queue retries them quietly.
         throw written.error instanceof Error ? written.error : new Error(written.message);

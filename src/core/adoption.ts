@@ -27,7 +27,7 @@ import { nodeSelectorMatches, preferredSchedulingTermsScore } from '../k8s/node-
 import { POD_PATCH_META, strategicMergePatch } from '../k8s/strategic-merge.ts';
 import { findUntoleratedTaint } from '../k8s/taints.ts';
 import type { Node, NodeSelectorTerm, Pod, Toleration } from '../k8s/types.ts';
-import { formatMarker, readMarker } from './marker.ts';
+import { formatMarker, markedSubset } from './marker.ts';
 import { subsetQuota } from './percent.ts';
 import { podVersion } from './pod-version.ts';
 import type { PodVersionOptions } from './pod-version.ts';
@@ -158,8 +158,8 @@ function emptyBuckets(subsets: readonly Subset[]): Map<string, Pod[]> {
 /** spec §4.3: group per version, adopt unmarked pods, and take the union over versions. */
 export function groupPodsBySubset(input: GroupPodsInput): GroupedPods {
   const { ws, workloadReplicas } = input;
-  const wsName = ws.metadata?.name ?? '';
-  const subsets = Array.isArray(ws.spec?.subsets) ? ws.spec.subsets : [];
+  const wsName = ws.metadata.name ?? '';
+  const subsets = ws.spec.subsets;
   const specNames = new Set(subsets.map((s) => s.name));
 
   const versions = new Map<string, number[]>();
@@ -177,12 +177,8 @@ export function groupPodsBySubset(input: GroupPodsInput): GroupedPods {
   for (const [version, indexes] of versions) {
     const quota = new Map<string, number>();
     for (const s of subsets) quota.set(s.name, subsetQuota(s.maxReplicas, workloadReplicas));
-    const ownSubset = (pod: Pod): string | undefined => {
-      const marker = readMarker(pod);
-      return marker !== undefined && marker.name === wsName && marker.subset !== '' ? marker.subset : undefined;
-    };
     for (const i of indexes) {
-      const own = ownSubset(input.pods[i] as Pod);
+      const own = markedSubset(input.pods[i] as Pod, wsName);
       if (own !== undefined && specNames.has(own)) quota.set(own, (quota.get(own) ?? 0) - 1);
     }
 
@@ -191,7 +187,7 @@ export function groupPodsBySubset(input: GroupPodsInput): GroupedPods {
       const pod = input.pods[i] as Pod;
       let subset: string = FAKE_SUBSET_NAME;
       let grouped = pod;
-      const own = ownSubset(pod);
+      const own = markedSubset(pod, wsName);
       if (own !== undefined) {
         if (specNames.has(own)) subset = own;
       } else {

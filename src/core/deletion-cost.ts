@@ -59,7 +59,7 @@ export interface DeletionCostInput {
 
 /** The cost of every active pod, by pod name. Subsets whose limit cannot be resolved get none. */
 export function computeDeletionCosts(input: DeletionCostInput): Map<string, number> {
-  const subsets = Array.isArray(input.ws.spec?.subsets) ? input.ws.spec.subsets : [];
+  const subsets = input.ws.spec.subsets;
   const n = subsets.length;
   const costs = new Map<string, number>();
   const assign = (pods: readonly Pod[], cost: number): void => {

@@ -86,8 +86,7 @@ describe('domainOfPod', () => {
   for (const [name, b, p, want] of cases) {
     test(name, () => {
       const n = p.spec.nodeName === undefined ? undefined : NODES.get(p.spec.nodeName);
-      const marker = p.metadata.annotations?.['apps.kruise.io/matched-workloadspread'];
-      assert.equal(domainOfPod(b, p, n, marker === undefined ? undefined : (JSON.parse(marker) as { name: string; subset: string })), want);
+      assert.equal(domainOfPod(b, p, n), want);
     });
   }
 });

@@ -59,7 +59,7 @@ import { nodeSelectorTermMatches } from '../k8s/node-selector.ts';
 import { isPodReady, isPodTerminating, podPhase } from '../k8s/pod.ts';
 import { formatTime, parseTime } from '../k8s/time.ts';
 import type { IntOrString, LabelSelector, Node, NodeSelectorTerm, Pod } from '../k8s/types.ts';
-import { readMarker, type Marker } from './marker.ts';
+import { markedSubset } from './marker.ts';
 import { scaledValue } from './percent.ts';
 
 export type DomainMode =
@@ -127,7 +127,7 @@ export function isPodFinished(pod: Pod): boolean {
  * `node` is the pod's node from the cache (undefined when unscheduled or unknown);
  * `marker` the pod's WorkloadSpread marker.
  */
-export function domainOfPod(budget: DomainDisruptionBudget, pod: Pod, node: Node | undefined, marker: Marker | undefined): string | undefined {
+export function domainOfPod(budget: DomainDisruptionBudget, pod: Pod, node: Node | undefined): string | undefined {
   const mode = domainMode(budget);
   const nodeName = pod?.spec?.nodeName;
   const scheduled = typeof nodeName === 'string' && nodeName !== '';
@@ -142,7 +142,7 @@ export function domainOfPod(budget: DomainDisruptionBudget, pod: Pod, node: Node
       return typeof value === 'string' ? value : DOMAIN_NONE;
     }
     case 'workloadSpreadRef':
-      return marker !== undefined && marker.name === mode.name && marker.subset !== '' ? marker.subset : DOMAIN_NONE;
+      return markedSubset(pod, mode.name) ?? DOMAIN_NONE;
   }
 }
 
@@ -243,7 +243,7 @@ export function computeBudgetStatus(budget: DomainDisruptionBudget, pods: readon
   // Domains that exist even without pods.
   if (mode.kind === 'all') tally(DOMAIN_ALL);
   if (mode.kind === 'nodeSelectorTerm') tally(DOMAIN_MATCHING_NODES);
-  const subsetOrder = mode.kind === 'workloadSpreadRef' && ws !== undefined ? (Array.isArray(ws.spec?.subsets) ? ws.spec.subsets : []).map((s) => (isPlainObject(s) && typeof s.name === 'string' ? s.name : '')).filter((n) => n !== '') : [];
+  const subsetOrder = mode.kind === 'workloadSpreadRef' && ws !== undefined ? ws.spec.subsets.map((s) => s.name) : [];
   for (const name of subsetOrder) tally(name);
 
   const recorded = recordedDisruptions(old);
@@ -251,7 +251,7 @@ export function computeBudgetStatus(budget: DomainDisruptionBudget, pods: readon
   let nextExpiry: number | undefined;
   for (const pod of selects === undefined ? [] : pods) {
     if (!selects?.(pod) || isPodFinished(pod)) continue;
-    const domain = domainOfPod(budget, pod, lookupNode(nodes, pod.spec?.nodeName), readMarker(pod));
+    const domain = domainOfPod(budget, pod, lookupNode(nodes, pod.spec?.nodeName));
     if (domain === undefined) continue;
     const t = tally(domain);
     t.expected++;

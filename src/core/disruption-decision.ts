@@ -38,7 +38,6 @@ import { isPodReady, isPodTerminating, podPhase } from '../k8s/pod.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { Node, Pod } from '../k8s/types.ts';
 import { blockedDomainCount, budgetSelects, computeBudgetStatus, disruptionAllowedCondition, domainOfPod, isPodFinished, setCondition, type NodeLookup } from './disruption-budget.ts';
-import { readMarker } from './marker.ts';
 
 /** Budgets with more unconfirmed evictions than this refuse new ones (the eviction API's MaxDisruptedPodSize). */
 export const MAX_DISRUPTED_PODS = 2000;
@@ -165,7 +164,7 @@ function withRecord(status: DomainDisruptionBudgetStatus, domain: string, pod: P
 /** One budget's decision for a pod that passed `podBypassesBudgets`. */
 export function decideBudgetEviction(budget: DomainDisruptionBudget, pod: Pod, node: Node | undefined, now: number, options: DecideOptions = {}): BudgetEvictionDecision {
   if (!budgetSelects(budget, pod)) return { kind: 'skip' };
-  const domain = domainOfPod(budget, pod, node, readMarker(pod));
+  const domain = domainOfPod(budget, pod, node);
   if (domain === undefined) return { kind: 'skip' };
   const status = isPlainObject(budget.status) ? budget.status : undefined;
   const generation = budget.metadata?.generation ?? 0;

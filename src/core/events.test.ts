@@ -6,7 +6,6 @@ import {
   deleteUnschedulablePodFailedEvent,
   noSubsetAvailableEvent,
   patchDeletionCostFailedEvent,
-  podEvent,
   recoverSchedulableEvent,
   workloadSpreadRef,
 } from './events.ts';
@@ -74,14 +73,6 @@ describe('event builders (spec §4.7, D11)', () => {
   test('NoSubsetAvailable for a pod without a name yet', () => {
     const e = noSubsetAvailableEvent(ws, '', { kind: 'Job', name: 'batch' });
     assert.match(e.message, /a new pod of Job shop\/batch/);
-  });
-
-  test('podEvent re-targets an event at a pod without changing it otherwise', () => {
-    const base = deletePodFailedEvent(ws, 'web-2');
-    const e = podEvent(base, { namespace: 'shop', name: 'web-2' });
-    assert.deepEqual(e.involved, { kind: 'Pod', namespace: 'shop', name: 'web-2' });
-    assert.equal(e.message, base.message);
-    assert.deepEqual(base.involved, onWs);
   });
 
   test('workloadSpreadRef tolerates missing metadata', () => {

@@ -10,7 +10,7 @@
  * plain number where the reference prints a Go formatting error (`%!d(string=…)`).
  *
  * The reference records all of these on the WorkloadSpread, so `involved` names
- * the WorkloadSpread; `podEvent` exists for callers that want the pod instead.
+ * the WorkloadSpread.
  */
 import {
   EVENT_CREATE_POD_FAILED,
@@ -48,11 +48,6 @@ export function workloadSpreadRef(ws: { metadata?: { namespace?: string; name?: 
 
 function onWorkloadSpread(ws: WorkloadSpreadRef): InvolvedObject {
   return { kind: 'WorkloadSpread', namespace: ws.namespace, name: ws.name };
-}
-
-/** The same event, attached to a pod instead of the WorkloadSpread. */
-export function podEvent(event: EngineEvent, pod: { namespace: string; name: string }): EngineEvent {
-  return { ...event, involved: { kind: 'Pod', namespace: pod.namespace, name: pod.name } };
 }
 
 /** A creatingPods reservation expired unobserved (spec §4.4 step 4); `podId` is the pod name or generated uid. */

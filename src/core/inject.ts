@@ -26,9 +26,7 @@ export type InjectResult = { ok: true; pod: Pod; injected: boolean } | { ok: fal
  * spec (a stale status) leaves the pod unchanged without error.
  */
 export function injectSubset(pod: Pod, ws: WorkloadSpread, subsetName: string, uid?: string): InjectResult {
-  const subset = (Array.isArray(ws.spec?.subsets) ? ws.spec.subsets : []).find(
-    (s) => isPlainObject(s) && s.name === subsetName,
-  );
+  const subset = ws.spec.subsets.find((s) => s.name === subsetName);
   if (subset === undefined) return { ok: true, pod: deepClone(pod), injected: false };
 
   const clone = deepClone(pod) as Pod;

@@ -7,6 +7,8 @@
  * case-insensitively (an exact-case key wins over a folded one), anything that
  * is not an object of strings is "no marker". Written with the exact key order
  * name, subset, uid (uid omitted when empty), byte for byte as Kruise writes it.
+ * `markedSubset` is the one test of "this pod was placed by this WorkloadSpread,
+ * in this subset" that grouping, adoption, status views and plans share.
  */
 import { MATCHED_WORKLOADSPREAD_ANNOTATION } from '../api/keys.ts';
 import type { KubeObject } from '../k8s/types.ts';
@@ -59,4 +61,15 @@ export function formatMarker(marker: Marker): string {
 /** The marker of an object (pod), if it carries a valid one. */
 export function readMarker(obj: KubeObject): Marker | undefined {
   return parseMarker(obj.metadata?.annotations?.[MATCHED_WORKLOADSPREAD_ANNOTATION]);
+}
+
+/**
+ * The subset a pod's marker places it in for the WorkloadSpread `wsName`:
+ * undefined when the pod has no valid marker, a marker of another
+ * WorkloadSpread, or one without a subset (spec §4.3 step 3: such pods are
+ * candidates for adoption, not members).
+ */
+export function markedSubset(obj: KubeObject, wsName: string): string | undefined {
+  const marker = readMarker(obj);
+  return marker !== undefined && marker.name === wsName && marker.subset !== '' ? marker.subset : undefined;
 }

@@ -7,32 +7,35 @@
  * in the order a healthy cluster makes them:
  * - a step starts with a controller reconcile (the workload's replica count
  *   changed, so percentages resolve against the new count);
- * - scale-out admits pods one by one through `chooseSubset` (or the ordinal
- *   path for StatefulSets) and `injectSubset`; every pod is assumed to
- *   schedule and become ready at once, on one node per subset;
+ * - scale-out admits pods one by one through `decidePodCreate` (admission.ts,
+ *   the webhook's own decision) over a small in-memory cluster (`planView`:
+ *   the WorkloadSpread, its workload at the step's replica count, the pods);
+ *   every pod is assumed to schedule and become ready at once, on one node
+ *   per subset;
  * - scale-in assigns deletion costs as the controller does, removes pods in the
  *   upstream ReplicaSet order (or the highest ordinals of a StatefulSet), and
- *   records each deletion as the webhook does;
+ *   records each deletion through `decidePodDeletion`, as the webhook does;
  * - a step ends with a controller reconcile, whose result is reported.
  * Virtual time advances one second per pod and ten minutes per step, starting
  * at `options.start`. Pure and deterministic: names and uids are sequential.
  */
 import { POD_DELETION_COST_ANNOTATION, POD_TEMPLATE_HASH_LABEL, VERSION_IGNORED } from '../api/keys.ts';
+import type { Whitelist } from '../api/whitelist.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
-import { deepClone } from '../k8s/json.ts';
-import { isPodActive } from '../k8s/pod.ts';
+import { deepClone, isPlainObject } from '../k8s/json.ts';
+import { lookupOf } from '../k8s/lookup.ts';
+import { apiVersionGroup, isPodActive } from '../k8s/pod.ts';
 import { podsToDeleteOnScaleDown } from '../k8s/pod-ranking.ts';
 import { formatTime } from '../k8s/time.ts';
-import type { Node, Pod } from '../k8s/types.ts';
+import type { KubeObject, Node, Pod } from '../k8s/types.ts';
+import { decidePodCreate, decidePodDeletion } from './admission.ts';
+import type { ClusterView } from './cluster-view.ts';
 import { writesDeletionCost } from './deletion-cost.ts';
-import { recordDeletion } from './deletion.ts';
-import { injectSubset } from './inject.ts';
-import { readMarker } from './marker.ts';
+import { markedSubset, readMarker } from './marker.ts';
 import { resolveMaxReplicas } from './percent.ts';
-import { podVersion } from './pod-version.ts';
+import { isSupportedOwner } from './pod-selection.ts';
 import { planReconcile } from './reconcile-plan.ts';
-import { chooseSubsetByOrdinal } from './statefulset-ordinal.ts';
-import { chooseSubset } from './subset-choice.ts';
+import { namesPodsByOrdinal } from './statefulset-ordinal.ts';
 
 export interface PlanSubsetResult {
   /** The resolved maxReplicas; null when unlimited. */
@@ -77,7 +80,8 @@ export function planSpread(input: WorkloadSpread, counts: readonly number[], opt
   ws.metadata = { namespace: 'default', ...ws.metadata, generation: ws.metadata?.generation ?? 1 };
   delete ws.status;
   const state: PlanState = { ws, pods: [], now: options.start ?? Date.UTC(2026, 0, 1), seq: 0, reservations: 0 };
-  const ordinal = ws.spec.targetRef.kind === 'StatefulSet';
+  // The StatefulSet controller names pods by ordinal (and removes the highest first).
+  const ordinal = namesPodsByOrdinal(ws.spec.targetRef);
   const steps: PlanStep[] = [];
   for (const replicas of counts) {
     if (!Number.isInteger(replicas) || replicas < 0) return { ok: false, error: `replica count must be a non-negative integer, got ${replicas}` };
@@ -122,47 +126,52 @@ function reconcile(state: PlanState, replicas: number): { ok: true } | { ok: fal
   return { ok: true };
 }
 
+/** Admits one pod as the webhook would; the pod as it is created (injected, or unchanged). */
+function admit(state: PlanState, replicas: number, template: Pod): { ok: true; pod: Pod } | { ok: false; error: string } {
+  const input = {
+    view: planView(state, replicas),
+    pod: template,
+    namespace: state.ws.metadata.namespace ?? 'default',
+    now: state.now,
+    newUid: () => `reservation-${String(++state.reservations).padStart(6, '0')}`,
+  };
+  let decision = decidePodCreate(input);
+  if (decision.kind === 'commit') decision = decidePodCreate({ ...input, current: { ws: state.ws } });
+  switch (decision.kind) {
+    case 'placed':
+      if (decision.status !== undefined) state.ws.status = decision.status;
+      return { ok: true, pod: decision.pod };
+    case 'admit':
+    case 'unplaced':
+      return { ok: true, pod: template };
+    case 'error':
+      return { ok: false, error: decision.message };
+    default:
+      return { ok: false, error: `planning asked for ${decision.kind === 'read' ? `a read of ${JSON.stringify(decision.read)}` : 'a second commit'}, which the in-memory cluster cannot need` };
+  }
+}
+
 function scaleUp(state: PlanState, replicas: number): { ok: true } | { ok: false; error: string } {
-  const { ws } = state;
   while (state.pods.filter(isPodActive).length < replicas) {
     state.now += 1000;
-    const template = newPod(state, undefined);
-    const choice = chooseSubset({
-      ws,
-      pod: template,
-      version: podVersion(template),
-      workloadReplicas: () => ({ ok: true, replicas }),
-      now: state.now,
-      newUid: () => `reservation-${String(++state.reservations).padStart(6, '0')}`,
-    });
-    if (choice.kind === 'error') return { ok: false, error: choice.message };
-    let pod = template;
-    if (choice.kind === 'chosen') {
-      if (choice.status !== undefined) ws.status = choice.status;
-      const injected = injectSubset(template, ws, choice.subset, choice.uid);
-      if (!injected.ok) return { ok: false, error: injected.error };
-      pod = injected.pod;
-    }
-    pod.metadata.name = `${ws.spec.targetRef.name}-${String(state.seq).padStart(5, '0')}`;
+    const admitted = admit(state, replicas, newPod(state, undefined));
+    if (!admitted.ok) return admitted;
+    const pod = admitted.pod;
+    pod.metadata.name = `${state.ws.spec.targetRef.name}-${String(state.seq).padStart(5, '0')}`;
     state.pods.push(run(pod, state.now));
   }
   return { ok: true };
 }
 
+/** The StatefulSet controller creates the missing ordinals, lowest first. */
 function scaleUpOrdinal(state: PlanState, replicas: number): { ok: true } | { ok: false; error: string } {
-  const { ws } = state;
   for (let ordinal = 0; ordinal < replicas; ordinal++) {
-    const name = `${ws.spec.targetRef.name}-${ordinal}`;
+    const name = `${state.ws.spec.targetRef.name}-${ordinal}`;
     if (state.pods.some((p) => p.metadata.name === name)) continue;
     state.now += 1000;
-    let pod = newPod(state, name);
-    const subset = chooseSubsetByOrdinal(ws, name);
-    if (subset !== undefined) {
-      const injected = injectSubset(pod, ws, subset);
-      if (!injected.ok) return { ok: false, error: injected.error };
-      pod = injected.pod;
-    }
-    state.pods.push(run(pod, state.now));
+    const admitted = admit(state, replicas, newPod(state, name));
+    if (!admitted.ok) return admitted;
+    state.pods.push(run(admitted.pod, state.now));
   }
   return { ok: true };
 }
@@ -170,19 +179,99 @@ function scaleUpOrdinal(state: PlanState, replicas: number): { ok: true } | { ok
 function scaleDown(state: PlanState, replicas: number, ordinal: boolean): { ok: true } | { ok: false; error: string } {
   const active = state.pods.filter(isPodActive);
   const diff = active.length - replicas;
+  // The StatefulSet controller removes the highest ordinals first; a ReplicaSet ranks its pods.
   const victims = ordinal
     ? [...active].sort((a, b) => ordinalOf(b) - ordinalOf(a)).slice(0, diff)
     : podsToDeleteOnScaleDown(active, active, diff, state.now);
   for (const pod of victims) {
     state.now += 1000;
-    const marker = readMarker(pod);
-    if (marker !== undefined && marker.name === state.ws.metadata.name && !ordinal) {
-      const record = recordDeletion({ ws: state.ws, pod, marker, version: podVersion(pod), workloadReplicas: replicas, now: state.now });
-      if (record.changed) state.ws.status = record.status;
-    }
+    const input = { view: planView(state, replicas), subject: { pod }, namespace: state.ws.metadata.namespace ?? 'default', now: state.now };
+    let decision = decidePodDeletion(input);
+    if (decision.kind === 'commit') decision = decidePodDeletion({ ...input, current: { ws: state.ws } });
+    if (decision.kind === 'recorded') state.ws.status = decision.status;
+    else if (decision.kind === 'error') return { ok: false, error: decision.message };
     state.pods = state.pods.filter((p) => p !== pod);
   }
   return { ok: true };
+}
+
+/**
+ * The cluster a plan step runs in, as admission sees it: the WorkloadSpread,
+ * its workload with `replicas` (in the field admission reads: the targetFilter
+ * paths, `spec.parallelism` of a Job, else `spec.replicas`), the ReplicaSet a
+ * Deployment's pods are owned by, and the pods. A target of a custom kind is
+ * whitelisted with `spec.replicas`, so it is planned as a cluster that
+ * whitelists it would run it. No nodes: the simulation schedule (D3) then
+ * falls back to the quota-only choice, as the plan assumes room everywhere.
+ */
+function planView(state: PlanState, replicas: number): ClusterView {
+  const { ws } = state;
+  const ref = ws.spec.targetRef;
+  const namespace = ws.metadata.namespace ?? 'default';
+  const gv = apiVersionGroup(ref.apiVersion);
+  const whitelist: Whitelist = isSupportedOwner(groupOf(ref.apiVersion), ref.kind, { workloads: [] })
+    ? { workloads: [] }
+    : { workloads: [{ group: groupOf(ref.apiVersion), version: gv.ok ? gv.version : '', kind: ref.kind, subResources: [], replicasPath: 'spec.replicas' }] };
+  const target = workloadWithReplicas(ws, replicas);
+  const replicaSet: KubeObject = {
+    apiVersion: 'apps/v1',
+    kind: 'ReplicaSet',
+    metadata: { name: `${ref.name}-${POD_TEMPLATE_HASH}`, namespace, uid: `owner-${ref.name}`, ownerReferences: [{ apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, uid: `owner-${ref.name}`, controller: true }] },
+  };
+  const objects = ref.kind === 'Deployment' ? [target, replicaSet] : [target];
+  return {
+    whitelist: () => whitelist,
+    workloadSpreads: (ns) => (ns === namespace ? [ws] : []),
+    workloadSpread: (ns, name) => lookupOf(ns === namespace && name === ws.metadata.name ? ws : undefined),
+    object: (ns, r) => {
+      const wanted = groupOf(r.apiVersion);
+      return lookupOf(ns === namespace ? objects.find((o) => o.kind === r.kind && o.metadata?.name === r.name && groupOf(o.apiVersion ?? '') === wanted) : undefined);
+    },
+    pod: (ns, name) => lookupOf(state.pods.find((p) => p.metadata.namespace === ns && p.metadata.name === name)),
+    nodes: () => [],
+    podsOnNode: () => [],
+  };
+}
+
+function groupOf(apiVersion: string): string {
+  const gv = apiVersionGroup(apiVersion);
+  return gv.ok ? gv.group : apiVersion;
+}
+
+/** The target as admission reads its replica count (spec §5.1). */
+function workloadWithReplicas(ws: WorkloadSpread, replicas: number): KubeObject {
+  const ref = ws.spec.targetRef;
+  const obj: KubeObject = { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ws.metadata.namespace ?? 'default', uid: `owner-${ref.name}` } };
+  const paths = ws.spec.targetFilter?.replicasPathList ?? [];
+  if (paths.length > 0) {
+    // The sum of the paths is the count: the first carries it, the others 0.
+    paths.forEach((path, i) => setPath(obj as Record<string, unknown>, path, i === 0 ? replicas : 0));
+  } else {
+    obj['spec'] = ref.kind === 'Job' ? { parallelism: replicas } : { replicas };
+  }
+  return obj;
+}
+
+/** Sets a dotted replicas path (numeric segments index arrays, as the path walker reads them). */
+function setPath(obj: Record<string, unknown>, path: string, value: number): void {
+  const segments = path.split('.');
+  let current: unknown = obj;
+  segments.forEach((segment, i) => {
+    const last = i === segments.length - 1;
+    const nextIsIndex = !last && /^\d+$/.test(segments[i + 1] ?? '');
+    const fresh = (): unknown => (nextIsIndex ? [] : {});
+    if (Array.isArray(current)) {
+      const index = Number(segment);
+      while (current.length <= index) current.push({});
+      if (last) current[index] = value;
+      else if (!isPlainObject(current[index]) && !Array.isArray(current[index])) current[index] = fresh();
+      current = current[index];
+    } else if (isPlainObject(current)) {
+      if (last) current[segment] = value;
+      else if (!isPlainObject(current[segment]) && !Array.isArray(current[segment])) current[segment] = fresh();
+      current = current[segment];
+    }
+  });
 }
 
 function report(state: PlanState, replicas: number): PlanStep {
@@ -190,10 +279,7 @@ function report(state: PlanState, replicas: number): PlanStep {
   const active = state.pods.filter(isPodActive);
   let unassigned = active.length;
   for (const subset of state.ws.spec.subsets) {
-    const pods = active.filter((p) => {
-      const m = readMarker(p);
-      return m !== undefined && m.name === state.ws.metadata.name && m.subset === subset.name;
-    });
+    const pods = active.filter((p) => markedSubset(p, state.ws.metadata.name ?? '') === subset.name);
     unassigned -= pods.length;
     const costs = new Set<number>();
     for (const p of pods) {

@@ -3,8 +3,10 @@
  * matching loop of pod admission (spec §2.1 steps 5–9), the recursive owner
  * comparison (§2.2) and the targetFilter rule (§1.2 with DECISIONS D5).
  *
- * Start at `matchWorkloadSpreadForPod`. Owner objects are fetched through the
- * caller's `OwnerLookup` (a cache read), so this stays pure.
+ * Start at `matchWorkloadSpreadForPod`. Owner objects are read through the
+ * caller's `OwnerLookup` (a view of the caches, core/cluster-view.ts); an owner
+ * the view cannot answer for ends the match with the read to make first, so
+ * this stays pure and the chain is walked in one place.
  *
  * Invariants: groups are compared, versions never are (apps.kruise.io/v1alpha1
  * equals apps.kruise.io/v1beta1); an owner that cannot be found fails the whole
@@ -13,9 +15,11 @@
  */
 import { labelSelectorAsSelector } from '../k8s/label-selector.ts';
 import { apiVersionGroup, controllerRef, isPodActive } from '../k8s/pod.ts';
-import type { KubeObject, OwnerReference, Pod } from '../k8s/types.ts';
+import type { OwnerReference, Pod } from '../k8s/types.ts';
 import type { TargetReference, WorkloadSpread } from '../api/workloadspread.ts';
 import { isWhitelistedOwner, type Whitelist } from '../api/whitelist.ts';
+import type { KubeObject } from '../k8s/types.ts';
+import type { ObjectRef, ReadRequest, ViewLookup } from './cluster-view.ts';
 
 /** Owner kinds whose pods admission considers, besides the whitelist (spec §2.1 step 7). */
 export const SUPPORTED_WORKLOAD_KINDS: readonly { group: string; kind: string }[] = [
@@ -43,7 +47,7 @@ export function targetFilterSelectsPod(
   ws: WorkloadSpread,
   labels: Record<string, string> | undefined,
 ): { ok: true; selected: boolean } | { ok: false; error: string } {
-  const filter = ws.spec?.targetFilter;
+  const filter = ws.spec.targetFilter;
   if (filter === undefined || filter === null) return { ok: true, selected: true };
   const selector = filter.selector;
   if (selector === undefined || selector === null) return { ok: true, selected: true };
@@ -52,13 +56,14 @@ export function targetFilterSelectsPod(
   return { ok: true, selected: converted.selector.matches(labels ?? {}) };
 }
 
-/** A cache read of an owner object by its reference (in the pod's namespace). */
-export type OwnerLookup = (ref: { apiVersion: string; kind: string; name: string }) =>
-  | { found: KubeObject }
-  | { notFound: true }
-  | { error: string };
+/** An owner object by its reference, in the pod's namespace (a view of the caches). */
+export type OwnerLookup = (ref: ObjectRef) => ViewLookup<KubeObject>;
 
-export type ReferenceEqualResult = { ok: true; equal: boolean } | { ok: false; notFound: boolean; error: string };
+export type ReferenceEqualResult =
+  | { ok: true; equal: boolean }
+  | { ok: false; notFound: boolean; error: string }
+  /** A link of the chain is not in the view: read it, then ask again. */
+  | { ok: false; read: ReadRequest };
 
 /** Owner chains in real clusters are 2–3 links; this only stops a malformed cycle. */
 const MAX_OWNER_DEPTH = 16;
@@ -86,6 +91,7 @@ export function isReferenceEqual(
     }
     if (!isSupportedOwner(ownerGv.group, current.kind, whitelist)) return { ok: true, equal: false };
     const fetched = lookup({ apiVersion: current.apiVersion, kind: current.kind, name: current.name });
+    if ('read' in fetched) return { ok: false, read: fetched.read };
     if ('notFound' in fetched) {
       return { ok: false, notFound: true, error: `${current.kind} ${JSON.stringify(current.name)} not found` };
     }
@@ -101,6 +107,7 @@ export type WorkloadSpreadMatch =
   | { kind: 'skip'; reason: PodSkipReason }
   | { kind: 'matched'; ws: WorkloadSpread }
   | { kind: 'none' }
+  | { kind: 'read'; read: ReadRequest }
   | { kind: 'error'; code: 500; message: string };
 
 /**
@@ -122,13 +129,11 @@ export function matchWorkloadSpreadForPod(
     return { kind: 'skip', reason: 'UnsupportedOwner' };
   }
   for (const ws of workloadSpreads) {
-    if (ws === null || typeof ws !== 'object') continue;
-    const deleting = ws.metadata?.deletionTimestamp;
+    const deleting = ws.metadata.deletionTimestamp;
     if (deleting !== undefined && deleting !== null && deleting !== '') continue;
-    const target = ws.spec?.targetRef;
-    if (!isTargetReference(target)) continue;
-    const reference = isReferenceEqual(target, owner, lookup, whitelist);
+    const reference = isReferenceEqual(ws.spec.targetRef, owner, lookup, whitelist);
     if (!reference.ok) {
+      if ('read' in reference) return { kind: 'read', read: reference.read };
       if (reference.notFound) return { kind: 'error', code: 500, message: reference.error };
       continue;
     }
@@ -138,10 +143,4 @@ export function matchWorkloadSpreadForPod(
     return { kind: 'matched', ws };
   }
   return { kind: 'none' };
-}
-
-function isTargetReference(value: unknown): value is TargetReference {
-  if (value === null || typeof value !== 'object') return false;
-  const ref = value as Record<string, unknown>;
-  return typeof ref.apiVersion === 'string' && typeof ref.kind === 'string' && typeof ref.name === 'string';
 }

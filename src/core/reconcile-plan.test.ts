@@ -94,7 +94,7 @@ describe('planReconcile (spec §4.2)', () => {
       placed: '5/5',
     });
     assert.equal(plan.statusChanged, true);
-    assert.deepEqual(plan.podsToDelete, []);
+    assert.deepEqual(plan.scheduleFailed.map((f) => f.pod), []);
     assert.deepEqual(plan.events, []);
     assert.equal(plan.requeueAfterMs, undefined);
     assert.equal(plan.error, undefined);
@@ -134,7 +134,7 @@ describe('planReconcile (spec §4.2)', () => {
     const stuck = pod('stuck', 9, { subset: 'a', pending: true, createdMs: T0 - 60_000 });
     const young = pod('young', 10, { subset: 'a', pending: true, createdMs: T0 - 25_000 });
     const plan = planReconcile(input(w, [pod('a1', 1, { subset: 'a', node: 'n1' }), stuck, young]));
-    assert.deepEqual(plan.podsToDelete, ['stuck']);
+    assert.deepEqual(plan.scheduleFailed.map((f) => f.pod), ['stuck']);
     assert.deepEqual(plan.scheduleFailed, [{ pod: 'stuck', subset: 'a' }]);
     const unschedulable = { type: 'Schedulable', status: 'False', reason: 'PodUnschedulable', lastTransitionTime: formatTime(T0) };
     assert.deepEqual(plan.status.subsetStatuses?.[0]?.conditions, [unschedulable]);
@@ -172,7 +172,7 @@ describe('planReconcile (spec §4.2)', () => {
     assert.deepEqual(plan.status, stored);
     assert.equal(plan.statusChanged, false);
     assert.deepEqual(plan.deletionCostPatches, []);
-    assert.deepEqual(plan.podsToDelete, []);
+    assert.deepEqual(plan.scheduleFailed.map((f) => f.pod), []);
     assert.equal(plan.adoptions.length, 1);
   });
 

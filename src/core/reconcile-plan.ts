@@ -6,7 +6,7 @@
  * Order, as the reference runs it: group pods (adopting unmarked ones) →
  * deletion costs → status → Schedulable conditions → pods to delete.
  * The caller applies adoptions and cost patches first, then writes the status
- * when `statusChanged` (D9), then deletes `podsToDelete`, then requeues after
+ * when `statusChanged` (D9), then deletes the `scheduleFailed` pods, then requeues after
  * `requeueAfterMs` (the smallest positive delay any step asked for).
  *
  * When a subset's maxReplicas cannot be resolved (validation prevents it), the
@@ -49,9 +49,7 @@ export interface ReconcilePlan {
   statusChanged: boolean;
   adoptions: Adoption[];
   deletionCostPatches: DeletionCostPatch[];
-  /** Pods to delete after the status write (Adaptive rescheduling). */
-  podsToDelete: string[];
-  /** The same pods with their subsets, for `deleteUnschedulablePodFailedEvent` when a delete fails. */
+  /** Pods to delete after the status write (Adaptive rescheduling), with their subsets for `deleteUnschedulablePodFailedEvent`. */
   scheduleFailed: { pod: string; subset: string }[];
   events: EngineEvent[];
   requeueAfterMs?: number;
@@ -75,12 +73,12 @@ function dedupe(events: readonly EngineEvent[]): EngineEvent[] {
 
 /** A sync that cannot proceed: keep the stored status, apply nothing but the adoptions. */
 function failedPlan(stored: WorkloadSpreadStatus, adoptions: Adoption[], error: string): ReconcilePlan {
-  return { status: stored, statusChanged: false, adoptions, deletionCostPatches: [], podsToDelete: [], scheduleFailed: [], events: [], error };
+  return { status: stored, statusChanged: false, adoptions, deletionCostPatches: [], scheduleFailed: [], events: [], error };
 }
 
 export function planReconcile(input: ReconcileInput): ReconcilePlan {
   const { ws, workloadReplicas, now } = input;
-  const subsets = Array.isArray(ws.spec?.subsets) ? ws.spec.subsets : [];
+  const subsets = ws.spec.subsets;
   const stored: WorkloadSpreadStatus = ws.status !== null && typeof ws.status === 'object' ? deepClone(ws.status) : {};
 
   const groupInput = {
@@ -134,7 +132,6 @@ export function planReconcile(input: ReconcileInput): ReconcilePlan {
     statusChanged: !deepEqual(conditioned.status, ws.status ?? undefined),
     adoptions: grouped.adoptions,
     deletionCostPatches: patches,
-    podsToDelete: conditioned.podsToDelete,
     scheduleFailed: conditioned.scheduleFailed
       .map((f) => ({ pod: f.pod.metadata?.name ?? '', subset: f.subset }))
       .filter((f) => f.pod !== ''),

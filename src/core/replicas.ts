@@ -89,17 +89,14 @@ function replicasOrDefault(obj: unknown, path: string): ReplicasResult {
 }
 
 function targetGroupVersionKind(ws: WorkloadSpread): { ok: true; group: string; version: string; kind: string } | { ok: false; error: string } {
-  const ref = ws.spec?.targetRef;
-  if (ref === undefined || ref === null || typeof ref.apiVersion !== 'string' || typeof ref.kind !== 'string') {
-    return { ok: false, error: 'WorkloadSpread has no valid targetRef' };
-  }
+  const ref = ws.spec.targetRef;
   const gv = apiVersionGroup(ref.apiVersion);
   if (!gv.ok) return { ok: false, error: gv.error };
   return { ok: true, group: gv.group, version: gv.version, kind: ref.kind };
 }
 
 function replicasPathList(ws: WorkloadSpread): string[] | undefined {
-  const list = ws.spec?.targetFilter?.replicasPathList;
+  const list = ws.spec.targetFilter?.replicasPathList;
   return Array.isArray(list) && list.length > 0 ? list : undefined;
 }
 

@@ -245,7 +245,7 @@ describe('applySchedulableConditions: top level and versions', () => {
       ]),
       now: T0,
     });
-    assert.deepEqual(r.podsToDelete, ['stuck']);
+    assert.deepEqual(r.scheduleFailed.map((f) => f.pod.metadata?.name), ['stuck']);
     assert.deepEqual(r.status.subsetStatuses?.[0]?.conditions, [cond('False', 'PodUnschedulable', T0)]);
     // v1 had been False for 400 s but fails again: stays False with its old time.
     assert.deepEqual(r.status.versionedSubsetStatuses?.['v1']?.[0]?.conditions, [cond('False', 'PodUnschedulable', T0 - 400_000)]);
@@ -264,6 +264,6 @@ describe('applySchedulableConditions: top level and versions', () => {
     });
     assert.deepEqual(r.status.versionedSubsetStatuses?.['v1']?.[0]?.conditions, [cond('True', 'Sufficient', T0)]);
     assert.deepEqual(r.events.map((e) => e.reason), ['RecoverSchedulable']);
-    assert.deepEqual(r.podsToDelete, []);
+    assert.deepEqual(r.scheduleFailed.map((f) => f.pod.metadata?.name), []);
   });
 });

@@ -31,7 +31,7 @@ import { soonerRequeue, statusesByName } from './subset-status.ts';
 
 /** `rescheduleCriticalSeconds` when the strategy is Adaptive and sets it; else 0 (off). */
 export function rescheduleCriticalSeconds(ws: Pick<WorkloadSpread, 'spec'>): number {
-  const strategy = ws.spec?.scheduleStrategy;
+  const strategy = ws.spec.scheduleStrategy;
   if (strategy?.type !== 'Adaptive') return 0;
   const seconds = strategy.adaptive?.rescheduleCriticalSeconds;
   return typeof seconds === 'number' && Number.isFinite(seconds) ? seconds : 0;
@@ -195,9 +195,7 @@ export interface SchedulableConditionsInput {
 
 export interface SchedulableConditionsResult {
   status: WorkloadSpreadStatus;
-  /** Names of the top-level schedule-failed pods, to delete after the status write. */
-  podsToDelete: string[];
-  /** The same pods with their subsets, for the DeletePodFailed event on a failed delete. */
+  /** The top-level schedule-failed pods with their subsets: deleted after the status write (DeletePodFailed when that fails). */
   scheduleFailed: { subset: string; pod: Pod }[];
   events: EngineEvent[];
   requeueAfterMs?: number;
@@ -207,7 +205,7 @@ export interface SchedulableConditionsResult {
 export function applySchedulableConditions(input: SchedulableConditionsInput): SchedulableConditionsResult {
   const { ws, status, now } = input;
   const ref = workloadSpreadRef(ws);
-  const subsets = Array.isArray(ws.spec?.subsets) ? ws.spec.subsets : [];
+  const subsets = ws.spec.subsets;
   const crit = rescheduleCriticalSeconds(ws);
   const oldStatus: Partial<WorkloadSpreadStatus> =
     ws.status !== null && typeof ws.status === 'object' ? ws.status : {};
@@ -249,7 +247,6 @@ export function applySchedulableConditions(input: SchedulableConditionsInput): S
 
   const result: SchedulableConditionsResult = {
     status: next,
-    podsToDelete: top.scheduleFailed.map((f) => f.pod.metadata?.name ?? '').filter((n) => n !== ''),
     scheduleFailed: top.scheduleFailed,
     events,
   };

@@ -11,12 +11,13 @@
  * request leave room for the pod's requests (cpu and memory are checked only
  * when the pod requests them, as NodeResourcesFit does).
  *
- * Start at `simulationCanHost`, the closure the webhook passes to
- * `chooseSubset` as `canHost`.
+ * Start at `simulationCanHost`, the closure admission passes to
+ * `chooseSubset` as `canHost`; `requestedOnNode` sums what the pods bound to
+ * a node request, as the scheduler counts them.
  */
 import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
 import { nodeSelectorTermMatches, podMatchesNodeSelectorAndAffinity } from '../k8s/node-selector.ts';
-import { podResourceRequests } from '../k8s/pod.ts';
+import { podPhase, podResourceRequests } from '../k8s/pod.ts';
 import { ceilValue, milliValue } from '../k8s/quantity.ts';
 import { findUntoleratedTaint, isSchedulingTaint } from '../k8s/taints.ts';
 import type { Node, Pod, Taint } from '../k8s/types.ts';
@@ -31,9 +32,26 @@ export interface NodeRequested {
   pods: number;
 }
 
+/**
+ * What the pods bound to a node request: every pod there that has not
+ * finished, terminating ones included, as the scheduler counts them.
+ */
+export function requestedOnNode(pods: readonly Pod[]): NodeRequested {
+  const out: NodeRequested = { cpuMilli: 0, memory: 0, pods: 0 };
+  for (const pod of pods) {
+    const phase = podPhase(pod);
+    if (phase === 'Succeeded' || phase === 'Failed') continue;
+    const r = podResourceRequests(pod);
+    out.cpuMilli += r.cpuMilli;
+    out.memory += r.memory;
+    out.pods++;
+  }
+  return out;
+}
+
 /** Whether D3 applies: Adaptive strategy without `disableSimulationSchedule`. */
 export function simulationScheduleEnabled(ws: WorkloadSpread): boolean {
-  const strategy = ws.spec?.scheduleStrategy;
+  const strategy = ws.spec.scheduleStrategy;
   return strategy?.type === 'Adaptive' && strategy.adaptive?.disableSimulationSchedule !== true;
 }
 

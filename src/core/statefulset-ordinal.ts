@@ -1,5 +1,6 @@
 /**
- * Subset choice for StatefulSet targets (spec §2.3 B, §9.6): a pod goes to the
+ * Subset choice for StatefulSet targets (spec §2.3 B, §9.6; the ordinal path
+ * of admission.ts, which decides when it applies): a pod goes to the
  * subset whose cumulative maxReplicas threshold its ordinal is below. No
  * status is read except the top-level Schedulable conditions, and none is
  * written, on create or on delete.
@@ -12,7 +13,17 @@
 import { MAX_INT32 } from '../api/keys.ts';
 import type { IntOrString } from '../k8s/types.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
-import { isSchedulableFalse, specSubsets } from './subset-choice.ts';
+import { isSchedulableFalse } from './subset-choice.ts';
+
+/**
+ * Whether the target's pods are named by ordinal — a StatefulSet, in any
+ * group (apps, or OpenKruise's Advanced StatefulSet), as the reference tests
+ * the kind alone (§2.3 B). Admission takes the ordinal path for them, and
+ * `plan` creates and removes their pods by ordinal, as their controller does.
+ */
+export function namesPodsByOrdinal(targetRef: { kind: string }): boolean {
+  return targetRef.kind === 'StatefulSet';
+}
 
 /** `<parent>-<ordinal>`; greedy, so `web-1-2` is parent `web-1`, ordinal 2. */
 const STATEFUL_POD_NAME = /^(.*)-([0-9]+)$/;
@@ -39,15 +50,11 @@ function thresholdStep(maxReplicas: IntOrString | undefined): number {
 
 /** The subset of a StatefulSet pod, or undefined when no threshold covers its ordinal (no injection then). */
 export function chooseSubsetByOrdinal(ws: WorkloadSpread, podName: string): string | undefined {
-  const subsets = specSubsets(ws);
-  const only = subsets[0];
-  // §2.3 A precedes B: a single unlimited subset is chosen without looking at conditions.
-  if (subsets.length === 1 && only !== undefined && only.maxReplicas === undefined) return only.name;
-  const topLevel = Array.isArray(ws.status?.subsetStatuses) ? ws.status.subsetStatuses : [];
+  const topLevel = ws.status?.subsetStatuses ?? [];
   const ordinal = podOrdinal(podName);
   let threshold = 0;
-  for (const subset of subsets) {
-    const status = topLevel.find((s) => s?.name === subset.name);
+  for (const subset of ws.spec.subsets) {
+    const status = topLevel.find((s) => s.name === subset.name);
     if (status !== undefined && isSchedulableFalse(status)) continue;
     threshold += thresholdStep(subset.maxReplicas);
     if (ordinal < threshold) return subset.name;

@@ -6,8 +6,8 @@ import type { Pod } from '../k8s/types.ts';
 import { deepClone } from '../k8s/json.ts';
 import {
   chooseSubset,
-  initializeSubsetStatuses,
   subsetsUsePercent,
+  versionSubsetStatuses,
   type ChooseSubsetInput,
   type SubsetChoice,
 } from './subset-choice.ts';
@@ -59,7 +59,7 @@ function versionOf(choice: SubsetChoice, version = V): SubsetStatus[] | undefine
   return choice.kind === 'chosen' ? choice.status?.versionedSubsetStatuses?.[version] : undefined;
 }
 
-describe('initializeSubsetStatuses (§2.3 C.2, §5.3 numbers)', () => {
+describe('versionSubsetStatuses: a new version entry (§2.3 C.2, §5.3 numbers)', () => {
   const cases: { name: string; max: (number | string | undefined)[]; replicas: number; want: number[] }[] = [
     { name: '20/30/50% of 10', max: ['20%', '30%', '50%'], replicas: 10, want: [2, 3, 5] },
     { name: '80% and 20% of 5 round up', max: ['80%', '20%'], replicas: 5, want: [4, 1] },
@@ -69,12 +69,15 @@ describe('initializeSubsetStatuses (§2.3 C.2, §5.3 numbers)', () => {
     { name: '25/75% of 4', max: ['25%', '75%'], replicas: 4, want: [1, 3] },
     { name: '30% of 0', max: ['30%'], replicas: 0, want: [0] },
     { name: 'ints kept, nil is -1', max: [3, undefined, 0], replicas: 10, want: [3, -1, 0] },
-    { name: 'invalid percentage gets no quota', max: ['0.2%', 4], replicas: 10, want: [0, 4] },
   ];
   for (const c of cases) {
     test(c.name, () => {
       const subsets: Subset[] = c.max.map((m, i) => (m === undefined ? { name: `s${i}` } : { name: `s${i}`, maxReplicas: m }));
-      const got = initializeSubsetStatuses(spread(subsets), c.replicas);
+      const resolved = versionSubsetStatuses(spread(subsets), V, () => ({ ok: true, replicas: c.replicas }));
+      assert.ok(resolved.ok);
+      if (!resolved.ok) return;
+      assert.equal(resolved.initialized, true);
+      const got = resolved.statuses;
       assert.deepEqual(got.map((s) => s.missingReplicas), c.want);
       assert.deepEqual(got.map((s) => s.name), subsets.map((s) => s.name));
       for (const s of got) {
@@ -86,21 +89,30 @@ describe('initializeSubsetStatuses (§2.3 C.2, §5.3 numbers)', () => {
     });
   }
 
+  test('an invalid percentage is an error that names the subset (validation rejects it; admission fails rather than guess)', () => {
+    const resolved = versionSubsetStatuses(spread([{ name: 's0', maxReplicas: '0.2%' }, { name: 's1', maxReplicas: 4 }]), V, () => ({ ok: true, replicas: 10 }));
+    assert.deepEqual(resolved, { ok: false, error: 'maxReplicas "0.2%" of subset s0 is not valid' });
+  });
+
+  test('the workload replicas are asked for only when a limit is a percentage, and an existing entry is kept', () => {
+    let asked = 0;
+    const replicas = () => (asked++, { ok: true as const, replicas: 10 });
+    assert.ok(versionSubsetStatuses(spread([{ name: 'a', maxReplicas: 3 }, { name: 'b' }]), V, replicas).ok);
+    assert.equal(asked, 0);
+    assert.ok(versionSubsetStatuses(spread([{ name: 'a', maxReplicas: '30%' }, { name: 'b' }]), V, replicas).ok);
+    assert.equal(asked, 1);
+    const stored = versionSubsetStatuses(spread([{ name: 'a', maxReplicas: '30%' }, { name: 'b' }], versioned([st('a', 1), st('b', -1)])), V, replicas);
+    assert.deepEqual(stored, { ok: true, statuses: [st('a', 1), st('b', -1)], initialized: false });
+    assert.equal(asked, 1);
+  });
+
   test('subsetsUsePercent', () => {
     assert.equal(subsetsUsePercent(spread([{ name: 'a', maxReplicas: 1 }, { name: 'b' }])), false);
     assert.equal(subsetsUsePercent(spread([{ name: 'a', maxReplicas: '50%' }, { name: 'b' }])), true);
   });
 });
 
-describe('chooseSubset: shortcut A', () => {
-  test('one unlimited subset is chosen with no status, even when marked unschedulable', () => {
-    const ws = spread([{ name: 'only' }], { subsetStatuses: [st('only', -1, { conditions: unschedulable })], ...versioned([st('only', -1, { conditions: unschedulable })]) });
-    let called = 0;
-    const got = choose(ws, pod('p'), { workloadReplicas: () => (called++, { ok: true, replicas: 1 }) });
-    assert.deepEqual(got, { kind: 'chosen', subset: 'only' });
-    assert.equal(called, 0);
-  });
-
+describe('chooseSubset: one subset (the shortcut is admission.ts)', () => {
   test('one limited subset is not the shortcut: a reservation is written', () => {
     const got = choose(spread([{ name: 'only', maxReplicas: 2 }]), pod('p'));
     assert.equal(got.kind, 'chosen');
@@ -215,17 +227,9 @@ describe('chooseSubset: the scan (C.4–C.6)', () => {
     assert.equal(got.kind, 'none');
   });
 
-  test('no subset with quota: none, with the NoSubsetAvailable warning on the WorkloadSpread (D11), no status', () => {
+  test('no subset with quota: none and no status (the D11 warning is admission.ts)', () => {
     const ws = spread([{ name: 'a', maxReplicas: 1 }, { name: 'b', maxReplicas: 1 }], versioned([st('a', 0), st('b', 0)]));
-    const got = choose(ws, pod('p'));
-    assert.equal(got.kind, 'none');
-    if (got.kind !== 'none') return;
-    assert.equal(got.reason, 'NoSubsetAvailable');
-    assert.equal(got.status, undefined);
-    assert.equal(got.event.type, 'Warning');
-    assert.equal(got.event.reason, 'NoSubsetAvailable');
-    assert.deepEqual(got.event.involved, { kind: 'WorkloadSpread', namespace: 'ns', name: 'ws' });
-    assert.match(got.event.message, /ns\/p/);
+    assert.deepEqual(choose(ws, pod('p')), { kind: 'none' });
   });
 
   test('unlimited subset chosen: no status change (C.5)', () => {
@@ -274,15 +278,6 @@ describe('chooseSubset: the scan (C.4–C.6)', () => {
     assert.deepEqual(ws, before);
   });
 
-  test('malformed input never throws', () => {
-    const bad = [
-      { metadata: {}, spec: {} },
-      { metadata: {}, spec: { subsets: null } },
-      { metadata: {}, spec: { subsets: [{ name: 'a', maxReplicas: 1 }, null] }, status: { versionedSubsetStatuses: { [V]: [null, { name: 'a' }] } } },
-      { metadata: {}, spec: { subsets: [{ name: 'a', maxReplicas: 1 }, { name: 'b' }] }, status: { versionedSubsetStatuses: { [V]: [{ name: 'a', replicas: 0, missingReplicas: 1, creatingPods: 'x', conditions: 'y' }] } } },
-    ] as unknown as WorkloadSpread[];
-    for (const ws of bad) assert.doesNotThrow(() => choose(ws, { metadata: {} } as Pod));
-  });
 });
 
 describe('chooseSubset: minReplicas (D2)', () => {
@@ -403,7 +398,6 @@ describe('chooseSubset: properties', () => {
         const ws = spread(subsets, versioned(statuses));
         const got = choose(ws, pod(named ? 'p' : undefined));
         if (got.kind !== 'chosen') return;
-        if (subsets.length === 1 && subsets[0]!.maxReplicas === undefined) return; // shortcut A reads no status
         const chosen = statuses.find((s) => s.name === got.subset)!;
         if (named && chosen.creatingPods?.p !== undefined) return;
         assert.notEqual(chosen.missingReplicas, 0);

@@ -1,15 +1,15 @@
 /**
- * Which subset a new pod goes to, and the quota it reserves (spec §2.3 A and
- * C steps 2–6; DECISIONS D2, D3, D11, D13). Start at `chooseSubset`.
+ * Which subset a new pod goes to, and the quota it reserves (spec §2.3 C
+ * steps 2–6; DECISIONS D2, D3, D13): the quota path of admission.ts, which
+ * also decides when it applies. Start at `chooseSubset`.
  *
  * The decision reads and writes only `status.versionedSubsetStatuses[version]`
  * (the pod's version, §6.1); the subsets considered are those in that stored
  * list, in stored order (§9.19: a subset added to the spec is invisible until
  * the controller rewrites the status). A reservation is a `creatingPods` entry
  * plus `missingReplicas--`; it is returned as a whole new status for the caller
- * to write, never applied here. StatefulSet targets take the ordinal path
- * instead (`statefulset-ordinal.ts`); steps 1 and 7 (reading and writing the
- * WorkloadSpread) are the webhook's.
+ * to write, never applied here. Steps 1 and 7 (reading and writing the
+ * WorkloadSpread) are the group commit's.
  *
  * Invariants: a subset whose missingReplicas is 0 is never chosen except by an
  * idempotent retry (the pod's name is already recorded); inputs are never
@@ -18,10 +18,9 @@
  */
 import { SUBSET_SCHEDULABLE } from '../api/keys.ts';
 import type { Subset, SubsetStatus, WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
-import { deepClone, isPlainObject } from '../k8s/json.ts';
+import { deepClone } from '../k8s/json.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { Pod } from '../k8s/types.ts';
-import { noSubsetAvailableEvent, workloadSpreadRef, type EngineEvent } from './events.ts';
 import { resolveMaxReplicas } from './percent.ts';
 
 export type WorkloadReplicasResult = { ok: true; replicas: number } | { ok: false; error: string };
@@ -42,23 +41,13 @@ export interface ChooseSubsetInput {
 
 export type SubsetChoice =
   | { kind: 'chosen'; subset: string; uid?: string; status?: WorkloadSpreadStatus }
-  /** `status` is never set today: an initialized version entry alone is not worth a write (as in the reference). */
-  | { kind: 'none'; reason: 'NoSubsetAvailable'; event: EngineEvent; status?: WorkloadSpreadStatus }
+  /** No subset can take the pod (an initialized version entry alone is not worth a write, as in the reference). */
+  | { kind: 'none' }
   | { kind: 'error'; message: string };
 
 /** Whether some subset's maxReplicas is a percentage (so the workload replicas are needed). */
 export function subsetsUsePercent(ws: WorkloadSpread): boolean {
-  return specSubsets(ws).some((s) => typeof s.maxReplicas === 'string');
-}
-
-/**
- * A fresh versioned entry (§2.3 C.2): one status per spec subset, in spec
- * order, missingReplicas = the resolved limit (-1 when unlimited). A limit
- * that cannot be resolved (validation rejects those) gets 0, so it never
- * takes pods; `chooseSubset` reports it as an error instead.
- */
-export function initializeSubsetStatuses(ws: WorkloadSpread, workloadReplicas: number): SubsetStatus[] {
-  return specSubsets(ws).map((subset) => freshStatus(subset.name, resolveMaxReplicas(subset.maxReplicas, workloadReplicas) ?? 0));
+  return ws.spec.subsets.some((s) => typeof s.maxReplicas === 'string');
 }
 
 function freshStatus(name: string, missingReplicas: number): SubsetStatus {
@@ -67,8 +56,11 @@ function freshStatus(name: string, missingReplicas: number): SubsetStatus {
 
 /**
  * The pod version's subset statuses as a private copy, initialized when the
- * entry is absent or empty. Shared by admission on create (§2.3) and on
- * delete (§3.4), which initialize the same way.
+ * entry is absent or empty (§2.3 C.2): one status per spec subset, in spec
+ * order, missingReplicas = the resolved limit (-1 when unlimited); the
+ * workload replicas are asked for only when some limit is a percentage. A
+ * limit that cannot be resolved (validation rejects those) is an error.
+ * Shared by admission on create (§2.3) and on delete (§3.4).
  */
 export function versionSubsetStatuses(
   ws: WorkloadSpread,
@@ -76,9 +68,7 @@ export function versionSubsetStatuses(
   workloadReplicas: () => WorkloadReplicasResult,
 ): { ok: true; statuses: SubsetStatus[]; initialized: boolean } | { ok: false; error: string } {
   const stored = ws.status?.versionedSubsetStatuses?.[version];
-  if (Array.isArray(stored) && stored.length > 0) {
-    return { ok: true, statuses: deepClone(stored).filter(isSubsetStatus), initialized: false };
-  }
+  if (stored !== undefined && stored.length > 0) return { ok: true, statuses: deepClone(stored), initialized: false };
   let total = 0;
   if (subsetsUsePercent(ws)) {
     const replicas = workloadReplicas();
@@ -86,7 +76,7 @@ export function versionSubsetStatuses(
     total = replicas.replicas;
   }
   const statuses: SubsetStatus[] = [];
-  for (const subset of specSubsets(ws)) {
+  for (const subset of ws.spec.subsets) {
     const limit = resolveMaxReplicas(subset.maxReplicas, total);
     if (limit === undefined) {
       return { ok: false, error: `maxReplicas ${JSON.stringify(subset.maxReplicas)} of subset ${subset.name} is not valid` };
@@ -112,16 +102,13 @@ export function keepsBookkeeping(subset: Subset | undefined): boolean {
 
 /** A copy of the status with `versionedSubsetStatuses[version]` replaced. */
 export function withVersionStatuses(ws: WorkloadSpread, version: string, statuses: SubsetStatus[]): WorkloadSpreadStatus {
-  const status: WorkloadSpreadStatus = isPlainObject(ws.status) ? deepClone(ws.status) : {};
-  const versioned = isPlainObject(status.versionedSubsetStatuses) ? status.versionedSubsetStatuses : {};
-  versioned[version] = statuses;
-  status.versionedSubsetStatuses = versioned;
+  const status: WorkloadSpreadStatus = ws.status === undefined ? {} : deepClone(ws.status);
+  status.versionedSubsetStatuses = { ...status.versionedSubsetStatuses, [version]: statuses };
   return status;
 }
 
 export function isSchedulableFalse(status: SubsetStatus): boolean {
-  const conditions = status.conditions;
-  return Array.isArray(conditions) && conditions.some((c) => c?.type === SUBSET_SCHEDULABLE && c.status === 'False');
+  return (status.conditions ?? []).some((c) => c.type === SUBSET_SCHEDULABLE && c.status === 'False');
 }
 
 /** A subset with room: missingReplicas > 0, or -1 (unlimited). */
@@ -134,16 +121,10 @@ export function occupancy(status: SubsetStatus): number {
   return status.replicas + countKeys(status.creatingPods) - countKeys(status.deletingPods);
 }
 
-/** Decides the subset of a new pod (spec §2.3 A, C.2–C.6). */
+/** Decides the subset of a new pod on the quota path (spec §2.3 C.2–C.6). */
 export function chooseSubset(input: ChooseSubsetInput): SubsetChoice {
   const { ws, pod, version } = input;
-  const subsets = specSubsets(ws);
-  const only = subsets[0];
-  // A: one unlimited subset takes every pod; no status is read or written, conditions are not consulted.
-  if (subsets.length === 1 && only !== undefined && only.maxReplicas === undefined) {
-    return { kind: 'chosen', subset: only.name };
-  }
-
+  const subsets = ws.spec.subsets;
   const resolved = versionSubsetStatuses(ws, version, input.workloadReplicas);
   if (!resolved.ok) return { kind: 'error', message: resolved.error };
   const statuses = resolved.statuses;
@@ -157,15 +138,7 @@ export function chooseSubset(input: ChooseSubsetInput): SubsetChoice {
   // reference would: the pod then waits in its subset (and Adaptive rescheduling moves it on) instead
   // of being admitted without any placement at all.
   if (index === undefined && input.canHost !== undefined) index = pickSubset(ws, statuses, undefined);
-  if (index === undefined) {
-    const target = ws.spec?.targetRef;
-    const podLabel = podName !== undefined && podName !== '' ? podName : (pod.metadata?.generateName ?? '');
-    return {
-      kind: 'none',
-      reason: 'NoSubsetAvailable',
-      event: noSubsetAvailableEvent(workloadSpreadRef(ws), podLabel, { kind: target?.kind ?? '', name: target?.name ?? '' }),
-    };
-  }
+  if (index === undefined) return { kind: 'none' };
 
   const chosen = statuses[index] as SubsetStatus;
   if (chosen.missingReplicas === -1 && !keepsBookkeeping(subsets.find((s) => s.name === chosen.name))) {
@@ -179,9 +152,7 @@ export function chooseSubset(input: ChooseSubsetInput): SubsetChoice {
     uid = input.newUid();
     key = uid;
   }
-  const creating = isPlainObject(chosen.creatingPods) ? (chosen.creatingPods as Record<string, string>) : {};
-  creating[key] = formatTime(input.now);
-  chosen.creatingPods = creating;
+  chosen.creatingPods = { ...chosen.creatingPods, [key]: formatTime(input.now) };
   if (chosen.missingReplicas > 0) chosen.missingReplicas--;
   const status = withVersionStatuses(ws, version, statuses);
   return uid === undefined ? { kind: 'chosen', subset: chosen.name, status } : { kind: 'chosen', subset: chosen.name, uid, status };
@@ -195,7 +166,7 @@ export function chooseSubset(input: ChooseSubsetInput): SubsetChoice {
  * describes its nodes) and stays eligible, as in the reference.
  */
 function pickSubset(ws: WorkloadSpread, statuses: readonly SubsetStatus[], canHost: ((subset: Subset) => boolean) | undefined): number | undefined {
-  const subsets = specSubsets(ws);
+  const subsets = ws.spec.subsets;
   const eligible = (status: SubsetStatus, subset: Subset | undefined): boolean =>
     !isSchedulableFalse(status) && hasQuota(status) && (canHost === undefined || subset === undefined || canHost(subset));
   for (const subset of subsets) {
@@ -212,23 +183,10 @@ function pickSubset(ws: WorkloadSpread, statuses: readonly SubsetStatus[], canHo
   return undefined;
 }
 
-/** The spec's subsets, tolerating a malformed spec (no list, entries without a name). */
-export function specSubsets(ws: WorkloadSpread): Subset[] {
-  const subsets = ws.spec?.subsets;
-  if (!Array.isArray(subsets)) return [];
-  return subsets.filter((s): s is Subset => isPlainObject(s) && typeof s.name === 'string');
+function hasKey(map: Record<string, string> | undefined, key: string): boolean {
+  return map !== undefined && Object.hasOwn(map, key);
 }
 
-/** Stored entries the engine can reason about; malformed ones are dropped from the copy. */
-function isSubsetStatus(value: unknown): value is SubsetStatus {
-  if (!isPlainObject(value)) return false;
-  return typeof value.name === 'string' && typeof value.missingReplicas === 'number' && typeof value.replicas === 'number';
-}
-
-function hasKey(map: unknown, key: string): boolean {
-  return isPlainObject(map) && Object.hasOwn(map, key);
-}
-
-function countKeys(map: unknown): number {
-  return isPlainObject(map) ? Object.keys(map).length : 0;
+function countKeys(map: Record<string, string> | undefined): number {
+  return map === undefined ? 0 : Object.keys(map).length;
 }

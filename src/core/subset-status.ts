@@ -203,7 +203,7 @@ export interface WorkloadSpreadStatusResult {
 export function computeWorkloadSpreadStatus(input: WorkloadSpreadStatusInput): WorkloadSpreadStatusResult {
   const { ws, bySubset, byVersion, workloadReplicas, now } = input;
   const ref = workloadSpreadRef(ws);
-  const subsets = Array.isArray(ws.spec?.subsets) ? ws.spec.subsets : [];
+  const subsets = ws.spec.subsets;
   const oldStatus: Partial<WorkloadSpreadStatus> =
     ws.status !== null && typeof ws.status === 'object' ? ws.status : {};
   const events: EngineEvent[] = [];

@@ -86,8 +86,8 @@ function jobPods(input: WorkloadPodsInput, job: KubeObject): Pod[] {
 /** The pods the WorkloadSpread manages (spec §5.2). */
 export function podsForWorkloadSpread(input: WorkloadPodsInput): WorkloadPods {
   const { ws, workload } = input;
-  const target = ws.spec?.targetRef;
-  if (workload === undefined || target === undefined || target === null) return { ok: true, pods: [] };
+  const target = ws.spec.targetRef;
+  if (workload === undefined) return { ok: true, pods: [] };
   const gv = apiVersionGroup(target.apiVersion);
   const group = gv.ok ? gv.group : '';
 

@@ -18,6 +18,8 @@ import { memoryLogger } from '../client/logger.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import type { ClientTestBed } from '../testing/client-test-bed.ts';
 import { settleUntil } from '../testing/eventually.ts';
+import { requestedOnNode } from '../core/simulation-schedule.ts';
+import { ApiReader } from './api-reader.ts';
 import { ManagerCaches, type WorkloadEvent } from './caches.ts';
 import { createNamespace, createObject, customWorkloadCrd, podSpec, startKubeTestBed, T0, whitelistJson, workloadSpread } from '../testing/kube-bed.ts';
 
@@ -70,16 +72,20 @@ describe('ManagerCaches', () => {
       assert.deepEqual(caches.podsOwnedBy('rs-uid').map((p) => p.metadata.name), ['a', 'b', 'd']);
       assert.deepEqual(caches.podsOnNode('n1').map((p) => p.metadata.name).sort(), ['a', 'b', 'd']);
       assert.deepEqual(caches.podsMarkedFor(ns, 'w').map((p) => p.metadata.name), ['a']);
-      assert.deepEqual(caches.requestedOnNode('n1'), { cpuMilli: 750, memory: 1024 ** 3, pods: 2 }, 'the Succeeded pod no longer counts');
-      assert.deepEqual(caches.requestedOnNode('nowhere'), { cpuMilli: 0, memory: 0, pods: 0 });
+      assert.deepEqual(requestedOnNode(caches.view.podsOnNode('n1')), { cpuMilli: 750, memory: 1024 ** 3, pods: 2 }, 'the Succeeded pod no longer counts');
+      assert.deepEqual(requestedOnNode(caches.view.podsOnNode('nowhere')), { cpuMilli: 0, memory: 0, pods: 0 });
       const cached = caches.getPod(ns, 'a');
       assert.ok(cached);
       assert.equal(cached.spec.containers[0]?.name, '', 'the summary container, not the real one');
       assert.equal(cached.metadata['managedFields'], undefined);
       assert.deepEqual(caches.listPods(ns).map((p) => p.metadata.name), ['a', 'b', 'c', 'd']);
-      const full = await caches.getFullPod(ns, 'a');
-      assert.equal(full?.spec.containers[0]?.name, 'main', 'getFullPod reads the API server');
-      assert.equal(await caches.getFullPod(ns, 'nope'), undefined);
+      const reader = new ApiReader(bed.client);
+      const [full] = await reader.fullPods([cached]);
+      assert.equal(full?.spec.containers[0]?.name, 'main', 'fullPods reads the API server');
+      assert.deepEqual(await reader.pod(ns, 'nope'), { notFound: true });
+      // The cache view answers what it holds, and names the read for what it does not.
+      assert.deepEqual(caches.view.pod(ns, 'a'), { found: cached });
+      assert.deepEqual(caches.view.pod(ns, 'nope'), { read: { kind: 'pod', namespace: ns, name: 'nope' } });
     } finally {
       await caches.stop();
     }

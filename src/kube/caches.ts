@@ -1,6 +1,10 @@
 /**
  * `ManagerCaches`: the manager's informers, shared by the webhook and the
- * controller, and the cache queries both need.
+ * controller, and the cache queries both need — what the informers hold and
+ * nothing else (reads from the API server are api-reader.ts). `view` is the
+ * `ClusterView` admission decides on (core/cluster-view.ts): what the caches
+ * cannot answer (a kind not watched, or not in the wanted version; a pod not
+ * seen yet) comes back as the read to make.
  *
  * Watched: WorkloadSpreads, Pods (trimmed, pod-transform.ts), Nodes,
  * ReplicaSets, Deployments, StatefulSets and Jobs in all namespaces; the
@@ -15,19 +19,25 @@
  * ignored as admission does); ReplicaSets by controller UID; pods by the
  * WorkloadSpread their marker names.
  *
+ * WorkloadSpreads are decoded once, as they enter the cache (api/decode.ts):
+ * the queries hand out typed values; one that cannot be decoded is left out
+ * of lists and answered as an error by name (logged once per version).
+ *
  * Invariants: `waitForSync` waits for the built-in informers and the
  * whitelist only; CloneSet and custom informers are optional (RBAC or a
- * missing CRD must not keep the manager from starting): readers check
- * `workloadStore(...).synced` and fall back to the API server
- * (workload-resolver.ts). Cached objects are shared: never mutate them.
+ * missing CRD must not keep the manager from starting): an object of such a
+ * kind is answered from its cache once it has listed, else by a read from
+ * the API server. Cached objects are shared: never mutate them.
  * Start at `start()`, then the query methods.
  */
 import type { Clock, Timer } from '../clock/clock.ts';
+import { decodeWorkloadSpread } from '../api/decode.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import type { Whitelist } from '../api/whitelist.ts';
-import type { NodeRequested } from '../core/simulation-schedule.ts';
+import type { ClusterView, ObjectRef, ViewLookup } from '../core/cluster-view.ts';
 import { readMarker } from '../core/marker.ts';
-import { apiVersionGroup, controllerRef, podPhase, podResourceRequests } from '../k8s/pod.ts';
+import { lookupOf, type Lookup } from '../k8s/lookup.ts';
+import { apiVersionGroup, controllerRef } from '../k8s/pod.ts';
 import type { KubeObject, Node, Pod } from '../k8s/types.ts';
 import type { EventRecorder } from '../client/event-recorder.ts';
 import { describeError, isNotFound } from '../client/errors.ts';
@@ -51,8 +61,11 @@ export const DEFAULT_DISCOVERY_RECHECK_MS = 60_000;
 /** Watched workload kinds with a fixed ref, by `group/Kind`. */
 const BUILTIN_WORKLOADS: readonly ResourceRef[] = [BUILTIN.deployments, BUILTIN.replicasets, BUILTIN.statefulsets, BUILTIN.jobs];
 
-/** A WorkloadSpread as the store holds it (the API type plus the generic object shape). */
-export type CachedWorkloadSpread = WorkloadSpread & KubeObject;
+/** A WorkloadSpread as the store holds it: the decoded object, or why it could not be decoded. */
+export type CachedWorkloadSpread = KubeObject & { [DECODED]: { ok: true; ws: WorkloadSpread } | { ok: false; error: string } };
+
+/** Where the store keeps the decoded WorkloadSpread (not a JSON field: never serialized). */
+const DECODED: unique symbol = Symbol('decoded WorkloadSpread');
 
 export type WorkloadEventType = 'add' | 'update' | 'delete';
 
@@ -93,13 +106,14 @@ export function groupKindKey(group: string, kind: string): string {
   return `${group}/${kind}`;
 }
 
-/** The WS target index value of a WorkloadSpread (empty when it has no usable targetRef). */
-function targetIndexValues(ws: WorkloadSpread): string[] {
-  const ref = ws.spec?.targetRef;
-  if (ref === undefined || ref === null || typeof ref.apiVersion !== 'string' || typeof ref.kind !== 'string' || typeof ref.name !== 'string') return [];
+/** The WS target index value of a WorkloadSpread (none when it could not be decoded). */
+function targetIndexValues(cached: CachedWorkloadSpread): string[] {
+  const decoded = cached[DECODED];
+  if (!decoded.ok) return [];
+  const ref = decoded.ws.spec.targetRef;
   const gv = apiVersionGroup(ref.apiVersion);
   if (!gv.ok) return [];
-  return [targetKey(ws.metadata?.namespace ?? '', gv.group, ref.kind, ref.name)];
+  return [targetKey(decoded.ws.metadata.namespace ?? '', gv.group, ref.kind, ref.name)];
 }
 
 export function targetKey(namespace: string, group: string, kind: string, name: string): string {
@@ -151,7 +165,7 @@ export class ManagerCaches {
     this.#log = options.log ?? silentLogger;
     const pool = new Interner();
 
-    const ws = this.#informer<CachedWorkloadSpread>(WORKLOADSPREAD_REF, { [WS_TARGET_INDEX]: targetIndexValues });
+    const ws = this.#informer<CachedWorkloadSpread>(WORKLOADSPREAD_REF, { [WS_TARGET_INDEX]: targetIndexValues }, (obj) => this.#decode(obj));
     this.workloadSpreads = ws.store;
     const pods = this.#informer<Pod>(
       BUILTIN.pods,
@@ -180,6 +194,14 @@ export class ManagerCaches {
       ...(options.watcher === undefined ? {} : { watcher: options.watcher }),
     });
     this.whitelistSource.onChange(() => this.refreshDiscovery());
+  }
+
+  /** The cache transform of WorkloadSpreads: decoded once per version; a failure is logged and kept as the answer. */
+  #decode(obj: KubeObject): CachedWorkloadSpread {
+    const stripped = withoutManagedFields<KubeObject>(obj);
+    const decoded = decodeWorkloadSpread(stripped);
+    if (!decoded.ok) this.#log.error({ namespace: obj.metadata?.namespace ?? '', name: obj.metadata?.name ?? '', err: decoded.error }, 'WorkloadSpread ignored: it cannot be decoded');
+    return Object.assign(stripped, { [DECODED]: decoded.ok ? { ok: true as const, ws: decoded.value } : decoded });
   }
 
   #informer<T extends KubeObject>(ref: ResourceRef, indexes: Record<string, (obj: T) => string[]>, transform?: (obj: KubeObject) => T): Informer<T> {
@@ -396,18 +418,62 @@ export class ManagerCaches {
 
   // ---- WorkloadSpreads ----
 
+  /** One WorkloadSpread, decoded (an `error` when the stored object cannot be decoded). */
+  workloadSpread(namespace: string, name: string): Lookup<WorkloadSpread> {
+    const cached = this.workloadSpreads.get(namespace, name);
+    if (cached === undefined) return { notFound: true };
+    const decoded = cached[DECODED];
+    return decoded.ok ? { found: decoded.ws } : { error: decoded.error };
+  }
+
+  /** One WorkloadSpread, or undefined when it is not cached or cannot be decoded. */
   getWorkloadSpread(namespace: string, name: string): WorkloadSpread | undefined {
-    return this.workloadSpreads.get(namespace, name);
+    const found = this.workloadSpread(namespace, name);
+    return 'found' in found ? found.found : undefined;
   }
 
   /** The WorkloadSpreads of a namespace, in name order (a stable "list order" for admission). */
   listWorkloadSpreads(namespace: string): WorkloadSpread[] {
-    return this.workloadSpreads.list(namespace).sort(byName);
+    return decodedOnly(this.workloadSpreads.list(namespace)).sort(byName);
   }
 
   /** The WorkloadSpreads whose targetRef names this workload (group compared, version ignored). */
   workloadSpreadsForTarget(namespace: string, group: string, kind: string, name: string): WorkloadSpread[] {
-    return this.workloadSpreads.byIndex(WS_TARGET_INDEX, targetKey(namespace, group, kind, name)).sort(byName);
+    return decodedOnly(this.workloadSpreads.byIndex(WS_TARGET_INDEX, targetKey(namespace, group, kind, name))).sort(byName);
+  }
+
+  // ---- the view admission decides on ----
+
+  /** These caches as core's `ClusterView`. */
+  readonly view: ClusterView = {
+    whitelist: () => (this.whitelistSource.hasSynced() ? this.whitelist() : { error: 'the whitelist config map has not been read yet' }),
+    workloadSpreads: (namespace) => this.listWorkloadSpreads(namespace),
+    workloadSpread: (namespace, name) => this.workloadSpread(namespace, name),
+    object: (namespace, ref, options) => this.object(namespace, ref, options),
+    pod: (namespace, name) => this.pod(namespace, name),
+    nodes: () => this.listNodes(),
+    podsOnNode: (nodeName) => this.podsOnNode(nodeName),
+  };
+
+  /**
+   * One object of a workload kind: from its cache when the group+kind is
+   * watched and listed (and, with `exactVersion`, watched in the ref's
+   * version; a miss is NotFound), else the read to make.
+   */
+  object(namespace: string, ref: ObjectRef, options: { exactVersion?: boolean } = {}): ViewLookup<KubeObject> {
+    const gv = apiVersionGroup(ref.apiVersion);
+    if (!gv.ok) return { error: gv.error };
+    const cached = this.workloadStore(gv.group, ref.kind);
+    if (cached !== undefined && cached.synced && (options.exactVersion !== true || cached.ref.version === gv.version)) {
+      return lookupOf(cached.store.get(namespace, ref.name));
+    }
+    return { read: { kind: 'object', namespace, ref: { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name }, exactVersion: options.exactVersion === true } };
+  }
+
+  /** One pod from the cache; one it does not show is read from the API server. */
+  pod(namespace: string, name: string): ViewLookup<Pod> {
+    const pod = this.pods.get(namespace, name);
+    return pod === undefined ? { read: { kind: 'pod', namespace, name } } : { found: pod };
   }
 
   // ---- pods ----
@@ -436,16 +502,6 @@ export class ManagerCaches {
     return this.pods.list(namespace).sort(byName);
   }
 
-  /** The full pod from the API server (for rules that need fields the cache drops); undefined when it is gone. */
-  async getFullPod(namespace: string, name: string): Promise<Pod | undefined> {
-    try {
-      return await this.client.get<Pod>(BUILTIN.pods, name, { namespace });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
-  }
-
   // ---- nodes ----
 
   getNode(name: string): Node | undefined {
@@ -456,29 +512,21 @@ export class ManagerCaches {
     return this.nodes.list();
   }
 
-  /**
-   * What the pods bound to a node request (D3): every pod there that has not
-   * finished, terminating ones included, as the scheduler counts them.
-   */
-  requestedOnNode(nodeName: string): NodeRequested {
-    const out: NodeRequested = { cpuMilli: 0, memory: 0, pods: 0 };
-    for (const pod of this.podsOnNode(nodeName)) {
-      const phase = podPhase(pod);
-      if (phase === 'Succeeded' || phase === 'Failed') continue;
-      const r = podResourceRequests(pod);
-      out.cpuMilli += r.cpuMilli;
-      out.memory += r.memory;
-      out.pods++;
-    }
-    return out;
-  }
-
   // ---- ReplicaSets ----
 
   /** ReplicaSets whose controller is this UID, in name order. */
   replicaSetsOwnedBy(uid: string): KubeObject[] {
     return this.replicaSets.byIndex(RS_OWNER_INDEX, uid).sort(byName);
   }
+}
+
+function decodedOnly(cached: readonly CachedWorkloadSpread[]): WorkloadSpread[] {
+  const out: WorkloadSpread[] = [];
+  for (const c of cached) {
+    const decoded = c[DECODED];
+    if (decoded.ok) out.push(decoded.ws);
+  }
+  return out;
 }
 
 function byName(a: { metadata?: { name?: string } }, b: { metadata?: { name?: string } }): number {

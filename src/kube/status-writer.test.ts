@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
-import type { CachedWorkloadSpread } from './caches.ts';
+import type { KubeObject } from '../k8s/types.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
 import type { ClientTestBed } from '../testing/client-test-bed.ts';
@@ -29,7 +29,7 @@ const status = (missing: number) => ({ observedGeneration: 1, subsetStatuses: [{
 describe('StatusWriter', () => {
   test('writes the status conditionally and remembers the stored object', async () => {
     const ns = await createNamespace(bed);
-    const created = await createObject<CachedWorkloadSpread>(bed, workloadSpread(ns, 'w', [{ name: 'a', maxReplicas: 3 }]));
+    const created = await createObject<WorkloadSpread & KubeObject>(bed, workloadSpread(ns, 'w', [{ name: 'a', maxReplicas: 3 }]));
     const state = new WorkloadSpreadState();
     const writes: string[] = [];
     const writer = new StatusWriter({ client: bed.client, state, metrics: { statusWrite: (source, result) => writes.push(`${source}:${result}`) } });
@@ -57,7 +57,7 @@ describe('StatusWriter', () => {
 
   test('NotFound drops the remembered copy; getFresh reports NotFound', async () => {
     const ns = await createNamespace(bed);
-    const created = await createObject<CachedWorkloadSpread>(bed, workloadSpread(ns, 'gone', [{ name: 'a' }]));
+    const created = await createObject<WorkloadSpread & KubeObject>(bed, workloadSpread(ns, 'gone', [{ name: 'a' }]));
     const state = new WorkloadSpreadState();
     const writer = new StatusWriter({ client: bed.client, state });
     state.remember(created);

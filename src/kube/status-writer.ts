@@ -16,7 +16,10 @@
  * The caller holds the per-WorkloadSpread lock around read-decide-write.
  * `ConditionalStatusWriter` is the mechanism for any kind with a status
  * subresource; the DomainDisruptionBudget writer is another instance of it.
+ * What the API server returns is decoded on the way in (api/decode.ts for
+ * WorkloadSpreads), like what the informers cache.
  */
+import { decodeWorkloadSpread, type Decoded } from '../api/decode.ts';
 import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { describeError, isConflict, isNotFound } from '../client/errors.ts';
 import type { KubeClient } from '../client/http-client.ts';
@@ -54,12 +57,20 @@ export class ConditionalStatusWriter<O extends StatusBearing, S> {
   readonly #client: KubeClient;
   readonly #ref: ResourceRef;
   readonly #onWrite: (source: StatusWriteSource, result: 'ok' | StatusWriteFailureReason) => void;
+  readonly #decode: (raw: unknown) => Decoded<O>;
 
-  constructor(client: KubeClient, ref: ResourceRef, state: WorkloadSpreadState<O>, onWrite: (source: StatusWriteSource, result: 'ok' | StatusWriteFailureReason) => void = () => {}) {
+  constructor(
+    client: KubeClient,
+    ref: ResourceRef,
+    state: WorkloadSpreadState<O>,
+    onWrite: (source: StatusWriteSource, result: 'ok' | StatusWriteFailureReason) => void = () => {},
+    decode: (raw: unknown) => Decoded<O> = (raw) => ({ ok: true, value: raw as O }),
+  ) {
     this.#client = client;
     this.#ref = ref;
     this.state = state;
     this.#onWrite = onWrite;
+    this.#decode = decode;
   }
 
   /**
@@ -85,10 +96,11 @@ export class ConditionalStatusWriter<O extends StatusBearing, S> {
       status,
     };
     try {
-      const stored = await this.#client.updateStatus<O>(this.#ref, body);
-      this.state.remember(stored);
+      const decoded = this.#decode(await this.#client.updateStatus<unknown>(this.#ref, body));
       this.#onWrite(source, 'ok');
-      return { ok: true, ws: stored };
+      if (!decoded.ok) return { ok: false, reason: 'Error', message: decoded.error, error: new Error(decoded.error) };
+      this.state.remember(decoded.value);
+      return { ok: true, ws: decoded.value };
     } catch (error) {
       const reason: StatusWriteFailureReason = isConflict(error) ? 'Conflict' : isNotFound(error) ? 'NotFound' : 'Error';
       if (reason === 'NotFound') this.state.forget(namespace, name);
@@ -100,9 +112,10 @@ export class ConditionalStatusWriter<O extends StatusBearing, S> {
   /** Reads the object straight from the API server (after a conflict, caches may lag). */
   async getFresh(namespace: string, name: string): Promise<ReadResult<O>> {
     try {
-      const obj = await this.#client.get<O>(this.#ref, name, { namespace });
-      this.state.remember(obj);
-      return { ok: true, ws: obj };
+      const decoded = this.#decode(await this.#client.get<unknown>(this.#ref, name, { namespace }));
+      if (!decoded.ok) return { ok: false, reason: 'Error', message: decoded.error, error: new Error(decoded.error) };
+      this.state.remember(decoded.value);
+      return { ok: true, ws: decoded.value };
     } catch (error) {
       if (isNotFound(error)) {
         this.state.forget(namespace, name);
@@ -133,6 +146,6 @@ export interface StatusWriterOptions {
 export class StatusWriter extends ConditionalStatusWriter<WorkloadSpread, WorkloadSpreadStatus> {
   constructor(options: StatusWriterOptions) {
     const metrics = options.metrics ?? {};
-    super(options.client, WORKLOADSPREAD_REF, options.state, (source, result) => metrics.statusWrite?.(source, result));
+    super(options.client, WORKLOADSPREAD_REF, options.state, (source, result) => metrics.statusWrite?.(source, result), decodeWorkloadSpread);
   }
 }

@@ -1,8 +1,9 @@
 /**
- * WorkloadResolver against the embedded API server: owner chains through
- * the cache (a cached kind missing → NotFound), uncached supported kinds
- * (Advanced StatefulSet) and whitelisted kinds not yet listed through the
- * API; the target by its real version; replicas through the scale
+ * Workload resolution against the embedded API server: owner chains through
+ * the cache view (a cached kind missing → NotFound), uncached supported kinds
+ * (Advanced StatefulSet) and whitelisted kinds not yet listed read from the
+ * API (the view names the read, admission makes it: webhook/view-reads.ts);
+ * the target by its real version; replicas through the scale
  * subresource with its selector as the pod fallback; the reconciler's
  * inputs for a Deployment (pods of every ReplicaSet, the latest version)
  * and for a missing target.
@@ -16,6 +17,11 @@ import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
 import type { KubeObject, OwnerReference } from '../k8s/types.ts';
 import type { ClientTestBed } from '../testing/client-test-bed.ts';
 import { settleUntil } from '../testing/eventually.ts';
+import { admissionWorkloadReplicas } from '../core/replicas.ts';
+import type { ObjectRef } from '../core/cluster-view.ts';
+import type { Lookup } from '../k8s/lookup.ts';
+import { ReadThroughView, settleLookup } from '../webhook/view-reads.ts';
+import { ApiReader } from './api-reader.ts';
 import { ManagerCaches } from './caches.ts';
 import { createNamespace, createObject, customWorkloadCrd, podSpec, startKubeTestBed, T0, whitelistJson, workloadSpread } from '../testing/kube-bed.ts';
 import { WorkloadResolver } from './workload-resolver.ts';
@@ -43,6 +49,12 @@ async function setup(whitelist?: string): Promise<{ ns: string; caches: ManagerC
   await caches.waitForSync();
   await clock.quiesce();
   return { ns, caches, resolver: new WorkloadResolver({ caches }) };
+}
+
+/** What admission's owner walk sees for one pod: the cache view, and the API reads it names. */
+function ownerLookup(caches: ManagerCaches, ns: string): (ref: ObjectRef) => Promise<Lookup<KubeObject>> {
+  const view = new ReadThroughView(caches.view, new ApiReader(bed.client));
+  return (ref) => settleLookup(view, () => view.object(ns, ref));
 }
 
 const ownerRef = (obj: KubeObject): OwnerReference => ({ apiVersion: obj.apiVersion ?? '', kind: obj.kind ?? '', name: obj.metadata?.name ?? '', uid: obj.metadata?.uid ?? '', controller: true });
@@ -74,7 +86,7 @@ function pod(ns: string, name: string, owner: KubeObject, labels: Record<string,
   return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns, labels, ownerReferences: [ownerRef(owner)] }, spec: podSpec() };
 }
 
-describe('WorkloadResolver owner lookup', () => {
+describe('owner lookup through the cache view and its reads', () => {
   test('pod → ReplicaSet → Deployment from the cache; a cached kind missing is NotFound', async () => {
     const { ns, caches, resolver } = await setup();
     try {
@@ -82,13 +94,14 @@ describe('WorkloadResolver owner lookup', () => {
       const rs = await createObject(bed, replicaSet(ns, 'web-abc', d, 'abc', 2));
       await clock.quiesce();
       bed.server.control.resetCounters();
-      const lookup = await resolver.ownerLookup(ns, ownerRef(rs));
-      assert.equal(bed.server.control.requestCount(), 0, 'cached kinds cost no request');
-      const found = lookup({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-abc' });
+      const lookup = ownerLookup(caches, ns);
+      const found = await lookup({ apiVersion: rs.apiVersion ?? '', kind: 'ReplicaSet', name: 'web-abc' });
       assert.ok('found' in found && found.found.metadata?.name === 'web-abc');
-      assert.ok('found' in lookup({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }));
-      const missing = await resolver.ownerLookup(ns, { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'not-yet', uid: 'x', controller: true });
-      assert.ok('notFound' in missing({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'not-yet' }), 'the reference fails such an admission closed');
+      assert.ok('found' in (await lookup({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' })));
+      assert.equal(bed.server.control.requestCount(), 0, 'cached kinds cost no request');
+      const missing = await lookup({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'not-yet' });
+      assert.ok('notFound' in missing, 'the reference fails such an admission closed');
+      assert.equal(bed.server.control.requestCount(), 0, 'a cached kind missing is NotFound without a request');
     } finally {
       await caches.stop();
     }
@@ -99,8 +112,7 @@ describe('WorkloadResolver owner lookup', () => {
     try {
       const sts = await createObject(bed, { apiVersion: 'apps.kruise.io/v1beta1', kind: 'StatefulSet', metadata: { name: 'db', namespace: ns }, spec: { replicas: 3 } });
       bed.server.control.resetCounters();
-      const lookup = await resolver.ownerLookup(ns, ownerRef(sts));
-      const found = lookup({ apiVersion: 'apps.kruise.io/v1beta1', kind: 'StatefulSet', name: 'db' });
+      const found = await ownerLookup(caches, ns)({ apiVersion: ownerRef(sts).apiVersion, kind: 'StatefulSet', name: 'db' });
       assert.ok('found' in found);
       assert.equal(bed.server.control.requestCount({ resource: 'statefulsets', verb: 'get' }), 1);
     } finally {
@@ -118,10 +130,11 @@ describe('WorkloadResolver owner lookup', () => {
       await clock.quiesce();
       assert.equal(caches.workloadStore('games.example.com', 'GameServer')?.synced, false, 'the GameServer informer has not listed');
       bed.server.control.resetCounters();
-      const lookup = await resolver.ownerLookup(ns, ownerRef(gs));
-      assert.ok('found' in lookup({ apiVersion: 'games.example.com/v1', kind: 'GameServer', name: 'gs-1' }));
-      assert.equal(bed.server.control.requestCount({ resource: 'gameservers', verb: 'get' }), 1);
-      const parent = lookup({ apiVersion: 'games.example.com/v1', kind: 'GameServerSet', name: 'gss' });
+      const lookup = ownerLookup(caches, ns);
+      assert.ok('found' in (await lookup({ apiVersion: ownerRef(gs).apiVersion, kind: 'GameServer', name: 'gs-1' })));
+      assert.ok('found' in (await lookup({ apiVersion: 'games.example.com/v1', kind: 'GameServer', name: 'gs-1' })));
+      assert.equal(bed.server.control.requestCount({ resource: 'gameservers', verb: 'get' }), 1, 'read once for the admission');
+      const parent = await lookup({ apiVersion: 'games.example.com/v1', kind: 'GameServerSet', name: 'gss' });
       assert.ok('found' in parent && parent.found.metadata?.uid === gss.metadata?.uid, 'the parent comes from its (listed) cache');
       assert.equal(bed.server.control.requestCount({ resource: 'gameserversets', verb: 'get' }), 0);
     } finally {
@@ -140,7 +153,10 @@ describe('WorkloadResolver target and replicas', () => {
       await settleUntil(clock, () => assert.ok(caches.workloadStore('games.example.com', 'GameServerSet')?.synced, 'GameServerSet informer synced'));
       const v1 = workloadSpread(ns, 'w', [{ name: 'a' }], { apiVersion: 'games.example.com/v1', kind: 'GameServerSet', name: 'gss' });
       bed.server.control.resetCounters();
-      assert.deepEqual(await resolver.admissionReplicas(v1), { ok: true, replicas: 4 });
+      const view = new ReadThroughView(caches.view, new ApiReader(bed.client));
+      const target = await settleLookup(view, () => view.object(ns, v1.spec.targetRef, { exactVersion: true }));
+      assert.ok('found' in target);
+      assert.deepEqual(admissionWorkloadReplicas(v1 as unknown as WorkloadSpread, target.found, caches.whitelist()), { ok: true, replicas: 4 });
       assert.equal(bed.server.control.requestCount(), 0, 'v1 is cached');
       const v2 = workloadSpread(ns, 'w', [{ name: 'a' }], { apiVersion: 'games.example.com/v2', kind: 'GameServerSet', name: 'gss' });
       const fetched = await resolver.targetWorkload(v2);

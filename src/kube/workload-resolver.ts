@@ -1,18 +1,13 @@
 /**
- * Workload resolution from the caches, with the API server as the fallback
- * (spec §2.2, §5, §6.2; user-issues #4, #12, #18, #22):
+ * Workload resolution for the controller, from the caches with the API server
+ * as the fallback (spec §5, §6.2; user-issues #4, #12, #18):
  *
- * - `ownerLookup(namespace, ownerRef)`: core's synchronous `OwnerLookup`,
- *   prepared by walking the owner chain first. A kind we cache → the cache
- *   (a miss is NotFound: the pod's ReplicaSet not cached yet fails the
- *   admission closed, as the reference's PR #1807); a supported kind we do
- *   not cache (Advanced StatefulSet, a whitelisted kind whose informer has
- *   not listed yet) → one GET through discovery.
+ * - `lookup(namespace, ref, exactVersion)`: an object from the cache view
+ *   when it can answer, else read through discovery (api-reader.ts).
  * - `targetWorkload(ws)`: the target by its REAL group and version (an
  *   `apps.kruise.io/v1beta1` CloneSet or an Advanced StatefulSet is fetched
  *   as such; the caches serve only the version they watch).
- * - `admissionReplicas(ws)` / `controllerReplicas(ws, workload)`: core's
- *   `admissionWorkloadReplicas` / `controllerWorkloadReplicas`, the latter
+ * - `controllerReplicas(ws, workload)`: core's `controllerWorkloadReplicas`,
  *   with the scale subresource for custom kinds whose count is otherwise
  *   unknown (and its `status.selector` as the pod fallback).
  * - `resolveForReconcile(ws)`: everything the reconciler feeds `planReconcile`
@@ -24,22 +19,22 @@
 import { POD_TEMPLATE_HASH_LABEL, VERSION_IGNORED } from '../api/keys.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { writesDeletionCost } from '../core/deletion-cost.ts';
-import { isSupportedOwner, type OwnerLookup } from '../core/pod-selection.ts';
+import type { ObjectRef } from '../core/cluster-view.ts';
 import type { PodVersionOptions } from '../core/pod-version.ts';
-import { admissionWorkloadReplicas, controllerWorkloadReplicas, type ReplicasResult } from '../core/replicas.ts';
+import { controllerWorkloadReplicas } from '../core/replicas.ts';
 import { podsForWorkloadSpread } from '../core/workload-pods.ts';
 import { cloneSetRecreates, latestWorkloadVersion, type LatestVersion } from '../core/workload-version.ts';
 import { parseSelector } from '../k8s/label-selector.ts';
+import type { Lookup } from '../k8s/lookup.ts';
 import { apiVersionGroup, controllerRef } from '../k8s/pod.ts';
 import { parseTime } from '../k8s/time.ts';
-import type { KubeObject, OwnerReference, Pod } from '../k8s/types.ts';
+import type { KubeObject, Pod } from '../k8s/types.ts';
 import { describeError, isNotFound } from '../client/errors.ts';
 import type { KubeClient } from '../client/http-client.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import type { ResourceRef, Scale } from '../client/resources.ts';
+import { ApiReader } from './api-reader.ts';
 import type { ManagerCaches } from './caches.ts';
-
-export type ObjectLookup = { found: KubeObject } | { notFound: true } | { error: string };
 
 export type WorkloadFetch = { ok: true; workload: KubeObject | undefined } | { ok: false; error: string };
 
@@ -64,111 +59,40 @@ export interface WorkloadResolverOptions {
   caches: ManagerCaches;
   /** Defaults to the caches' client. */
   client?: KubeClient;
+  /** Defaults to a reader over the client. */
+  reader?: ApiReader;
   log?: Logger;
-}
-
-/** Owner chains in real clusters are 2–3 links; this only stops a malformed cycle. */
-const MAX_OWNER_DEPTH = 16;
-
-function lookupKey(ref: { apiVersion: string; kind: string; name: string }): string {
-  const gv = apiVersionGroup(ref.apiVersion);
-  return `${gv.ok ? gv.group : ref.apiVersion}\u0000${ref.kind}\u0000${ref.name}`;
 }
 
 export class WorkloadResolver {
   readonly #caches: ManagerCaches;
   readonly #client: KubeClient;
+  readonly #reader: ApiReader;
   readonly #log: Logger;
 
   constructor(options: WorkloadResolverOptions) {
     this.#caches = options.caches;
     this.#client = options.client ?? options.caches.client;
+    this.#reader = options.reader ?? new ApiReader(this.#client);
     this.#log = options.log ?? silentLogger;
   }
 
   // ---- single objects ----
 
-  /**
-   * One object of a workload kind: from its cache when the group+kind is
-   * watched and listed (and, with `exactVersion`, watched in that version),
-   * else a GET through discovery. A kind the server does not serve is NotFound.
-   */
-  async getObject(namespace: string, apiVersion: string, kind: string, name: string, options: { exactVersion?: boolean } = {}): Promise<ObjectLookup> {
-    const gv = apiVersionGroup(apiVersion);
-    if (!gv.ok) return { error: gv.error };
-    const cached = this.#caches.workloadStore(gv.group, kind);
-    if (cached !== undefined && cached.synced && (options.exactVersion !== true || cached.ref.version === gv.version)) {
-      const obj = cached.store.get(namespace, name);
-      return obj === undefined ? { notFound: true } : { found: obj };
-    }
-    return this.#getFromApi(namespace, apiVersion, kind, name);
-  }
-
-  async #getFromApi(namespace: string, apiVersion: string, kind: string, name: string): Promise<ObjectLookup> {
-    const resolved = await this.#client.resources.resolve(apiVersion, kind);
-    if (!resolved.ok) return resolved.notFound ? { notFound: true } : { error: describeError(resolved.error) };
-    try {
-      return { found: await this.#client.get<KubeObject>(resolved.ref, name, { namespace }) };
-    } catch (err) {
-      if (isNotFound(err)) return { notFound: true };
-      return { error: describeError(err) };
-    }
-  }
-
-  /** A cache-only lookup (for event mapping): watched kinds from their cache, anything else an error. */
-  cachedOwnerLookup(namespace: string): OwnerLookup {
-    return (ref) => {
-      const gv = apiVersionGroup(ref.apiVersion);
-      if (!gv.ok) return { error: gv.error };
-      const cached = this.#caches.workloadStore(gv.group, ref.kind);
-      if (cached === undefined || !cached.synced) return { error: `${ref.kind} is not cached` };
-      const obj = cached.store.get(namespace, ref.name);
-      return obj === undefined ? { notFound: true } : { found: obj };
-    };
-  }
-
-  /**
-   * Core's `OwnerLookup` for a pod whose controller is `owner`: walks the
-   * chain of supported owners now (cache first, API for uncached kinds) and
-   * answers the synchronous lookups from what it found.
-   */
-  async ownerLookup(namespace: string, owner: OwnerReference | undefined): Promise<OwnerLookup> {
-    const found = new Map<string, ObjectLookup>();
-    const whitelist = this.#caches.whitelist();
-    let current = owner;
-    for (let depth = 0; depth < MAX_OWNER_DEPTH && current !== undefined; depth++) {
-      const gv = apiVersionGroup(current.apiVersion);
-      if (!gv.ok || !isSupportedOwner(gv.group, current.kind, whitelist)) break;
-      const key = lookupKey(current);
-      if (found.has(key)) break;
-      const result = await this.getObject(namespace, current.apiVersion, current.kind, current.name);
-      found.set(key, result);
-      if (!('found' in result)) break;
-      current = controllerRef(result.found);
-    }
-    const cacheOnly = this.cachedOwnerLookup(namespace);
-    return (ref) => found.get(lookupKey(ref)) ?? cacheOnly(ref);
+  /** One object of a workload kind: the cache view's answer, or a read through discovery when it has none. */
+  async lookup(namespace: string, ref: ObjectRef, options: { exactVersion?: boolean } = {}): Promise<Lookup<KubeObject>> {
+    const answer = this.#caches.view.object(namespace, ref, options);
+    return 'read' in answer ? this.#reader.object(namespace, ref.apiVersion, ref.kind, ref.name) : answer;
   }
 
   // ---- the target workload ----
 
   /** The WorkloadSpread's target, by its real group and version; undefined when it does not exist. */
   async targetWorkload(ws: WorkloadSpread): Promise<WorkloadFetch> {
-    const target = ws.spec?.targetRef;
-    if (target === undefined || target === null || typeof target.apiVersion !== 'string' || typeof target.kind !== 'string' || typeof target.name !== 'string') {
-      return { ok: false, error: 'WorkloadSpread has no valid targetRef' };
-    }
-    const result = await this.getObject(ws.metadata?.namespace ?? '', target.apiVersion, target.kind, target.name, { exactVersion: true });
+    const result = await this.lookup(ws.metadata.namespace ?? '', ws.spec.targetRef, { exactVersion: true });
     if ('found' in result) return { ok: true, workload: result.found };
     if ('notFound' in result) return { ok: true, workload: undefined };
     return { ok: false, error: result.error };
-  }
-
-  /** The workload replicas admission resolves percentages against (spec §5.1); 0 when the workload is missing. */
-  async admissionReplicas(ws: WorkloadSpread): Promise<ReplicasResult> {
-    const fetched = await this.targetWorkload(ws);
-    if (!fetched.ok) return fetched;
-    return admissionWorkloadReplicas(ws, fetched.workload, this.#caches.whitelist());
   }
 
   /**
@@ -226,7 +150,7 @@ export class WorkloadResolver {
   // ---- the reconciler's inputs ----
 
   async resolveForReconcile(ws: WorkloadSpread): Promise<ReconcileResolution> {
-    const target = ws.spec?.targetRef;
+    const target = ws.spec.targetRef;
     const fetched = await this.targetWorkload(ws);
     if (!fetched.ok) return fetched;
     const workload = fetched.workload;

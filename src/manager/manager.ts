@@ -334,7 +334,6 @@ class ManagerRun {
     const webhook = webhookFromKube({
       clock,
       caches,
-      resolver,
       writer: statusWriter,
       events: webhookEvents,
       metrics: this.#metrics.webhook,

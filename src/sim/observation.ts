@@ -15,7 +15,7 @@
  */
 import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { POD_DELETION_COST_ANNOTATION } from '../api/keys.ts';
-import { readMarker } from '../core/marker.ts';
+import { markedSubset } from '../core/marker.ts';
 import { resolveMaxReplicas } from '../core/percent.ts';
 import { controllerWorkloadReplicas } from '../core/replicas.ts';
 import { podsForWorkloadSpread } from '../core/workload-pods.ts';
@@ -86,12 +86,12 @@ export interface PodsAndSpreads {
 const keyOf = (o: { metadata?: { namespace?: string; name?: string } | undefined }): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
 function podRecord(pod: Pod, ws: WorkloadSpread): PodRecord {
-  const marker = readMarker(pod);
+  const subset = markedSubset(pod, ws.metadata.name ?? '');
   const annotated = pod.metadata?.annotations?.[POD_DELETION_COST_ANNOTATION];
   const node = pod.spec?.nodeName;
   return {
     name: pod.metadata?.name ?? '',
-    subset: marker !== undefined && marker.name === ws.metadata?.name && marker.subset !== '' ? marker.subset : null,
+    subset: subset ?? null,
     node: typeof node === 'string' && node !== '' ? node : null,
     phase: podPhase(pod) || 'Pending',
     ready: isPodReady(pod),

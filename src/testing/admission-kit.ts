@@ -1,9 +1,9 @@
 /**
  * Test support for the admission handlers: AdmissionReview fixtures, an
- * in-memory `AdmissionSources` (a fake cluster's caches as plain lists) and an
- * in-memory `GroupCommitStore` with optimistic concurrency, so handler rules
- * are tested without an API server. The end-to-end tests use the real ones.
- * Not used by production code.
+ * in-memory cluster (`FakeCluster`: a `ClusterView` over plain lists, and the
+ * API reads behind it) and an in-memory `GroupCommitStore` with optimistic
+ * concurrency, so handler rules are tested without an API server. The
+ * end-to-end tests use the real ones. Not used by production code.
  */
 import { readFileSync } from 'node:fs';
 import { applyPatch } from 'rfc6902';
@@ -11,14 +11,15 @@ import type { Clock } from '../clock/clock.ts';
 import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
 import type { WhitelistReadError } from '../api/validation.ts';
 import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
+import type { ClusterView, ObjectRef, ReadRequest, ViewLookup } from '../core/cluster-view.ts';
 import type { EngineEvent } from '../core/events.ts';
-import type { NodeRequested } from '../core/simulation-schedule.ts';
+import type { Lookup } from '../k8s/lookup.ts';
 import { apiVersionGroup } from '../k8s/pod.ts';
 import type { KubeObject, Node, Pod } from '../k8s/types.ts';
 import { decodePatch, parseAdmissionReview, type AdmissionRequest, type AdmissionResponse } from '../webhook/admission-review.ts';
 import { GroupCommit, type GroupCommitStore } from '../webhook/group-commit.ts';
 import type { PodAdmissionDeps } from '../webhook/pod-create.ts';
-import type { AdmissionSources, Lookup } from '../webhook/sources.ts';
+import type { ApiReads } from '../webhook/view-reads.ts';
 
 /** A fixture review as raw JSON, to edit before use. */
 export function fixtureReview(name: string): { apiVersion: string; kind: string; request: Record<string, unknown> } {
@@ -41,16 +42,26 @@ export function applyResponse(raw: unknown, response: AdmissionResponse): unknow
   return target;
 }
 
-/** An in-memory cluster for the handlers. */
-export class FakeCluster implements AdmissionSources {
+/**
+ * An in-memory cluster for the handlers. As the view, it answers owners from
+ * `objects` and pods from `pods` (its "cache"); the target workload in its
+ * exact version and pods it does not hold are reads, answered from `objects`
+ * (failing with `targetError`) and from `pods` + `uncachedPods` (failing with
+ * `freshError`, counted in `freshReads`).
+ */
+export class FakeCluster implements ClusterView, ApiReads {
   spreads: WorkloadSpread[] = [];
   objects: KubeObject[] = [];
   pods: Pod[] = [];
   nodeList: Node[] = [];
-  requested = new Map<string, NodeRequested>();
   whitelistValue: Whitelist | WhitelistReadError = EMPTY_WHITELIST;
   targetError: string | undefined;
   wsError: string | undefined;
+  /** Pods the API server has but the cache does not show yet; `freshError` fails the read. */
+  uncachedPods: Pod[] = [];
+  freshError: string | undefined;
+  /** API server reads of pods so far. */
+  freshReads = 0;
 
   whitelist(): Whitelist | WhitelistReadError {
     return this.whitelistValue;
@@ -63,44 +74,38 @@ export class FakeCluster implements AdmissionSources {
     const ws = this.spreads.find((w) => w.metadata.namespace === namespace && w.metadata.name === name);
     return ws === undefined ? { notFound: true } : { found: ws };
   }
-  #object(namespace: string, apiVersion: string, kind: string, name: string): KubeObject | undefined {
-    const gv = apiVersionGroup(apiVersion);
+  #object(namespace: string, ref: ObjectRef): KubeObject | undefined {
+    const gv = apiVersionGroup(ref.apiVersion);
     return this.objects.find((o) => {
       const og = apiVersionGroup(o.apiVersion ?? '');
-      return o.kind === kind && o.metadata?.name === name && (o.metadata?.namespace ?? '') === namespace && og.ok && gv.ok && og.group === gv.group;
+      return o.kind === ref.kind && o.metadata?.name === ref.name && (o.metadata?.namespace ?? '') === namespace && og.ok && gv.ok && og.group === gv.group;
     });
   }
-  async ownerLookup(namespace: string): Promise<(ref: { apiVersion: string; kind: string; name: string }) => { found: KubeObject } | { notFound: true }> {
-    return (ref) => {
-      const found = this.#object(namespace, ref.apiVersion, ref.kind, ref.name);
-      return found === undefined ? { notFound: true } : { found };
-    };
-  }
-  pod(namespace: string, name: string): Lookup<Pod> {
-    const pod = this.pods.find((p) => p.metadata.namespace === namespace && p.metadata.name === name);
-    return pod === undefined ? { notFound: true } : { found: pod };
-  }
-  /** Pods the API server has but the cache does not show yet; `freshError` fails the read. */
-  uncachedPods: Pod[] = [];
-  freshError: string | undefined;
-  /** API server reads of pods so far. */
-  freshReads = 0;
-  async freshPod(namespace: string, name: string): Promise<Lookup<Pod>> {
-    this.freshReads++;
-    if (this.freshError !== undefined) return { error: this.freshError };
-    const pod = [...this.pods, ...this.uncachedPods].find((p) => p.metadata.namespace === namespace && p.metadata.name === name);
-    return pod === undefined ? { notFound: true } : { found: pod };
-  }
-  async targetWorkload(namespace: string, ref: { apiVersion: string; kind: string; name: string }): Promise<Lookup<KubeObject>> {
-    if (this.targetError !== undefined) return { error: this.targetError };
-    const found = this.#object(namespace, ref.apiVersion, ref.kind, ref.name);
+  object(namespace: string, ref: ObjectRef, options: { exactVersion?: boolean } = {}): ViewLookup<KubeObject> {
+    if (options.exactVersion === true) return { read: { kind: 'object', namespace, ref, exactVersion: true } };
+    const found = this.#object(namespace, ref);
     return found === undefined ? { notFound: true } : { found };
+  }
+  pod(namespace: string, name: string): ViewLookup<Pod> {
+    const pod = this.pods.find((p) => p.metadata.namespace === namespace && p.metadata.name === name);
+    return pod === undefined ? { read: { kind: 'pod', namespace, name } } : { found: pod };
   }
   nodes(): readonly Node[] {
     return this.nodeList;
   }
-  requestedOnNode(nodeName: string): NodeRequested {
-    return this.requested.get(nodeName) ?? { cpuMilli: 0, memory: 0, pods: 0 };
+  podsOnNode(nodeName: string): readonly Pod[] {
+    return this.pods.filter((p) => p.spec?.nodeName === nodeName);
+  }
+  async read(request: ReadRequest): Promise<Lookup<KubeObject>> {
+    if (request.kind === 'pod') {
+      this.freshReads++;
+      if (this.freshError !== undefined) return { error: this.freshError };
+      const pod = [...this.pods, ...this.uncachedPods].find((p) => p.metadata.namespace === request.namespace && p.metadata.name === request.name);
+      return pod === undefined ? { notFound: true } : { found: pod };
+    }
+    if (this.targetError !== undefined) return { error: this.targetError };
+    const found = this.#object(request.namespace, request.ref);
+    return found === undefined ? { notFound: true } : { found };
   }
 }
 
@@ -172,7 +177,8 @@ export function handlerBed(clock: Clock, cluster = new FakeCluster(), store = ne
   let uidSeq = 0;
   const deps: PodAdmissionDeps = {
     clock,
-    sources: cluster,
+    view: cluster,
+    reads: cluster,
     commit: new GroupCommit({ clock, store, random: () => 0 }),
     events: { record: (ws, event) => events.push({ ws: ws.metadata.name ?? '', event }) },
     metrics: { noSubsetAvailable: (ns, name) => noSubset.push(`${ns}/${name}`) },

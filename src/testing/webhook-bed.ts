@@ -75,7 +75,7 @@ export async function startWebhookReplica(cluster: EmbeddedCluster, options: { r
     validatingConfigurations: [VALIDATING_CONFIGURATION_NAME],
   });
   await certificates.start();
-  const webhook = webhookFromKube({ clock, caches, resolver, writer, events, ...(options.metrics === undefined ? {} : { metrics: options.metrics }), ...(log === undefined ? {} : { log }) });
+  const webhook = webhookFromKube({ clock, caches, writer, events, ...(options.metrics === undefined ? {} : { metrics: options.metrics }), ...(log === undefined ? {} : { log }) });
   const server = await startWebhookServer({ clock, host: '127.0.0.1', port: 0, certificates, handlers: webhook.handlers, ...(options.metrics === undefined ? {} : { metrics: options.metrics }) });
   if (options.register !== false) {
     await registerWebhooks(client, webhookConfigurations({ managerNamespace: MANAGER_NAMESPACE, endpoint: { url: server.url }, caBundle: certificates.caBundle() ?? '' }));

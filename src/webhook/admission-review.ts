@@ -176,6 +176,13 @@ export function parseAdmissionReview(body: string | Uint8Array): ParseResult {
 }
 
 /** Admit unchanged. */
+/** DryRun of the request or of its Create/Delete options (`dryRun: ["All"]`): admit with no side effect (§2.1.4, §3.2). */
+export function isDryRun(req: AdmissionRequest, options: unknown = req.options): boolean {
+  if (req.dryRun) return true;
+  const dryRun = isPlainObject(options) ? options['dryRun'] : undefined;
+  return Array.isArray(dryRun) && dryRun.length > 0;
+}
+
 export function allowed(uid: string, warnings?: readonly string[]): AdmissionResponse {
   const response: AdmissionResponse = { uid, allowed: true };
   if (warnings !== undefined && warnings.length > 0) response.warnings = [...warnings];

@@ -11,12 +11,12 @@ import { DDB_GROUP, DDB_KIND, DDB_PLURAL } from '../api/disruption-budget.ts';
 import { validateDomainDisruptionBudget, validateDomainDisruptionBudgetUpdate } from '../api/disruption-budget-validation.ts';
 import { isPlainObject } from '../k8s/json.ts';
 import { allowed, errored, invalidObject, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
-import type { AdmissionSources } from './sources.ts';
+import type { ClusterView } from '../core/cluster-view.ts';
 
 export { VALIDATE_DDB_PATH } from './names.ts';
 
 /** Answers one DomainDisruptionBudget CREATE/UPDATE review. */
-export function admitDomainDisruptionBudget(req: AdmissionRequest, sources: Pick<AdmissionSources, 'workloadSpread'>): AdmissionResponse {
+export function admitDomainDisruptionBudget(req: AdmissionRequest, view: Pick<ClusterView, 'workloadSpread'>): AdmissionResponse {
   const { uid } = req;
   if (req.resource.group !== DDB_GROUP || req.resource.resource !== DDB_PLURAL || req.subResource !== '') return allowed(uid);
   if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return allowed(uid);
@@ -31,7 +31,7 @@ export function admitDomainDisruptionBudget(req: AdmissionRequest, sources: Pick
   const spec = isPlainObject(budget['spec']) ? budget['spec'] : {};
   const ref = isPlainObject(spec['workloadSpreadRef']) ? spec['workloadSpreadRef'] : undefined;
   const wsName = typeof ref?.['name'] === 'string' ? ref['name'] : '';
-  if (wsName !== '' && 'notFound' in sources.workloadSpread(namespace, wsName)) {
+  if (wsName !== '' && 'notFound' in view.workloadSpread(namespace, wsName)) {
     return allowed(uid, [`WorkloadSpread ${namespace}/${wsName} does not exist (yet): until it does, the budget's domains are the subsets named by the pods' markers`]);
   }
   return allowed(uid);

@@ -1,56 +1,26 @@
 /**
- * The admission webhook wired to `src/kube/`: `AdmissionSources` from the
- * manager's caches and workload resolver, the group commit's store from the
- * per-WorkloadSpread state and the status writer, and events through the
- * engine event sink; with `budgets`, `/validate-pod` checks
+ * The admission webhook wired to `src/kube/`: the caches as core's cluster
+ * view and the API reader for what they cannot answer, the group commit's
+ * store from the per-WorkloadSpread state and the status writer, and events
+ * through the engine event sink; with `budgets`, `/validate-pod` checks
  * DomainDisruptionBudgets first (validate-pod.ts). Start at `webhookFromKube`,
  * which returns the handlers by path for `startWebhookServer`.
  */
 import type { Clock } from '../clock/clock.ts';
-import { describeError } from '../client/errors.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
+import { ApiReader } from '../kube/api-reader.ts';
 import type { ManagerCaches } from '../kube/caches.ts';
 import type { EngineEventSink } from '../kube/events.ts';
 import type { ConditionalStatusWriter, StatusBearing, StatusWriter } from '../kube/status-writer.ts';
-import type { WorkloadResolver } from '../kube/workload-resolver.ts';
 import type { BudgetEnforcementDeps } from './budget-eviction.ts';
 import { admitDomainDisruptionBudget, VALIDATE_DDB_PATH } from './ddb-validate.ts';
 import { GroupCommit, type GroupCommitStore } from './group-commit.ts';
 import type { WebhookMetrics } from './metrics.ts';
-import { admitPodCreate } from './pod-create.ts';
+import { admitPodCreate, type AdmissionEvents, type PodAdmissionDeps } from './pod-create.ts';
 import { MUTATE_POD_PATH, VALIDATE_POD_PATH, VALIDATE_WORKLOADSPREAD_PATH, type AdmissionHandler } from './server.ts';
-import type { AdmissionEvents, AdmissionSources } from './sources.ts';
 import { validatePodHandler } from './validate-pod.ts';
 import { admitWorkloadSpread } from './ws-validate.ts';
-
-/** `AdmissionSources` over the manager's caches (reads) and resolver (owner chains, targets). */
-export function kubeAdmissionSources(caches: ManagerCaches, resolver: WorkloadResolver): AdmissionSources {
-  return {
-    whitelist: () => (caches.whitelistSource.hasSynced() ? caches.whitelist() : { error: 'the whitelist config map has not been read yet' }),
-    workloadSpreads: (namespace) => caches.listWorkloadSpreads(namespace),
-    workloadSpread: (namespace, name) => {
-      const ws = caches.getWorkloadSpread(namespace, name);
-      return ws === undefined ? { notFound: true } : { found: ws };
-    },
-    ownerLookup: (namespace, owner) => resolver.ownerLookup(namespace, owner),
-    pod: (namespace, name) => {
-      const pod = caches.getPod(namespace, name);
-      return pod === undefined ? { notFound: true } : { found: pod };
-    },
-    freshPod: async (namespace, name) => {
-      try {
-        const pod = await caches.getFullPod(namespace, name);
-        return pod === undefined ? { notFound: true } : { found: pod };
-      } catch (err) {
-        return { error: `cannot read pod ${namespace}/${name}: ${describeError(err)}` };
-      }
-    },
-    targetWorkload: (namespace, ref) => resolver.getObject(namespace, ref.apiVersion, ref.kind, ref.name, { exactVersion: true }),
-    nodes: () => caches.listNodes(),
-    requestedOnNode: (node) => caches.requestedOnNode(node),
-  };
-}
 
 /** The group commit's store: the shared lock and local copy, the informer's copy, and conditional status writes. */
 /** The group commit's store over a status writer (its lock, local copies, fresh reads and conditional writes) and an informer cache. */
@@ -71,7 +41,8 @@ export function kubeAdmissionEvents(sink: EngineEventSink): AdmissionEvents {
 export interface KubeWebhookOptions {
   clock: Clock;
   caches: ManagerCaches;
-  resolver: WorkloadResolver;
+  /** Reads from the API server (default: one over the caches' client). */
+  reader?: ApiReader;
   /** The status writer; its state holds the per-WorkloadSpread lock and local copies. */
   writer: StatusWriter;
   events: EngineEventSink;
@@ -90,13 +61,13 @@ export interface KubeWebhookOptions {
 export interface KubeWebhook {
   handlers: Record<string, AdmissionHandler>;
   commit: GroupCommit;
-  sources: AdmissionSources;
 }
 
 /** The admission handlers (pods, WorkloadSpreads, DomainDisruptionBudgets), sharing one group commit, over the manager's kube layer. */
 export function webhookFromKube(options: KubeWebhookOptions): KubeWebhook {
   const log = options.log ?? silentLogger;
-  const sources = kubeAdmissionSources(options.caches, options.resolver);
+  const view = options.caches.view;
+  const reads = options.reader ?? new ApiReader(options.caches.client);
   const commit = new GroupCommit({
     clock: options.clock,
     store: writerCommitStore(options.writer, (namespace, name) => options.caches.getWorkloadSpread(namespace, name)),
@@ -104,21 +75,22 @@ export function webhookFromKube(options: KubeWebhookOptions): KubeWebhook {
     ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
     ...(options.random !== undefined ? { random: options.random } : {}),
   });
-  const deps = {
+  const deps: PodAdmissionDeps = {
     clock: options.clock,
-    sources,
+    view,
+    reads,
     commit,
     events: kubeAdmissionEvents(options.events),
     log,
     ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
   };
   const validation = {
-    sources,
+    view,
+    reads,
     ...(options.unschedulableRecoverySeconds !== undefined ? { unschedulableRecoverySeconds: options.unschedulableRecoverySeconds } : {}),
   };
   return {
     commit,
-    sources,
     handlers: {
       [MUTATE_POD_PATH]: (req) => admitPodCreate(req, deps),
       [VALIDATE_POD_PATH]: validatePodHandler({
@@ -127,7 +99,7 @@ export function webhookFromKube(options: KubeWebhookOptions): KubeWebhook {
         ...(options.guardPodDeletion === undefined ? {} : { guardPodDeletion: options.guardPodDeletion }),
       }),
       [VALIDATE_WORKLOADSPREAD_PATH]: (req) => admitWorkloadSpread(req, validation),
-      [VALIDATE_DDB_PATH]: async (req) => admitDomainDisruptionBudget(req, sources),
+      [VALIDATE_DDB_PATH]: async (req) => admitDomainDisruptionBudget(req, view),
     },
   };
 }

@@ -184,13 +184,13 @@ describe('pod CREATE admission', () => {
       status: { allocatable: { cpu: '4', memory: '8Gi', pods } },
     });
     bed.cluster.nodeList = [node('a1', 'a', '1'), node('b1', 'b', '110')];
-    bed.cluster.requested.set('a1', { cpuMilli: 0, memory: 0, pods: 1 }); // full
+    bed.cluster.pods.push({ metadata: { name: 'other', namespace: 'other' }, spec: { nodeName: 'a1', containers: [{ name: 'c' }] }, status: { phase: 'Running' } }); // full: a1 allows 1 pod
     const { pod } = await admit(bed);
     assert.equal(parseMarker(pod?.metadata.annotations?.[MARKER])?.subset, 'zone-b');
     // Without the simulation (disabled), the quota alone decides.
     const off = bedWith(spread([{ name: 'zone-a', requiredNodeSelectorTerm: zone('a'), maxReplicas: 3 }, { name: 'zone-b', requiredNodeSelectorTerm: zone('b') }], { scheduleStrategy: { type: 'Adaptive', adaptive: { disableSimulationSchedule: true } } }));
     off.cluster.nodeList = bed.cluster.nodeList;
-    off.cluster.requested = bed.cluster.requested;
+    off.cluster.pods = bed.cluster.pods;
     assert.equal(parseMarker((await admit(off)).pod?.metadata.annotations?.[MARKER])?.subset, 'zone-a');
   });
 

@@ -19,13 +19,14 @@
  * already terminating pass. Start at `validatePodHandler`.
  */
 import { isPlainObject } from '../k8s/json.ts';
+import type { Lookup } from '../k8s/lookup.ts';
 import type { Pod } from '../k8s/types.ts';
-import { errored, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
+import { errored, isDryRun, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
 import { budgetRefusal, enforceBudgets, type BudgetEnforcementDeps, type DisruptionKind } from './budget-eviction.ts';
-import { admitPodDeletion, evictedPod, evictionName } from './pod-delete.ts';
-import type { Lookup } from './sources.ts';
-import { isDryRun, type PodAdmissionDeps } from './pod-create.ts';
+import type { PodAdmissionDeps } from './pod-create.ts';
+import { admitPodDeletion, evictionName } from './pod-delete.ts';
 import type { AdmissionHandler } from './server.ts';
+import { ReadThroughView, settleLookup } from './view-reads.ts';
 
 export interface ValidatePodOptions {
   pods: PodAdmissionDeps;
@@ -64,16 +65,17 @@ function disruptionOf(req: AdmissionRequest, options: ValidatePodOptions, evicte
 /** The handler of `/validate-pod`. */
 export function validatePodHandler(options: ValidatePodOptions): AdmissionHandler {
   return async (req: AdmissionRequest): Promise<AdmissionResponse> => {
-    if (options.budgets === undefined) return admitPodDeletion(req, options.pods);
-    // The pod an eviction names, read once for the budgets and the bookkeeping.
+    // One view for the request: the pod an eviction names is read once, for the budgets and the bookkeeping.
+    const view = new ReadThroughView(options.pods.view, options.pods.reads);
+    if (options.budgets === undefined) return admitPodDeletion(req, options.pods, view);
     const name = evictionName(req);
-    const evicted = name === undefined ? undefined : await evictedPod(options.pods.sources, req.namespace, name);
+    const evicted = name === undefined ? undefined : await settleLookup(view, () => view.pod(req.namespace, name));
     const disruption = disruptionOf(req, options, evicted);
-    if (disruption === undefined) return admitPodDeletion(req, options.pods, evicted);
+    if (disruption === undefined) return admitPodDeletion(req, options.pods, view);
     if ('error' in disruption) return errored(req.uid, 400, new Error(disruption.error));
     const verdict = await enforceBudgets(disruption.pod, disruption.namespace, disruption.kind, disruption.dryRun, options.budgets);
     if (!verdict.allowed) return budgetRefusal(req.uid, verdict);
-    const response = await admitPodDeletion(req, options.pods, evicted);
+    const response = await admitPodDeletion(req, options.pods, view);
     if (!response.allowed) await verdict.release();
     return response;
   };

@@ -12,7 +12,7 @@ const wsOf = (r: Review): WorkloadSpread => r.request['object'] as WorkloadSprea
 async function validate(cluster: FakeCluster, edit: (r: Review) => void = () => {}) {
   const r = fixtureReview('workloadspread-create.json');
   edit(r);
-  return admitWorkloadSpread(requestOf(r), { sources: cluster });
+  return admitWorkloadSpread(requestOf(r), { view: cluster, reads: cluster });
 }
 
 const withDeployment = (): FakeCluster => {

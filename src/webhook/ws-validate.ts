@@ -19,11 +19,13 @@ import type { Whitelist } from '../api/whitelist.ts';
 import { GROUP, KIND, PLURAL } from '../api/workloadspread.ts';
 import { isPlainObject } from '../k8s/json.ts';
 import type { KubeObject } from '../k8s/types.ts';
+import type { ClusterView } from '../core/cluster-view.ts';
 import { allowed, errored, invalidObject, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
-import type { AdmissionSources } from './sources.ts';
+import { ReadThroughView, settleLookup, type ApiReads } from './view-reads.ts';
 
 export interface WorkloadSpreadValidationDeps {
-  sources: AdmissionSources;
+  view: ClusterView;
+  reads: ApiReads;
   /** The manager's unschedulable recovery window (D10), for the V24 bound. */
   unschedulableRecoverySeconds?: number;
 }
@@ -39,20 +41,21 @@ export async function admitWorkloadSpread(req: AdmissionRequest, deps: WorkloadS
   const name = typeof metadata['name'] === 'string' && metadata['name'] !== '' ? metadata['name'] : req.name;
   const namespace = req.namespace !== '' ? req.namespace : typeof metadata['namespace'] === 'string' ? metadata['namespace'] : '';
 
-  const wl = deps.sources.whitelist();
-  const whitelist: Whitelist | WhitelistReadError = wl;
+  const view = new ReadThroughView(deps.view, deps.reads);
+  const whitelist: Whitelist | WhitelistReadError = view.whitelist();
   const warnings: string[] = [];
   let workload: KubeObject | undefined;
   const spec = isPlainObject(ws['spec']) ? ws['spec'] : undefined;
   const ref = spec !== undefined && isPlainObject(spec['targetRef']) ? spec['targetRef'] : undefined;
   if (ref !== undefined && typeof ref['apiVersion'] === 'string' && typeof ref['kind'] === 'string' && typeof ref['name'] === 'string' && ref['name'] !== '') {
-    const found = await deps.sources.targetWorkload(namespace, { apiVersion: ref['apiVersion'], kind: ref['kind'], name: ref['name'] });
+    const target = { apiVersion: ref['apiVersion'], kind: ref['kind'], name: ref['name'] };
+    const found = await settleLookup(view, () => view.object(namespace, target, { exactVersion: true }));
     if ('found' in found) workload = found.found;
     else if ('error' in found) {
       warnings.push(`the target ${ref['kind']} ${namespace}/${ref['name']} could not be read (${found.error}); subset patches were not checked against its pod template`);
     }
   }
-  const others = deps.sources.workloadSpreads(namespace);
+  const others = view.workloadSpreads(namespace);
   const errors = validateWorkloadSpreadFull(ws, {
     whitelist,
     workload,

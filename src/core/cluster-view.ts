@@ -1,0 +1,61 @@
+/**
+ * What admission decisions read of the cluster: a synchronous, read-only view
+ * (`ClusterView`). The manager's caches implement it (kube/caches.ts); tests
+ * and `plan` hand in plain objects. Pure: nothing here fetches anything.
+ *
+ * A view answers from what it holds. When it cannot answer without the API
+ * server — an owner of a kind it does not cache, the target workload in a
+ * version it does not watch, a pod an eviction names that its cache does not
+ * show — it says which read would answer (`{ read }`), and the decision
+ * passes that on as its own result: the caller makes the read, adds what it
+ * found to the view, and asks again (webhook/view-reads.ts). So the rules that
+ * walk an owner chain or look a pod up stay here, written once, and still
+ * never cost an API round trip when the caches know the answer.
+ */
+import type { Whitelist } from '../api/whitelist.ts';
+import type { WorkloadSpread } from '../api/workloadspread.ts';
+import type { Lookup } from '../k8s/lookup.ts';
+import type { KubeObject, Node, Pod } from '../k8s/types.ts';
+
+/** An object by apiVersion, kind and name (an owner reference, a targetRef). */
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+}
+
+/** A read from the API server that would answer what the view could not. */
+export type ReadRequest =
+  /** One object of a workload kind; `exactVersion`: in the ref's own version, not any served one. */
+  | { kind: 'object'; namespace: string; ref: ObjectRef; exactVersion: boolean }
+  /** One pod, as the API server has it now. */
+  | { kind: 'pod'; namespace: string; name: string };
+
+/** What a view answers: a lookup, or the read that would answer it. */
+export type ViewLookup<T> = Lookup<T> | { read: ReadRequest };
+
+export interface ClusterView {
+  /** The custom-workload whitelist in force (D6), or why it cannot be read. */
+  whitelist(): Whitelist | { error: string };
+  /** The WorkloadSpreads of a namespace in a stable order (by name), decoded. */
+  workloadSpreads(namespace: string): readonly WorkloadSpread[];
+  /** One WorkloadSpread (an `error` when the stored object cannot be decoded). */
+  workloadSpread(namespace: string, name: string): Lookup<WorkloadSpread>;
+  /**
+   * One object of a workload kind (an owner on a pod's chain, or a target).
+   * Group and kind identify the kind; with `exactVersion` only a copy in the
+   * ref's version answers (the target is read by its real version, §5.1).
+   */
+  object(namespace: string, ref: ObjectRef, options?: { exactVersion?: boolean }): ViewLookup<KubeObject>;
+  /** One pod (an eviction names only the pod). */
+  pod(namespace: string, name: string): ViewLookup<Pod>;
+  /** Every node (the simulation schedule, D3). */
+  nodes(): readonly Node[];
+  /** The pods bound to a node (what they request, D3). */
+  podsOnNode(nodeName: string): readonly Pod[];
+}
+
+/** Whether a view answer is a lookup (as opposed to a read to make first). */
+export function isRead<T>(answer: ViewLookup<T>): answer is { read: ReadRequest } {
+  return 'read' in answer;
+}
