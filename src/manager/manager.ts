@@ -1,24 +1,27 @@
 /**
  * `startManager`: the production process in one call — the admission
- * webhooks (every replica), the controller (the elected leader only),
+ * webhooks (every replica), the controllers (the elected leader only),
  * `/metrics`, `/healthz`, `/readyz` and the webhook certificates — composed
  * from src/kube, src/webhook and src/controller over one set of caches, one
  * per-WorkloadSpread lock and one local copy of the last written
  * WorkloadSpread, so the webhook and the controller of a replica never race
  * each other (spec §2.4).
  *
- * Start order, as controller-runtime's manager: health and metrics endpoints
- * → certificates, then the webhook server → caches (wait for sync, bounded
- * by `cacheSyncTimeoutMs`) → webhook configurations (when registering) →
- * ready → leader election → the controller while leading. Until the caches
- * have synced, admissions fail closed (500): an empty cache would admit pods
- * unplaced. Readiness = caches synced + webhook serving with a certificate.
+ * Every part is a runnable (runnables.ts), added to its group in
+ * `#compose`; the groups start in controller-runtime's order: health and
+ * metrics endpoints → certificates, then the webhook server → caches (wait
+ * for sync, bounded by `cacheSyncTimeoutMs`) → webhook configurations (when
+ * registering) → ready → leader election → the leader's loops while leading.
+ * Until the caches have synced, admissions fail closed (500): an empty cache
+ * would admit pods unplaced. Readiness = caches synced + webhook serving with
+ * a certificate + every start step done.
  *
  * `stop()` is graceful and leaves nothing open: not ready, stop leading
- * (the controller drains what its workers hold; the lease is released unless
- * `releaseOnStop` is false), close the webhook server once admissions in
- * flight are answered, stop certificates and caches, flush events, close the
- * endpoints. `done` resolves when the manager can no longer do its job or
+ * (the controllers drain what their workers hold; the lease is released
+ * unless `releaseOnStop` is false), then the runnables in reverse: the webhook
+ * server closes once admissions in flight are answered (before the caches
+ * stop: those admissions read them), certificates, caches, events flushed,
+ * endpoints closed. `done` resolves when the manager can no longer do its job or
  * was stopped: `lost-leadership` (the leader could not renew its lease — the
  * process must exit, as controller-runtime managers do), `failed` (start
  * failed; `error` says why) or `stopped`. Callers stop() after `done`.
@@ -53,6 +56,7 @@ import { startWebhookServer, type AdmissionHandler, type WebhookServer } from '.
 import { probeRoute, sendText, startHttpEndpoint, urlHost, type BindAddress, type HttpEndpoint } from './endpoints.ts';
 import { ManagerBudgets, type BudgetSettings } from './budgets.ts';
 import { ManagerMetrics } from './metrics.ts';
+import { aborted, Runnables, type LeaderRunnable, type Runnable, type RunnableGroup } from './runnables.ts';
 import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE } from './defaults.ts';
 
 export { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE };
@@ -176,6 +180,17 @@ export function startManager(options: ManagerOptions): Manager {
   return new ManagerRun(options).handle;
 }
 
+/** What the runnables share once composed (the kube layer both halves use). */
+interface Shared {
+  client: KubeClient;
+  caches: ManagerCaches;
+  resolver: WorkloadResolver;
+  state: WorkloadSpreadState;
+  statusWriter: StatusWriter;
+  controllerEvents: EngineEventSink;
+  budgets: ManagerBudgets;
+}
+
 class ManagerRun {
   readonly handle: Manager;
   readonly #o: ManagerOptions;
@@ -187,18 +202,17 @@ class ManagerRun {
   readonly #done = deferred<ManagerDone>();
   readonly #serving = deferred<ManagerEndpoints>();
   readonly #abortStart = new AbortController();
+  readonly #runnables: Runnables;
   #client: KubeClient | undefined;
   #health: HttpEndpoint | undefined;
   #metricsEndpoint: HttpEndpoint | undefined;
   #certificates: (CertificateSource & { stop(): void }) | undefined;
   #server: WebhookServer | undefined;
-  #caches: ManagerCaches | undefined;
-  #sinks: EngineEventSink[] = [];
   #elector: LeaderElector | undefined;
-  #controller: WorkloadSpreadController | undefined;
-  #budgets: ManagerBudgets | undefined;
-  #budgetController: BudgetController | undefined;
-  #controllerDone: Promise<void> | undefined;
+  /** Without leader election: aborts the leader's loops on stop. */
+  #leadAbort: AbortController | undefined;
+  #leading: Promise<void> | undefined;
+  #isLeading = false;
   #synced = false;
   #isReady = false;
   /** Every start step finished (stays true while stopping; `#isReady` does not). */
@@ -213,6 +227,10 @@ class ManagerRun {
     this.#clock = options.clock ?? options.client?.clock ?? realClock();
     this.#identity = options.identity ?? `${hostname()}_${randomUUID()}`;
     this.#metrics = options.metrics ?? new ManagerMetrics();
+    this.#runnables = new Runnables({
+      step: (name, fn) => this.#step(name, fn),
+      onStopError: (name, err) => this.#log.error({ err: describeError(err) }, `manager stop: ${name} failed`),
+    });
     // Nobody has to await these for a failure to be reported through `done`.
     this.#ready.promise.catch(() => {});
     this.#serving.promise.catch(() => {});
@@ -224,7 +242,7 @@ class ManagerRun {
       done: this.#done.promise,
       serving: this.#serving.promise,
       isReady: () => this.#isReady,
-      isLeader: () => this.#controller !== undefined && (this.#elector === undefined || this.#elector.isLeader),
+      isLeader: () => this.#isLeading && (this.#elector === undefined || this.#elector.isLeader),
       endpoints: () => run.#endpoints(),
       stop: () => (this.#stopped ??= this.#stop()),
     };
@@ -269,120 +287,152 @@ class ManagerRun {
 
   async #start(): Promise<void> {
     const o = this.#o;
+    if (o.client === undefined && o.connection === undefined) throw new Error('startManager needs a connection or a client');
+    const client = (this.#client = o.client ?? new KubeClient(o.connection as Connection, { clock: this.#clock, userAgent: MANAGER_USER_AGENT, fieldManager: MANAGER_USER_AGENT }));
+    client.instrument(this.#metrics.restClient);
+    this.#compose(client);
+    await this.#runnables.start(this.#abortStart.signal);
+    this.#check();
+  }
+
+  /** Builds the parts and adds each, as a runnable, to its group (start order: runnables.ts). */
+  #compose(client: KubeClient): void {
+    const o = this.#o;
     const clock = this.#clock;
     const log = this.#log;
-    if (o.client === undefined && o.connection === undefined) throw new Error('startManager needs a connection or a client');
-    const client = (this.#client = o.client ?? new KubeClient(o.connection as Connection, { clock, userAgent: MANAGER_USER_AGENT, fieldManager: MANAGER_USER_AGENT }));
-    client.instrument(this.#metrics.restClient);
-
-    await this.#step('endpoints', async () => {
-      if (o.healthAddress !== undefined) {
-        const notServing = (): true | string => (this.#stopping ? 'the manager is stopping' : true);
-        this.#health = await startHttpEndpoint({
-          address: o.healthAddress,
-          clock,
-          name: 'health',
-          log,
-          routes: {
-            '/healthz': probeRoute('healthz', [{ name: 'ping', check: () => true }]),
-            '/readyz': probeRoute('readyz', [
-              { name: 'caches-synced', check: () => (this.#synced ? true : 'the caches have not synced yet') },
-              { name: 'webhook-serving', check: () => (this.#server !== undefined && this.#certificates?.current() !== undefined ? true : 'the webhook server is not serving yet') },
-              // Every start step done (the webhook registration too): ready means "configured", not only "answering".
-              { name: 'started', check: () => (this.#startCompleted ? true : 'the manager is still starting') },
-              { name: 'not-stopping', check: notServing },
-            ]),
-          },
-        });
-      }
-      if (o.metricsAddress !== undefined) {
-        const metrics = this.#metrics;
-        this.#metricsEndpoint = await startHttpEndpoint({ address: o.metricsAddress, clock, name: 'metrics', log, routes: { '/metrics': async (_req, res) => sendText(res, 200, await metrics.text(), metrics.contentType) } });
-      }
-      this.#serving.resolve(this.#endpoints());
-    });
+    const add = (group: RunnableGroup, runnable: Runnable) => this.#runnables.add(group, runnable);
 
     // The shared kube layer: one cache, one lock, one local copy for both halves.
     const eventLog = withFields(log, { logger: 'events' });
     const webhookEvents = new EngineEventSink(createEventRecorder(client, WEBHOOK_COMPONENT, this.#identity, eventLog), eventLog);
     const controllerRecorder = createEventRecorder(client, CONTROLLER_COMPONENT, this.#identity, eventLog);
-    const controllerEvents = new EngineEventSink(controllerRecorder, log);
-    this.#sinks = [webhookEvents, controllerEvents];
+    const controllerEvents = new EngineEventSink(controllerRecorder, eventLog);
     // ManagerCaches hands its `watcher` settings to every informer it builds: the metrics hooks ride along.
     const watcher: Partial<Pick<WatcherOptions, 'metrics' | 'resyncMs'>> = { metrics: this.#metrics.watcher };
-    const caches = (this.#caches = new ManagerCaches({
+    const caches = new ManagerCaches({
       client,
       namespace: o.namespace,
       log: withFields(log, { logger: 'caches' }),
       recorder: controllerRecorder,
       ...(o.whitelistConfigMap === undefined ? {} : { configMapName: o.whitelistConfigMap }),
       watcher,
-    }));
-    const resolver = new WorkloadResolver({ caches, log });
+    });
     const state = new WorkloadSpreadState();
-    const statusWriter = new StatusWriter({ client, state, metrics: this.#metrics.statusWriter });
-    this.#shared = { caches, resolver, state, statusWriter, controllerEvents };
-    const budgets = (this.#budgets = new ManagerBudgets({ client, clock, caches, log, recorder: controllerRecorder, metrics: this.#metrics, watcher, ...(o.budgets === undefined ? {} : { settings: o.budgets }) }));
-
+    const budgets = new ManagerBudgets({ client, clock, caches, log, recorder: controllerRecorder, metrics: this.#metrics, watcher, ...(o.budgets === undefined ? {} : { settings: o.budgets }) });
+    const shared: Shared = {
+      client,
+      caches,
+      resolver: new WorkloadResolver({ caches, log }),
+      state,
+      statusWriter: new StatusWriter({ client, state, metrics: this.#metrics.statusWriter }),
+      controllerEvents,
+      budgets,
+    };
     const webhookOptions = o.webhook ?? {};
     const serviceName = webhookOptions.serviceName ?? DEFAULT_WEBHOOK_SERVICE;
     const listenHost = webhookOptions.host ?? '0.0.0.0';
-    await this.#step('certificates', async () => {
-      this.#certificates = await this.#startCertificates(client, serviceName, listenHost);
-    });
 
+    // servers
+    add('servers', { name: 'endpoints', start: () => this.#startEndpoints(), stop: async () => {
+      await this.#health?.close();
+      await this.#metricsEndpoint?.close();
+    } });
+    // Stops first in its group: the last Events go out before the endpoints close.
+    add('servers', { name: 'events', start: async () => {}, stop: async () => {
+      for (const sink of [webhookEvents, controllerEvents]) await sink.flush();
+    } });
+
+    // webhooks
+    add('webhooks', { name: 'certificates', start: async () => {
+      this.#certificates = await this.#startCertificates(client, serviceName, listenHost);
+    }, stop: () => this.#certificates?.stop() });
+    add('webhooks', { name: 'webhook server', start: () => this.#startWebhookServer(shared, webhookEvents, listenHost), stop: () => this.#server?.close(o.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS) });
+
+    // caches
+    add('caches', { name: 'budget cache', start: async () => budgets.start(), stop: () => budgets.stop() });
+    add('caches', { name: 'caches', start: async () => {
+      caches.start();
+      await this.#warnWithoutCrd(client);
+      await this.#waitForSync(caches);
+      this.#synced = true;
+      log.info({}, 'caches synced');
+    }, stop: () => caches.stop() });
+
+    // startup
+    if (webhookOptions.register === true) {
+      add('startup', { name: 'webhook registration', start: async () => {
+        const endpoint = this.#webhookEndpoint(serviceName);
+        const caBundle = await this.#caBundle();
+        await registerWebhooks(client, webhookConfigurations({ managerNamespace: o.namespace, endpoint, ...(caBundle === undefined ? {} : { caBundle }) }), log);
+      } });
+    }
+
+    // leader
+    const workers = o.workers ?? DEFAULT_WORKERS;
+    this.#metrics.maxConcurrentReconciles(workers);
+    this.#runnables.addLeader(whileLeading('workloadspread controller', () => this.#newController(shared, workers)));
+    this.#runnables.addLeader(whileLeading('budget controller', () => budgets.newController()));
+  }
+
+  async #startEndpoints(): Promise<void> {
+    const o = this.#o;
+    const clock = this.#clock;
+    const log = this.#log;
+    if (o.healthAddress !== undefined) {
+      const notServing = (): true | string => (this.#stopping ? 'the manager is stopping' : true);
+      this.#health = await startHttpEndpoint({
+        address: o.healthAddress,
+        clock,
+        name: 'health',
+        log,
+        routes: {
+          '/healthz': probeRoute('healthz', [{ name: 'ping', check: () => true }]),
+          '/readyz': probeRoute('readyz', [
+            { name: 'caches-synced', check: () => (this.#synced ? true : 'the caches have not synced yet') },
+            { name: 'webhook-serving', check: () => (this.#server !== undefined && this.#certificates?.current() !== undefined ? true : 'the webhook server is not serving yet') },
+            // Every start step done (the webhook registration too): ready means "configured", not only "answering".
+            { name: 'started', check: () => (this.#startCompleted ? true : 'the manager is still starting') },
+            { name: 'not-stopping', check: notServing },
+          ]),
+        },
+      });
+    }
+    if (o.metricsAddress !== undefined) {
+      const metrics = this.#metrics;
+      this.#metricsEndpoint = await startHttpEndpoint({ address: o.metricsAddress, clock, name: 'metrics', log, routes: { '/metrics': async (_req, res) => sendText(res, 200, await metrics.text(), metrics.contentType) } });
+    }
+    this.#serving.resolve(this.#endpoints());
+  }
+
+  async #startWebhookServer(shared: Shared, events: EngineEventSink, listenHost: string): Promise<void> {
+    const o = this.#o;
     const webhook = webhookFromKube({
-      clock,
-      caches,
-      writer: statusWriter,
-      events: webhookEvents,
+      clock: this.#clock,
+      caches: shared.caches,
+      writer: shared.statusWriter,
+      events,
       metrics: this.#metrics.webhook,
-      log: withFields(log, { logger: 'webhook' }),
+      log: withFields(this.#log, { logger: 'webhook' }),
       ...(o.unschedulableRecoverySeconds === undefined ? {} : { unschedulableRecoverySeconds: o.unschedulableRecoverySeconds }),
-      budgets: budgets.enforcement,
-      guardPodDeletion: budgets.guardPodDeletion,
+      budgets: shared.budgets.enforcement,
+      guardPodDeletion: shared.budgets.guardPodDeletion,
     });
     const handlers: Record<string, AdmissionHandler> = {};
     for (const [path, handler] of Object.entries(webhook.handlers)) {
       // An empty cache would admit pods unplaced: fail closed until the caches have synced.
       handlers[path] = (req) => (this.#synced ? handler(req) : Promise.resolve(errored(req.uid, 500, new Error('the workloadspread manager is starting: its caches have not synced yet'))));
     }
-    await this.#step('webhook server', async () => {
-      this.#server = await startWebhookServer({
-        clock,
-        host: listenHost,
-        port: webhookOptions.port ?? DEFAULT_WEBHOOK_PORT,
-        certificates: this.#certificates as CertificateSource,
-        handlers,
-        metrics: this.#metrics.webhook,
-        log: withFields(log, { logger: 'webhook' }),
-      });
-      log.info({ url: this.#server.url }, 'webhook server listening');
+    this.#server = await startWebhookServer({
+      clock: this.#clock,
+      host: listenHost,
+      port: o.webhook?.port ?? DEFAULT_WEBHOOK_PORT,
+      certificates: this.#certificates as CertificateSource,
+      handlers,
+      metrics: this.#metrics.webhook,
+      log: withFields(this.#log, { logger: 'webhook' }),
     });
-
-    await this.#step('caches', async () => {
-      caches.start();
-      budgets.start();
-      await this.#warnWithoutCrd(client);
-    });
-    await this.#waitForSync(caches);
-    this.#synced = true;
-    log.info({}, 'caches synced');
-
-    if (webhookOptions.register === true) {
-      await this.#step('webhook registration', async () => {
-        const endpoint = this.#webhookEndpoint(serviceName);
-        const caBundle = await this.#caBundle();
-        await registerWebhooks(client, webhookConfigurations({ managerNamespace: o.namespace, endpoint, ...(caBundle === undefined ? {} : { caBundle }) }), log);
-      });
-    }
-    this.#check();
+    this.#log.info({ url: this.#server.url }, 'webhook server listening');
   }
-
-  #shared:
-    | { caches: ManagerCaches; resolver: WorkloadResolver; state: WorkloadSpreadState; statusWriter: StatusWriter; controllerEvents: EngineEventSink }
-    | undefined;
-
   async #waitForSync(caches: ManagerCaches): Promise<void> {
     const timeoutMs = this.#o.cacheSyncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS;
     const abort = new AbortController();
@@ -467,19 +517,15 @@ class ManagerRun {
     }
   }
 
-  // ---- the controller, on the leader ----
+  // ---- the leader's loops ----
 
-  #newController(): WorkloadSpreadController {
-    const shared = this.#shared;
-    if (shared === undefined || this.#client === undefined) throw new Error('the manager has not started');
-    const workers = this.#o.workers ?? DEFAULT_WORKERS;
-    this.#metrics.maxConcurrentReconciles(workers);
+  #newController(shared: Shared, workers: number): WorkloadSpreadController {
     return new WorkloadSpreadController({
       caches: shared.caches,
       resolver: shared.resolver,
       state: shared.state,
       statusWriter: shared.statusWriter,
-      podWriter: new PodWriter(this.#client),
+      podWriter: new PodWriter(shared.client),
       events: shared.controllerEvents,
       clock: this.#clock,
       log: withFields(this.#log, { logger: 'controller' }),
@@ -489,22 +535,13 @@ class ManagerRun {
     });
   }
 
-  /** Runs the controller until `signal` aborts, then stops it (draining what its workers hold). */
-  async #runController(signal: AbortSignal | undefined): Promise<void> {
-    const controller = this.#newController();
-    const budgetController = (this.#budgetController = this.#budgets?.newController());
-    this.#controller = controller;
+  /** Runs the leader's loops until `signal` aborts (they drain what their workers hold). */
+  async #runLeader(signal: AbortSignal): Promise<void> {
+    this.#isLeading = true;
     try {
-      await controller.start(signal);
-      await budgetController?.start(signal);
-      if (signal !== undefined && !signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      await this.#runnables.lead(signal);
     } finally {
-      if (signal !== undefined) {
-        await controller.stop();
-        await budgetController?.stop();
-        if (this.#controller === controller) this.#controller = undefined;
-        if (this.#budgetController === budgetController) this.#budgetController = undefined;
-      }
+      this.#isLeading = false;
     }
   }
 
@@ -513,7 +550,8 @@ class ManagerRun {
     const client = this.#client;
     if (client === undefined || this.#stopping) return;
     if (settings === false) {
-      this.#controllerDone = this.#runController(undefined).catch((err: unknown) => this.#log.error({ err: describeError(err) }, 'controller failed'));
+      const abort = (this.#leadAbort = new AbortController());
+      this.#leading = this.#runLeader(abort.signal).catch((err: unknown) => this.#log.error({ err: describeError(err) }, 'controller failed'));
       return;
     }
     const s = settings ?? {};
@@ -531,7 +569,7 @@ class ManagerRun {
       ...(s.releaseOnStop === undefined ? {} : { releaseOnStop: s.releaseOnStop }),
       onStartedLeading: async (signal) => {
         this.#metrics.leading(leaseName, true);
-        await this.#runController(signal);
+        await this.#runLeader(signal);
       },
       onStoppedLeading: () => {
         this.#metrics.leading(leaseName, false);
@@ -552,27 +590,34 @@ class ManagerRun {
     this.#abortStart.abort(new StopRequested());
     await this.#started.catch(() => {});
     log.info({ identity: this.#identity }, 'manager stopping');
-    const attempt = async (what: string, fn: () => Promise<void> | void): Promise<void> => {
+    // Leadership first: the loops drain, the lease goes to a successor.
+    if (this.#elector !== undefined) {
       try {
-        await fn();
+        await this.#elector.stop();
       } catch (err) {
-        log.error({ err: describeError(err) }, `manager stop: ${what} failed`);
+        log.error({ err: describeError(err) }, 'manager stop: leader election failed');
       }
-    };
-    // Leadership first: the controller drains, the lease goes to a successor.
-    if (this.#elector !== undefined) await attempt('leader election', () => this.#elector?.stop());
-    if (this.#controller !== undefined && this.#o.leaderElection === false) await attempt('controller', () => this.#controller?.stop());
-    if (this.#budgetController !== undefined && this.#o.leaderElection === false) await attempt('budget controller', () => this.#budgetController?.stop());
-    await this.#controllerDone;
-    // Admissions in flight are answered before the server goes (they need the caches).
-    await attempt('webhook server', () => this.#server?.close(this.#o.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS));
-    this.#certificates?.stop();
-    await attempt('caches', () => this.#caches?.stop());
-    await attempt('budget cache', () => this.#budgets?.stop());
-    for (const sink of this.#sinks) await attempt('events', () => sink.flush());
-    await attempt('health endpoint', () => this.#health?.close());
-    await attempt('metrics endpoint', () => this.#metricsEndpoint?.close());
+    }
+    this.#leadAbort?.abort();
+    await this.#leading;
+    await this.#runnables.stop();
     log.info({ identity: this.#identity }, 'manager stopped');
     this.#done.resolve({ reason: 'stopped' });
   }
+}
+
+/** A leader loop over a component with start(signal)/stop(): built fresh each time this replica leads. */
+function whileLeading(name: string, create: () => { start(signal?: AbortSignal): Promise<void>; stop(): Promise<void> }): LeaderRunnable {
+  return {
+    name,
+    run: async (signal) => {
+      const component = create();
+      try {
+        await component.start(signal);
+        await aborted(signal);
+      } finally {
+        await component.stop();
+      }
+    },
+  };
 }
