@@ -6,7 +6,7 @@
 
 FROM node:20-bookworm-slim AS build
 WORKDIR /src
-COPY package.json package-lock.json ./
+COPY package.json package-lock.json .npmrc ./
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -15,7 +15,7 @@ RUN npm run build
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
-COPY package.json package-lock.json ./
+COPY package.json package-lock.json .npmrc ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 COPY --from=build /src/dist ./dist
 # The numeric id matches the chart's runAsUser, so runAsNonRoot can be verified.

@@ -1,13 +1,13 @@
 /**
  * Rewrites the generated CRDs from the TypeBox schemas: `npx tsx scripts/gen-crds.ts`.
- * They live in deploy/crds/ (plain manifests) and charts/workloadspread/crds/ (the Helm chart);
+ * They live in deploy/crds/ (plain manifests) and charts/workloadspread/files/crds/ (the Helm chart renders them from there, templates/crds.yaml);
  * src/api/crd.test.ts and src/cli/chart.test.ts fail when either copy differs from what this writes.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generatedCrdFiles } from '../src/api/crd.ts';
 
-for (const folder of ['deploy/crds', 'charts/workloadspread/crds']) {
+for (const folder of ['deploy/crds', 'charts/workloadspread/files/crds']) {
   const dir = new URL(`../${folder}/`, import.meta.url).pathname;
   mkdirSync(dir, { recursive: true });
   for (const { fileName, content } of generatedCrdFiles()) {

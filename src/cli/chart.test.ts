@@ -1,35 +1,36 @@
 /**
- * The Helm chart (charts/workloadspread), rendered with src/testing/helm-template.ts (Helm itself is
- * not available here): every document parses, the kinds and key fields are there with default and
- * non-default values, values.yaml equals the TS defaults, and the chart renders exactly the objects
- * `workloadspread manifests` prints for the same values (Helm's own labels aside).
+ * The Helm chart (charts/workloadspread) through the real helm 3.17 (src/testing/helm.ts):
+ * `helm lint --strict`, `helm template` with default and non-default values (every document
+ * parses, the kinds and key fields are there), values.yaml equals the TS defaults, the chart
+ * refuses bad values with helm's own messages, and it renders exactly the objects
+ * `workloadspread manifests` builds for the same values (Helm's own labels aside). The install
+ * round trip against the embedded cluster is chart-install.test.ts.
  */
-import { describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
+import { parse } from 'yaml';
 import { generatedCrdFiles } from '../api/crd.ts';
 import { WHITELIST_CONFIGMAP_KEY } from '../api/keys.ts';
 import { parseWhitelist } from '../api/whitelist.ts';
+import { parseManifests } from '../k8s/yaml.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { webhookConfigurations } from '../webhook/registration.ts';
-import { coalesceValues, loadChart, renderChart, renderedObjects, type RenderOptions } from '../testing/helm-template.ts';
+import { CHART_DIR, helm, helmTemplate, helmTemplateRaw, helmValues } from '../testing/helm.ts';
 import { installObjects, rbacOptions } from './install-manifests.ts';
 import { managerClusterRules, managerNamespaceRules } from './install-rbac.ts';
 import { defaultInstallValues, INSTALL_NAMES, INSTALL_VERSION, type InstallValues } from './install-values.ts';
 
-const CHART_DIR = 'charts/workloadspread';
-const chart = loadChart(CHART_DIR);
 const HELM_LABELS = ['helm.sh/chart', 'app.kubernetes.io/managed-by', 'app.kubernetes.io/instance'];
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- test navigation of parsed YAML
 
-function render(values: Record<string, unknown> = {}, options: Omit<RenderOptions, 'values'> = {}): KubeObject[] {
-  const result = renderChart(chart, { release: { name: 'ws', namespace: 'workloadspread-system' }, ...options, values });
-  assert.ok(result.ok, result.ok ? '' : result.error);
-  const parsed = renderedObjects(result.manifests);
-  assert.ok(parsed.ok, parsed.ok ? '' : parsed.error);
-  return parsed.objects.map((o) => o.object);
+function render(values: Record<string, unknown> = {}): Promise<KubeObject[]> {
+  return helmTemplate(values, { release: 'ws', namespace: 'workloadspread-system' });
 }
+
+/** The rendered objects without the CRDs (checked on their own). */
+const workloadObjects = (objects: KubeObject[]) => objects.filter((o) => o.kind !== 'CustomResourceDefinition');
 
 function find(objects: KubeObject[], kind: string, name?: string): Obj {
   const found = objects.find((o) => o.kind === kind && (name === undefined || o.metadata?.name === name));
@@ -58,6 +59,7 @@ function withoutHelmLabels(v: unknown): unknown {
 
 const NON_DEFAULT: Record<string, unknown> = {
   namespace: { create: true, name: 'ws-system' },
+  crds: { keep: false },
   image: { repository: 'registry.example.com:5000/platform/workloadspread', tag: '1.2.3', pullPolicy: 'Always' },
   imagePullSecrets: [{ name: 'pull' }],
   replicas: 3,
@@ -65,7 +67,7 @@ const NON_DEFAULT: Record<string, unknown> = {
   manager: { workers: 8, unschedulableRecoverySeconds: 120, extraArgs: ['--extra=1'] },
   webhook: { port: 10250, failurePolicy: 'Ignore', timeoutSeconds: 5, excludeNamespaces: ['team-a', 'kube-system'], namespaceSelector: { matchExpressions: [{ key: 'workloadspread.io/enabled', operator: 'In', values: ['true'] }] } },
   certificates: { certManager: { enabled: true } },
-  metrics: { port: 9090 },
+  metrics: { port: 9090, serviceMonitor: { enabled: true, interval: '30s', scrapeTimeout: '10s', labels: { release: 'prometheus' } } },
   health: { port: 9091 },
   whitelist: { workloads: [{ Group: 'argoproj.io', Version: 'v1alpha1', Kind: 'Rollout', subResources: [{ Group: 'apps', Version: 'v1', Kind: 'ReplicaSet' }], replicasPath: 'spec.replicas' }] },
   rbac: { customWorkloads: [{ apiGroup: 'argoproj.io', resources: ['rollouts'] }] },
@@ -73,6 +75,7 @@ const NON_DEFAULT: Record<string, unknown> = {
   resources: { requests: { cpu: '200m', memory: '256Mi' }, limits: { cpu: null, memory: '1Gi' } }, // maps merge with the defaults; null removes one
   podDisruptionBudget: { enabled: false },
   priorityClassName: 'system-cluster-critical',
+  hostNetwork: true,
   podAnnotations: { 'prometheus.io/scrape': 'true' },
   podLabels: { team: 'platform' },
   nodeSelector: { 'node-role.example.com/infra': 'true' },
@@ -82,27 +85,66 @@ const NON_DEFAULT: Record<string, unknown> = {
 };
 
 describe('chart metadata and sources of truth', () => {
-  test('values.yaml is exactly the TS defaults (install-values.ts)', () => {
-    assert.deepEqual(chart.values, defaultInstallValues());
+  test('helm lint --strict passes', async () => {
+    const r = await helm(['lint', '--strict', CHART_DIR]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+    assert.doesNotMatch(r.stdout, /\[(WARNING|ERROR)\]/);
+  });
+
+  test('values.yaml is exactly the TS defaults (install-values.ts), as helm reads it', async () => {
+    assert.deepEqual(parse(readFileSync(`${CHART_DIR}/values.yaml`, 'utf8')), defaultInstallValues());
+    assert.deepEqual(await helmValues({}), defaultInstallValues());
   });
 
   test('one version everywhere: Chart.yaml version and appVersion, package.json, INSTALL_VERSION', () => {
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
-    assert.equal(chart.metadata['apiVersion'], 'v2');
-    assert.equal(chart.metadata['appVersion'], pkg.version);
-    assert.equal(chart.metadata['version'], pkg.version);
+    const metadata = parse(readFileSync(`${CHART_DIR}/Chart.yaml`, 'utf8')) as Record<string, unknown>;
+    assert.equal(metadata['apiVersion'], 'v2');
+    assert.equal(metadata['appVersion'], pkg.version);
+    assert.equal(metadata['version'], pkg.version);
     assert.equal(INSTALL_VERSION, pkg.version);
   });
 
-  test('crds/ holds the generated CRDs, byte for byte (copy deploy/crds/* there when they change)', () => {
+  test('files/crds/ holds the generated CRDs, byte for byte (npx tsx scripts/gen-crds.ts writes both copies); no crds/ folder, which Helm would never upgrade', () => {
     const files = generatedCrdFiles();
-    assert.deepEqual(readdirSync(`${CHART_DIR}/crds`).sort(), files.map((f) => f.fileName).sort());
-    for (const f of files) assert.equal(readFileSync(`${CHART_DIR}/crds/${f.fileName}`, 'utf8'), f.content, f.fileName);
+    assert.deepEqual(readdirSync(`${CHART_DIR}/files/crds`).sort(), files.map((f) => f.fileName).sort());
+    for (const f of files) assert.equal(readFileSync(`${CHART_DIR}/files/crds/${f.fileName}`, 'utf8'), f.content, f.fileName);
+    assert.ok(!readdirSync(CHART_DIR).includes('crds'));
+  });
+});
+
+describe('the CRDs are part of the release', () => {
+  test('rendered as generated, with the install labels and helm.sh/resource-policy: keep', async () => {
+    const crds = (await render()).filter((o) => o.kind === 'CustomResourceDefinition');
+    const generated = generatedCrdFiles().map((f) => {
+      const parsed = parseManifests(f.content);
+      assert.ok(parsed.ok);
+      return parsed.documents[0]?.object as KubeObject;
+    });
+    assert.deepEqual(crds.map((c) => c.metadata?.name), generated.map((c) => c.metadata?.name));
+    for (const [i, crd] of crds.entries()) {
+      assert.deepEqual(crd.metadata?.annotations, { 'helm.sh/resource-policy': 'keep' });
+      assert.equal(crd.metadata?.labels?.['app.kubernetes.io/instance'], 'ws');
+      const { metadata: _m, ...rest } = crd;
+      const { metadata: _g, ...want } = generated[i] as KubeObject;
+      assert.deepEqual(rest, want);
+    }
+  });
+
+  test('crds.keep=false drops the keep annotation; crds.install=false leaves the CRDs out', async () => {
+    const unkept = (await render({ crds: { keep: false } })).filter((o) => o.kind === 'CustomResourceDefinition');
+    assert.equal(unkept.length, 2);
+    for (const crd of unkept) assert.equal(crd.metadata?.annotations, undefined);
+    assert.ok(!(await render({ crds: { install: false } })).some((o) => o.kind === 'CustomResourceDefinition'));
   });
 });
 
 describe('helm template with default values', () => {
-  const objects = render();
+  let objects: KubeObject[] = [];
+  before(async () => {
+    objects = workloadObjects(await render());
+  });
 
   test('renders the install: kinds in order, all in the release namespace', () => {
     assert.deepEqual(objects.map((o) => o.kind).sort(), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'MutatingWebhookConfiguration', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'ValidatingWebhookConfiguration']);
@@ -206,15 +248,18 @@ describe('helm template with default values', () => {
     assert.deepEqual(parsed.whitelist.workloads, []);
   });
 
-  test('namespace.name overrides the release namespace everywhere', () => {
-    for (const o of render({ namespace: { name: 'elsewhere' } })) {
+  test('namespace.name overrides the release namespace everywhere', async () => {
+    for (const o of await render({ namespace: { name: 'elsewhere' } })) {
       if (o.metadata?.namespace !== undefined) assert.equal(o.metadata.namespace, 'elsewhere', key(o));
     }
   });
 });
 
 describe('helm template with non-default values', () => {
-  const objects = render(NON_DEFAULT);
+  let objects: KubeObject[] = [];
+  before(async () => {
+    objects = await render(NON_DEFAULT);
+  });
 
   test('namespace, cert-manager objects, no PDB', () => {
     const kinds = objects.map((o) => o.kind);
@@ -286,14 +331,44 @@ describe('helm template with non-default values', () => {
     assert.deepEqual(parsed.whitelist.workloads.map((w) => `${w.group}/${w.version}/${w.kind}:${w.replicasPath}:${w.subResources.map((s) => s.kind).join()}`), ['argoproj.io/v1alpha1/Rollout:spec.replicas:ReplicaSet']);
   });
 
-  test('an issuerRef of your own replaces the self-signed Issuer', () => {
-    const own = render({ certificates: { certManager: { enabled: true, issuerRef: { kind: 'ClusterIssuer', name: 'corp-ca' } } } });
+  test('hostNetwork: the pods on the node network with cluster DNS still working, the namespace allowing it', () => {
+    const pod = find(objects, 'Deployment').spec.template.spec;
+    assert.equal(pod.hostNetwork, true);
+    assert.equal(pod.dnsPolicy, 'ClusterFirstWithHostNet');
+    assert.equal(find(objects, 'Namespace').metadata.labels['pod-security.kubernetes.io/enforce'], 'privileged');
+  });
+
+  test('dnsPolicy: empty keeps Kubernetes\' default; a value of your own wins, with or without hostNetwork', async () => {
+    const pod = async (values: Record<string, unknown>) => find(await render(values), 'Deployment').spec.template.spec;
+    const plain = await pod({});
+    assert.equal(plain.hostNetwork, undefined);
+    assert.equal(plain.dnsPolicy, undefined);
+    assert.equal((await pod({ hostNetwork: true, dnsPolicy: 'Default' })).dnsPolicy, 'Default');
+    assert.equal((await pod({ dnsPolicy: 'None' })).dnsPolicy, 'None');
+  });
+
+  test('ServiceMonitor: a metrics Service and a monitor scraping it, with your labels, interval and timeout', () => {
+    const service = find(objects, 'Service', INSTALL_NAMES.metricsService);
+    assert.equal(service.metadata.labels['app.kubernetes.io/component'], 'metrics');
+    assert.deepEqual(service.spec.ports, [{ name: 'metrics', port: 9090, targetPort: 'metrics', protocol: 'TCP' }]);
+    assert.deepEqual(service.spec.selector, find(objects, 'Deployment').spec.selector.matchLabels);
+    const monitor = find(objects, 'ServiceMonitor');
+    assert.equal(monitor.metadata.labels.release, 'prometheus');
+    assert.deepEqual(monitor.spec.selector.matchLabels, { 'app.kubernetes.io/name': 'workloadspread', 'app.kubernetes.io/component': 'metrics' });
+    assert.deepEqual(monitor.spec.namespaceSelector, { matchNames: ['ws-system'] });
+    assert.deepEqual(monitor.spec.endpoints, [{ port: 'metrics', path: '/metrics', scheme: 'http', interval: '30s', scrapeTimeout: '10s' }]);
+    // The webhook Service must not be selected by the monitor.
+    assert.equal(find(objects, 'Service', INSTALL_NAMES.service).metadata.labels['app.kubernetes.io/component'], undefined);
+  });
+
+  test('an issuerRef of your own replaces the self-signed Issuer', async () => {
+    const own = await render({ certificates: { certManager: { enabled: true, issuerRef: { kind: 'ClusterIssuer', name: 'corp-ca' } } } });
     assert.ok(!own.some((o) => o.kind === 'Issuer'));
     assert.deepEqual(find(own, 'Certificate').spec.issuerRef, { kind: 'ClusterIssuer', name: 'corp-ca' });
   });
 
-  test('one replica without leader election: no Lease rules, no --leader-elect', () => {
-    const single = render({ replicas: 1, leaderElection: { enabled: false } });
+  test('one replica without leader election: no Lease rules, no --leader-elect', async () => {
+    const single = await render({ replicas: 1, leaderElection: { enabled: false } });
     assert.ok(!find(single, 'Deployment').spec.template.spec.containers[0].args.some((a: string) => a.startsWith('--leader-elect')));
     assert.ok(!(find(single, 'Role').rules as Obj[]).some((r) => r.resources.includes('leases')));
   });
@@ -302,17 +377,19 @@ describe('helm template with non-default values', () => {
 describe('the chart refuses bad values', () => {
   const cases: [string, Record<string, unknown>, RegExp][] = [
     ['several replicas without leader election', { replicas: 2, leaderElection: { enabled: false } }, /leaderElection\.enabled must stay true/],
-    ['an unknown failure policy', { webhook: { failurePolicy: 'Sometimes' } }, /webhook\.failurePolicy: must be equal to one of the allowed values/],
-    ['a webhook timeout above 30 s', { webhook: { timeoutSeconds: 31 } }, /webhook\.timeoutSeconds: must be <= 30/],
-    ['zero replicas', { replicas: 0 }, /replicas: must be >= 1/],
-    ['a log level the manager does not know', { logLevel: 'verbose' }, /logLevel: must be equal to one of the allowed values/],
-    ['a misspelt top-level key', { replica: 3 }, /must NOT have additional properties/],
+    ['an unknown failure policy', { webhook: { failurePolicy: 'Sometimes' } }, /- webhook\.failurePolicy: webhook\.failurePolicy must be one of the following: "Fail", "Ignore"/],
+    ['a webhook timeout above 30 s', { webhook: { timeoutSeconds: 31 } }, /- webhook\.timeoutSeconds: Must be less than or equal to 30/],
+    ['zero replicas', { replicas: 0 }, /- replicas: Must be greater than or equal to 1/],
+    ['a log level the manager does not know', { logLevel: 'verbose' }, /- logLevel: logLevel must be one of the following: "debug", "info", "warn", "error"/],
+    ['a misspelt top-level key', { replica: 3 }, /- \(root\): Additional property replica is not allowed/],
+    ['a DNS policy Kubernetes does not have', { dnsPolicy: 'Cluster' }, /- dnsPolicy: dnsPolicy must be one of the following/],
+    ['a scrape interval that is not a duration', { metrics: { serviceMonitor: { interval: 'soon' } } }, /- metrics\.serviceMonitor\.interval: Does not match pattern/],
   ];
   for (const [name, values, pattern] of cases) {
-    test(name, () => {
-      const r = renderChart(chart, { values });
-      assert.ok(!r.ok);
-      assert.match(r.error, pattern);
+    test(name, async () => {
+      const r = await helmTemplateRaw(values);
+      assert.notEqual(r.code, 0);
+      assert.match(r.stderr, pattern);
     });
   }
 });
@@ -323,11 +400,11 @@ describe('`workloadspread manifests` and the chart render the same objects', () 
     ['non-default values', NON_DEFAULT],
   ];
   for (const [name, overrides] of cases) {
-    test(name, () => {
-      const values = coalesceValues(chart.values, overrides) as unknown as InstallValues;
+    test(name, async () => {
+      const values = (await helmValues(overrides)) as unknown as InstallValues;
       const namespace = values.namespace.name;
-      const fromChart = render(overrides).map(withoutHelmLabels) as KubeObject[];
-      const fromTs = installObjects({ namespace, values }).filter((o) => o.kind !== 'CustomResourceDefinition');
+      const fromChart = (await render(overrides)).map(withoutHelmLabels) as KubeObject[];
+      const fromTs = installObjects({ namespace, values });
       assert.deepEqual(fromChart.map(key).sort(), fromTs.map(key).sort());
       const byKey = new Map(fromTs.map((o) => [key(o), o]));
       for (const o of fromChart) assert.deepEqual(o, byKey.get(key(o)), key(o));

@@ -3,24 +3,25 @@
  * as a child process, `kubectl apply` of examples/elastic.yaml (a
  * WorkloadSpread and its Deployment) gets the pods their markers and subset
  * affinity, and `kubectl get ws` shows the status the controller wrote
- * (skipped without kubectl); `--no-manager` leaves the CRD out.
+ * (kubectl 1.32 from the test tools, src/testing/k8s-tools.ts); `--no-manager` leaves the CRD out.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually } from '../testing/eventually.ts';
+import { k8sTools } from '../testing/k8s-tools.ts';
 
-const hasKubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
+const KUBECTL = k8sTools().kubectl;
 const bin = new URL('../../bin/workloadspread.js', import.meta.url).pathname;
 const elastic = new URL('../../examples/elastic.yaml', import.meta.url).pathname;
 const budget = new URL('../../examples/disruption-budget.yaml', import.meta.url).pathname;
 
 function kubectl(kubeconfig: string, dir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('kubectl', ['--cache-dir', join(dir, 'cache'), ...args], { env: { ...process.env, KUBECONFIG: kubeconfig, HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(KUBECTL, ['--cache-dir', join(dir, 'cache'), ...args], { env: { ...process.env, KUBECONFIG: kubeconfig, HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) => {
       resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
     });
   });
@@ -49,13 +50,9 @@ async function withClusterProcess(args: string[], fn: (kubeconfig: string, dir: 
 }
 
 describe('workloadspread cluster with the manager inside', () => {
-  test('kubectl apply -f examples/elastic.yaml: the pods get their marker and subset affinity, the WorkloadSpread its status', async (t) => {
+  test('kubectl apply -f examples/elastic.yaml: the pods get their marker and subset affinity, the WorkloadSpread its status', async () => {
     await withClusterProcess([], async (kubeconfig, dir, output) => {
       assert.match(output(), /WorkloadSpread manager: running inside \(CRD installed, webhooks at https:\/\/127\.0\.0\.1:\d+, metrics at http:\/\/127\.0\.0\.1:\d+\/metrics\)/);
-      if (!hasKubectl) {
-        t.diagnostic('kubectl is not on PATH: the kubectl steps were skipped');
-        return;
-      }
       const applied = await kubectl(kubeconfig, dir, 'apply', '-f', elastic);
       assert.equal(applied.code, 0, applied.stderr);
       assert.match(applied.stdout, /workloadspread\.apps\.kruise\.io\/web-spread created/);
@@ -84,13 +81,9 @@ describe('workloadspread cluster with the manager inside', () => {
     });
   });
 
-  test('--no-manager: no CRD, no manager', async (t) => {
+  test('--no-manager: no CRD, no manager', async () => {
     await withClusterProcess(['--no-manager'], async (kubeconfig, dir, output) => {
       assert.match(output(), /WorkloadSpread manager: not running \(--no-manager\)/);
-      if (!hasKubectl) {
-        t.diagnostic('kubectl is not on PATH: the kubectl step was skipped');
-        return;
-      }
       const crds = await kubectl(kubeconfig, dir, 'get', 'crd', '-o', 'name');
       assert.equal(crds.code, 0, crds.stderr);
       assert.doesNotMatch(crds.stdout, /workloadspreads/);

@@ -1,12 +1,12 @@
 /**
  * `workloadspread cluster`: the --nodes grammar, usage errors, and the real
  * thing as a child process — kubeconfig written, kubectl sees the nodes
- * (skipped without kubectl), Ctrl-C exits 130 (as the README says) once it
- * has stopped everything and removed the kubeconfig.
+ * (kubectl 1.32 from src/testing/k8s-tools.ts), Ctrl-C exits 130 (as the
+ * README says) once it has stopped everything and removed the kubeconfig.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,8 +14,9 @@ import { main } from './main.ts';
 import { DEFAULT_LAYOUT, layoutNodes, parseNodeLayout } from './cluster.ts';
 import { captureIo } from '../testing/cli-io.ts';
 import { eventually } from '../testing/eventually.ts';
+import { k8sTools } from '../testing/k8s-tools.ts';
 
-const hasKubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
+const KUBECTL = k8sTools().kubectl;
 
 describe('--nodes', () => {
   const cases: { text: string; want: ReturnType<typeof parseNodeLayout> }[] = [
@@ -85,7 +86,7 @@ spec:
 
 function kubectl(kubeconfig: string, dir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('kubectl', ['--cache-dir', join(dir, 'cache'), ...args], { env: { ...process.env, KUBECONFIG: kubeconfig, HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(KUBECTL, ['--cache-dir', join(dir, 'cache'), ...args], { env: { ...process.env, KUBECONFIG: kubeconfig, HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) => {
       resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
     });
   });
@@ -105,30 +106,26 @@ describe('the command as a process', () => {
     try {
       await eventually(() => assert.ok(existsSync(kubeconfig) && stdout.includes('Press Ctrl-C'), `no kubeconfig yet; stderr: ${stderr}`), { timeoutMs: 60_000, intervalMs: 100 });
       assert.match(stdout, new RegExp(`export KUBECONFIG=${kubeconfig.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
-      if (hasKubectl) {
-        const r = await kubectl(kubeconfig, dir, 'get', 'nodes', '-o', 'name');
-        assert.equal(r.code, 0, r.stderr);
-        assert.deepEqual(r.stdout.trim().split('\n'), ['node/node-a-1', 'node/node-b-1']);
-        // The issue's acceptance: a Deployment applied with kubectl runs on the fake nodes, and scales in.
-        writeFileSync(join(dir, 'web.yaml'), DEPLOYMENT);
-        const applied = await kubectl(kubeconfig, dir, 'apply', '--validate=false', '-f', join(dir, 'web.yaml'));
-        assert.equal(applied.code, 0, applied.stderr);
-        const podsOf = async () => {
-          const got = await kubectl(kubeconfig, dir, 'get', 'pods', '-l', 'app=web', '-o', 'jsonpath={range .items[*]}{.spec.nodeName} {.status.phase} {.metadata.deletionTimestamp}{"\\n"}{end}');
-          assert.equal(got.code, 0, got.stderr);
-          return got.stdout.split('\n').filter((l) => l.trim() !== '');
-        };
-        await eventually(async () => {
-          const lines = await podsOf();
-          assert.equal(lines.length, 3, lines.join('; '));
-          for (const l of lines) assert.match(l, /^node-[ab]-1 Running $/);
-        }, { timeoutMs: 60_000, intervalMs: 250 });
-        const scaled = await kubectl(kubeconfig, dir, 'scale', 'deployment/web', '--replicas=1');
-        assert.equal(scaled.code, 0, scaled.stderr);
-        await eventually(async () => assert.deepEqual((await podsOf()).length, 1), { timeoutMs: 60_000, intervalMs: 250 });
-      } else {
-        t.diagnostic('kubectl is not on PATH: the kubectl step was skipped');
-      }
+      const r = await kubectl(kubeconfig, dir, 'get', 'nodes', '-o', 'name');
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(r.stdout.trim().split('\n'), ['node/node-a-1', 'node/node-b-1']);
+      // The issue's acceptance: a Deployment applied with kubectl runs on the fake nodes, and scales in.
+      writeFileSync(join(dir, 'web.yaml'), DEPLOYMENT);
+      const applied = await kubectl(kubeconfig, dir, 'apply', '--validate=false', '-f', join(dir, 'web.yaml'));
+      assert.equal(applied.code, 0, applied.stderr);
+      const podsOf = async () => {
+        const got = await kubectl(kubeconfig, dir, 'get', 'pods', '-l', 'app=web', '-o', 'jsonpath={range .items[*]}{.spec.nodeName} {.status.phase} {.metadata.deletionTimestamp}{"\\n"}{end}');
+        assert.equal(got.code, 0, got.stderr);
+        return got.stdout.split('\n').filter((l) => l.trim() !== '');
+      };
+      await eventually(async () => {
+        const lines = await podsOf();
+        assert.equal(lines.length, 3, lines.join('; '));
+        for (const l of lines) assert.match(l, /^node-[ab]-1 Running $/);
+      }, { timeoutMs: 60_000, intervalMs: 250 });
+      const scaled = await kubectl(kubeconfig, dir, 'scale', 'deployment/web', '--replicas=1');
+      assert.equal(scaled.code, 0, scaled.stderr);
+      await eventually(async () => assert.deepEqual((await podsOf()).length, 1), { timeoutMs: 60_000, intervalMs: 250 });
       child.kill('SIGINT');
       assert.equal(await exited, 130, `Ctrl-C exits 130 after stopping everything; ${stderr}`);
       assert.match(stdout, /SIGINT: stopping the cluster\.\.\.\nStopped\.\n$/);

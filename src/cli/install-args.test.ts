@@ -8,7 +8,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Command } from 'commander';
 import { captureIo } from '../testing/cli-io.ts';
-import { coalesceValues, loadChart, renderChart, renderedObjects } from '../testing/helm-template.ts';
+import { readFileSync } from 'node:fs';
+import { CHART_DIR, helmTemplate, helmValues } from '../testing/helm.ts';
 import { installObjects } from './install-manifests.ts';
 import { defaultInstallValues, INSTALL_NAMES, type InstallValues } from './install-values.ts';
 import { registerManagerCommand } from './main.ts';
@@ -62,7 +63,6 @@ describe('the install starts the manager with the settings it assumes', () => {
   });
 
   test('chart with non-default values: every value reaches the manager', async () => {
-    const chart = loadChart('charts/workloadspread');
     const overrides = {
       replicas: 1,
       leaderElection: { enabled: false },
@@ -73,11 +73,7 @@ describe('the install starts the manager with the settings it assumes', () => {
       health: { port: 9091 },
       certificates: { certManager: { enabled: true } },
     };
-    const r = renderChart(chart, { release: { name: 'ws', namespace: 'ops' }, values: overrides });
-    assert.ok(r.ok, r.ok ? '' : r.error);
-    const parsed = renderedObjects(r.manifests);
-    assert.ok(parsed.ok);
-    const args = deploymentArgs(parsed.objects.map((o) => o.object));
+    const args = deploymentArgs(await helmTemplate(overrides, { release: 'ws', namespace: 'ops' }));
     const s = await parseManagerArgs(args, 'ops');
     assert.equal(s.namespace, 'ops');
     assert.equal(s.leaderElect, false);
@@ -90,12 +86,12 @@ describe('the install starts the manager with the settings it assumes', () => {
     assert.deepEqual(s.healthAddress, { host: '0.0.0.0', port: 9091 });
     assert.equal(s.certDir, INSTALL_NAMES.certDir);
     // The same args from the TS builder for the same values.
-    const values = coalesceValues(chart.values, overrides) as unknown as InstallValues;
+    const values = (await helmValues(overrides)) as unknown as InstallValues;
     assert.deepEqual(deploymentArgs(installObjects({ namespace: 'ops', values })), args);
   });
 
   test('every log level the chart schema allows is one the manager accepts', async () => {
-    const schema = loadChart('charts/workloadspread').schema as Obj;
+    const schema = JSON.parse(readFileSync(`${CHART_DIR}/values.schema.json`, 'utf8')) as Obj;
     for (const level of schema['properties'].logLevel.enum as string[]) {
       const values = defaultInstallValues();
       values.logLevel = level;

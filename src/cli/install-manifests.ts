@@ -1,8 +1,9 @@
 /**
  * The whole install as plain objects, for `workloadspread manifests` (kubectl
  * users): CRDs, Namespace, ServiceAccount, RBAC, whitelist ConfigMap,
- * Service, Deployment, PodDisruptionBudget, the webhook configurations and,
- * with cert-manager, its Issuer and Certificate. The Helm chart renders the
+ * Service, Deployment, PodDisruptionBudget, the webhook configurations,
+ * with cert-manager its Issuer and Certificate, and with
+ * metrics.serviceMonitor a metrics Service and a ServiceMonitor. The Helm chart renders the
  * same objects from the same values (charts/workloadspread; a test renders
  * both and compares them object by object, Helm's own labels aside).
  *
@@ -121,9 +122,11 @@ function deployment(namespace: string, values: InstallValues): Obj {
     serviceAccountName: INSTALL_NAMES.manager,
     securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } },
     terminationGracePeriodSeconds: 30,
-    containers: [container],
-    volumes,
   };
+  if (values.hostNetwork) podSpec['hostNetwork'] = true;
+  withValue(podSpec, 'dnsPolicy', values.dnsPolicy !== '' ? values.dnsPolicy : values.hostNetwork ? 'ClusterFirstWithHostNet' : '');
+  podSpec['containers'] = [container];
+  podSpec['volumes'] = volumes;
   withValue(podSpec, 'priorityClassName', values.priorityClassName);
   withValue(podSpec, 'imagePullSecrets', values.imagePullSecrets);
   withValue(podSpec, 'nodeSelector', values.nodeSelector);
@@ -199,13 +202,21 @@ function certManagerObjects(namespace: string, values: InstallValues): Obj[] {
 export function installObjects(options: InstallOptions): KubeObject[] {
   const { namespace, values } = options;
   if (values.replicas > 1 && !values.leaderElection.enabled) throw new Error('leader election must stay on with more than one replica');
-  // The objects behind the generated CRD files (the same, without a YAML round trip).
-  const crds = [workloadSpreadCrd(), domainDisruptionBudgetCrd()].map((crd) => JSON.parse(JSON.stringify(crd)) as KubeObject);
+  const crds: KubeObject[] = [];
+  // The objects behind the generated CRD files (the same, without a YAML round trip: `manifests` starts faster).
+  for (const crd of values.crds.install ? [workloadSpreadCrd(), domainDisruptionBudgetCrd()] : []) {
+    const copy = JSON.parse(JSON.stringify(crd)) as KubeObject;
+    // As the chart renders them (templates/crds.yaml): the install's labels, and kept on `helm uninstall`.
+    copy.metadata = { ...(values.crds.keep ? { annotations: { 'helm.sh/resource-policy': 'keep' } } : {}), labels: commonLabels(), ...copy.metadata };
+    crds.push(copy);
+  }
   const rbac = rbacOptions(values);
   const selector = managerSelectorLabels();
   const objects: Obj[] = [...crds];
   if (values.namespace.create) {
-    objects.push({ apiVersion: 'v1', kind: 'Namespace', metadata: meta(namespace, undefined, { labels: { ...commonLabels(), 'pod-security.kubernetes.io/enforce': 'restricted' } }) });
+    // Host networking is outside every Pod Security level but privileged.
+    const level = values.hostNetwork ? 'privileged' : 'restricted';
+    objects.push({ apiVersion: 'v1', kind: 'Namespace', metadata: meta(namespace, undefined, { labels: { ...commonLabels(), 'pod-security.kubernetes.io/enforce': level } }) });
   }
   const saMeta = meta(INSTALL_NAMES.manager, namespace);
   withValue(saMeta, 'annotations', values.serviceAccount.annotations);
@@ -223,9 +234,33 @@ export function installObjects(options: InstallOptions): KubeObject[] {
     { apiVersion: 'v1', kind: 'Service', metadata: meta(INSTALL_NAMES.service, namespace), spec: { selector, ports: [{ name: 'https', port: 443, targetPort: 'webhook', protocol: 'TCP' }] } },
     deployment(namespace, values),
   );
+  const monitor = values.metrics.serviceMonitor;
+  if (monitor.enabled) {
+    objects.push({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta(INSTALL_NAMES.metricsService, namespace, { labels: { ...commonLabels(), 'app.kubernetes.io/component': 'metrics' } }),
+      spec: { selector, ports: [{ name: 'metrics', port: values.metrics.port, targetPort: 'metrics', protocol: 'TCP' }] },
+    });
+  }
   if (values.podDisruptionBudget.enabled) {
     objects.push({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: meta(INSTALL_NAMES.manager, namespace), spec: { maxUnavailable: values.podDisruptionBudget.maxUnavailable, selector: { matchLabels: selector } } });
   }
   objects.push(...webhooks(namespace, values));
+  if (monitor.enabled) {
+    const endpoint: Obj = { port: 'metrics', path: '/metrics', scheme: 'http' };
+    withValue(endpoint, 'interval', monitor.interval);
+    withValue(endpoint, 'scrapeTimeout', monitor.scrapeTimeout);
+    objects.push({
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'ServiceMonitor',
+      metadata: meta(INSTALL_NAMES.manager, namespace, { labels: { ...commonLabels(), ...monitor.labels } }),
+      spec: {
+        namespaceSelector: { matchNames: [namespace] },
+        selector: { matchLabels: { 'app.kubernetes.io/name': 'workloadspread', 'app.kubernetes.io/component': 'metrics' } },
+        endpoints: [endpoint],
+      },
+    });
+  }
   return objects as KubeObject[];
 }

@@ -32,6 +32,8 @@ export const INSTALL_NAMES = Object.freeze({
   issuer: 'workloadspread-selfsigned',
   /** Where the cert-manager Secret is mounted (`--cert-dir`). */
   certDir: '/etc/workloadspread/certs',
+  /** With metrics.serviceMonitor: the metrics Service (the ServiceMonitor is named like the manager). */
+  metricsService: 'workloadspread-metrics',
 });
 
 type Json = unknown;
@@ -44,6 +46,7 @@ export interface LabelSelectorRequirement {
 
 export interface InstallValues {
   namespace: { create: boolean; name: string };
+  crds: { install: boolean; keep: boolean };
   image: { repository: string; tag: string; pullPolicy: string };
   imagePullSecrets: Json[];
   replicas: number;
@@ -58,7 +61,7 @@ export interface InstallValues {
     namespaceSelector: { matchExpressions: LabelSelectorRequirement[] };
   };
   certificates: { certManager: { enabled: boolean; issuerRef: Record<string, Json> } };
-  metrics: { port: number };
+  metrics: { port: number; serviceMonitor: { enabled: boolean; interval: string; scrapeTimeout: string; labels: Record<string, string> } };
   health: { port: number };
   whitelist: { workloads: Json[] };
   rbac: { customWorkloads: CustomWorkloadAccess[] };
@@ -66,6 +69,8 @@ export interface InstallValues {
   resources: Record<string, Json>;
   podDisruptionBudget: { enabled: boolean; maxUnavailable: number | string };
   priorityClassName: string;
+  hostNetwork: boolean;
+  dnsPolicy: '' | 'ClusterFirst' | 'ClusterFirstWithHostNet' | 'Default' | 'None';
   podAnnotations: Record<string, string>;
   podLabels: Record<string, string>;
   nodeSelector: Record<string, string>;
@@ -80,6 +85,7 @@ const MANAGER_SELECTOR = { 'app.kubernetes.io/name': 'workloadspread', 'app.kube
 export function defaultInstallValues(): InstallValues {
   return {
     namespace: { create: false, name: '' },
+    crds: { install: true, keep: true },
     image: { repository: 'workloadspread', tag: '', pullPolicy: 'IfNotPresent' },
     imagePullSecrets: [],
     replicas: 2,
@@ -88,7 +94,7 @@ export function defaultInstallValues(): InstallValues {
     manager: { workers: 3, unschedulableRecoverySeconds: 300, guardPodDeletion: false, extraArgs: [] },
     webhook: { port: 9443, failurePolicy: 'Fail', timeoutSeconds: 10, excludeNamespaces: [], namespaceSelector: { matchExpressions: [] } },
     certificates: { certManager: { enabled: false, issuerRef: {} } },
-    metrics: { port: 8080 },
+    metrics: { port: 8080, serviceMonitor: { enabled: false, interval: '', scrapeTimeout: '', labels: {} } },
     health: { port: 8081 },
     whitelist: { workloads: [] },
     rbac: { customWorkloads: [] },
@@ -96,6 +102,8 @@ export function defaultInstallValues(): InstallValues {
     resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } },
     podDisruptionBudget: { enabled: true, maxUnavailable: 1 },
     priorityClassName: '',
+    hostNetwork: false,
+    dnsPolicy: '',
     podAnnotations: {},
     podLabels: {},
     nodeSelector: {},

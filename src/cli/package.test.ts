@@ -7,14 +7,14 @@
  * embedded cluster) and `kubectl_complete-workloadspread` (kubectl's plugin completion).
  *
  * The dependencies are the checkout's node_modules, linked beside the package, so nothing is
- * downloaded. kubectl is the one on PATH; without one the kubectl test is skipped and says so.
+ * downloaded. kubectl is the packaged kubectl 1.32 (src/testing/k8s-tools.ts), first on PATH.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { workloadSpreadCrd } from '../api/crd.ts';
 import { realClock } from '../clock/clock.ts';
 import { BUILTIN } from '../client/resources.ts';
@@ -23,6 +23,7 @@ import type { KubeObject } from '../k8s/types.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { VERSION } from '../manager/defaults.ts';
 import { eventually } from '../testing/eventually.ts';
+import { k8sTools } from '../testing/k8s-tools.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; bin: Record<string, string>; files: string[]; scripts: Record<string, string>; dependencies: Record<string, string> };
@@ -33,12 +34,6 @@ function exec(file: string, args: string[], options: { cwd?: string; env?: NodeJ
       done({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
     });
   });
-}
-
-/** The kubectl on PATH, or undefined. */
-function kubectlOnPath(): string | undefined {
-  const r = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
-  return r.status === 0 ? 'kubectl' : undefined;
 }
 
 describe('the published package', () => {
@@ -122,12 +117,13 @@ describe('the published package', () => {
   });
 
   describe('through kubectl', () => {
-    const kubectl = kubectlOnPath();
     let cluster: EmbeddedCluster | undefined;
     let kubeconfig: string;
+    /** The package's bin/ and the packaged kubectl first on PATH: kubectl finds the plugin there. */
+    let kenv: NodeJS.ProcessEnv;
 
     before(async () => {
-      if (kubectl === undefined) return;
+      kenv = { ...env, PATH: `${dirname(k8sTools().kubectl)}${delimiter}${env['PATH'] ?? ''}` };
       cluster = await startCluster({ clock: realClock() });
       await cluster.client.create(BUILTIN.customresourcedefinitions, workloadSpreadCrd() as KubeObject);
       await eventually(() => cluster!.client.list(WORKLOADSPREAD_REF, { limit: 1 }), { timeoutMs: 30_000, intervalMs: 100 });
@@ -139,20 +135,22 @@ describe('the published package', () => {
       } as KubeObject);
       kubeconfig = join(dir, 'kubeconfig');
       await cluster.writeKubeconfig(kubeconfig);
+      kenv['KUBECONFIG'] = kubeconfig;
     });
 
     after(async () => {
       await cluster?.stop();
     });
 
-    test('kubectl workloadspread status works (the plugin found on PATH), with kubectl\'s flags; kubectl completes it', { skip: kubectl === undefined ? 'no kubectl on PATH (the packaged kubectl of issue 15 is not on main yet)' : false }, async () => {
-      const kenv = { ...env, KUBECONFIG: kubeconfig };
+    test('kubectl workloadspread status works (kubectl 1.32 finds the plugin on PATH), with kubectl\'s flags; kubectl completes it', async () => {
+      const version = await exec('kubectl', ['version', '--client'], { env: kenv, cwd: dir });
+      assert.match(version.stdout, /Client Version: v1\.32\./);
       const list = await exec('kubectl', ['plugin', 'list'], { env: kenv, cwd: dir });
       assert.match(list.stdout, /kubectl-workloadspread\n/);
       const status = await exec('kubectl', ['workloadspread', 'status'], { env: kenv, cwd: dir });
       assert.equal(status.code, 0, status.stderr);
       assert.match(status.stdout, /^WorkloadSpread default\/web-spread → Deployment web \(not found\)\n/);
-      const selected = await exec('kubectl', ['workloadspread', 'status', '-A', '-l', 'team=web', '-o', 'yaml', '--kubeconfig', kubeconfig], { env, cwd: dir });
+      const selected = await exec('kubectl', ['workloadspread', 'status', '-A', '-l', 'team=web', '-o', 'yaml', '--kubeconfig', kubeconfig], { env: { ...kenv, KUBECONFIG: '' }, cwd: dir });
       assert.equal(selected.code, 0, selected.stderr);
       assert.match(selected.stdout, /^---\nworkloadSpreads:\n {2}- namespace: default\n {4}name: web-spread\n/);
       const none = await exec('kubectl', ['workloadspread', 'status', '-A', '-l', 'team=db', '-o', 'json'], { env: kenv, cwd: dir });

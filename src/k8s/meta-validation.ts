@@ -79,8 +79,8 @@ export function nameRuleForKind(kind: string): NameRule {
  * `generateName` is checked as a prefix, and one of name/generateName is required.
  * `metaPath` is the path of the metadata object (errors go to `.name` / `.generateName`).
  */
-export function validateObjectMetaName(name: unknown, metaPath: FieldPath, kind: string, options: { generateName?: unknown } = {}): FieldError[] {
-  const rule = nameRuleForKind(kind);
+export function validateObjectMetaName(name: unknown, metaPath: FieldPath, kind: string, options: { generateName?: unknown; rule?: NameRule } = {}): FieldError[] {
+  const rule = options.rule ?? nameRuleForKind(kind);
   const errs: FieldError[] = [];
   const generateName = asString(options.generateName) ?? '';
   if (generateName.length > 0) {

@@ -146,6 +146,11 @@ const TABLE = new Map<string, PatchMeta>([
   ['admissionregistration.k8s.io/v1/MutatingWebhookConfiguration', WEBHOOK_CONFIGURATION],
   ['admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration', WEBHOOK_CONFIGURATION],
   ['apiextensions.k8s.io/v1/CustomResourceDefinition', metadataOnly],
+  // RBAC: no list carries a patch strategy (rules and subjects are replaced whole).
+  ['rbac.authorization.k8s.io/v1/Role', metadataOnly],
+  ['rbac.authorization.k8s.io/v1/ClusterRole', metadataOnly],
+  ['rbac.authorization.k8s.io/v1/RoleBinding', metadataOnly],
+  ['rbac.authorization.k8s.io/v1/ClusterRoleBinding', metadataOnly],
 ]);
 
 /** The strategic-merge metadata of a built-in kind; undefined for kinds without it (custom resources). */

@@ -20,3 +20,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 app.kubernetes.io/name: workloadspread
 app.kubernetes.io/component: manager
 {{- end }}
+
+{{- /* The metadata lines spliced into each CRD file after its top-level `metadata:` (crds.yaml). */ -}}
+{{- define "workloadspread.crdMetadata" -}}
+{{ printf "\nmetadata:" }}
+{{- if .Values.crds.keep }}
+  annotations:
+    helm.sh/resource-policy: keep
+{{- end }}
+  labels:
+    {{- include "workloadspread.labels" . | nindent 4 }}
+{{ end }}

@@ -5,6 +5,7 @@
  * need the server (pods/binding, pods/eviction, namespaces/finalize) are
  * attached by the server core after construction.
  */
+import { accessReviewResources } from './access-review.ts';
 import type { ResourceDef, ResourceStrategy, ScaleSpec } from './resource-def.ts';
 import { controllerRevisionStrategy, deploymentStrategy, replicaSetStrategy, statefulSetStrategy } from './strategies/apps.ts';
 import { jobStrategy } from './strategies/batch.ts';
@@ -13,6 +14,7 @@ import { EVENTS_V1_CONVERSION, eventsV1Strategy } from './strategies/events.ts';
 import { customResourceDefinitionStrategy, webhookConfigurationStrategy } from './strategies/extensions.ts';
 import { leaseStrategy, podDisruptionBudgetStrategy, priorityClassStrategy } from './strategies/policy.ts';
 import { podStrategy } from './strategies/pod.ts';
+import { clusterRoleStrategy, RBAC_GROUP, roleBindingStrategy, roleStrategy } from './strategies/rbac.ts';
 import { serviceStrategy, type ServiceAllocator } from './strategies/service.ts';
 
 export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -96,8 +98,13 @@ export function builtinResources(deps: { serviceAllocator: ServiceAllocator }): 
       statefulSetStrategy(),
     ),
     { ...def({ group: 'events.k8s.io', version: 'v1', kind: 'Event', plural: 'events', namespaced: true, shortNames: ['ev'] }, eventsV1Strategy()), conversion: EVENTS_V1_CONVERSION },
+    ...accessReviewResources(),
     def({ group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', namespaced: true, categories: ['all'], status: true }, jobStrategy()),
     def({ group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', namespaced: true, shortNames: ['pdb'], status: true }, podDisruptionBudgetStrategy()),
+    def({ group: RBAC_GROUP, version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false }, roleBindingStrategy(false)),
+    def({ group: RBAC_GROUP, version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', namespaced: false }, clusterRoleStrategy()),
+    def({ group: RBAC_GROUP, version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true }, roleBindingStrategy(true)),
+    def({ group: RBAC_GROUP, version: 'v1', kind: 'Role', plural: 'roles', namespaced: true }, roleStrategy()),
     def(
       { group: 'admissionregistration.k8s.io', version: 'v1', kind: 'MutatingWebhookConfiguration', plural: 'mutatingwebhookconfigurations', namespaced: false, categories: ['api-extensions'] },
       webhookConfigurationStrategy(true),

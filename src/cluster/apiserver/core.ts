@@ -34,6 +34,7 @@ import { installCustomResourceSchemas } from './schema/custom-resource-schema.ts
 import { ServiceAllocator } from './strategies/service.ts';
 import { installTablePrinting } from './table/table.ts';
 import { SYSTEM_PRIORITY_CLASSES } from './strategies/policy.ts';
+import { BOOTSTRAP_RBAC, RBAC_GROUP } from './strategies/rbac.ts';
 
 export const SYSTEM_USER: UserInfo = { username: 'system:apiserver', uid: 'apiserver', groups: ['system:masters', 'system:authenticated'] };
 
@@ -114,7 +115,8 @@ export class ApiServerCore implements ApiServerHost {
 
   /**
    * Creates what every cluster starts with: namespaces (each with its `default`
-   * ServiceAccount and kube-root-ca.crt), system priority classes, the `kubernetes` Service.
+   * ServiceAccount and kube-root-ca.crt), system priority classes, the `cluster-admin`
+   * ClusterRole bound to system:masters, the `kubernetes` Service.
    */
   async bootstrap(): Promise<void> {
     const ctx = this.systemContext();
@@ -127,6 +129,10 @@ export class ApiServerCore implements ApiServerHost {
       if (pc !== undefined) {
         await this.ops.create(pc, '', { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: c.name }, value: c.value, description: c.description }, ctx);
       }
+    }
+    for (const { plural, object } of BOOTSTRAP_RBAC) {
+      const def = this.registry.get(RBAC_GROUP, 'v1', plural);
+      if (def !== undefined) await this.ops.create(def, '', structuredClone(object), ctx);
     }
     const svc = this.registry.get('', 'v1', 'services');
     if (svc !== undefined) {

@@ -68,8 +68,11 @@ describe('legacy discovery', () => {
     assert.deepEqual(groups.groups.map((g) => g.name), [
       'apps',
       'events.k8s.io',
+      'authentication.k8s.io',
+      'authorization.k8s.io',
       'batch',
       'policy',
+      'rbac.authorization.k8s.io',
       'admissionregistration.k8s.io',
       'apiextensions.k8s.io',
       'scheduling.k8s.io',

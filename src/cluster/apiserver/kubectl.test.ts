@@ -1,6 +1,5 @@
 /**
- * Smoke tests with the real kubectl (skipped with a message when it is not on
- * PATH): get, apply twice (the second apply is a strategic-merge PATCH),
+ * Smoke tests with the real kubectl (1.32, from src/testing/k8s-tools.ts): get, apply twice (the second apply is a strategic-merge PATCH),
  * server-side apply, get -o json, scale, describe, get -w and delete — each
  * with nothing on stderr (no warnings, no discovery fallbacks).
  *
@@ -9,22 +8,22 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VirtualClock } from '../../clock/virtual-clock.ts';
+import { k8sTools } from '../../testing/k8s-tools.ts';
 import { pod, startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
 
-const hasKubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
-const skip = hasKubectl ? false : 'kubectl is not on PATH: skipping the kubectl smoke tests';
+const KUBECTL = k8sTools().kubectl;
 
 let c: TestCluster;
 let dir: string;
 
 function kubectl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('kubectl', ['--cache-dir', join(dir, 'cache'), ...args], { env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(KUBECTL, ['--cache-dir', join(dir, 'cache'), ...args], { env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) => {
       resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr });
     });
   });
@@ -51,18 +50,16 @@ spec:
 `;
 
 before(async () => {
-  if (!hasKubectl) return;
   dir = mkdtempSync(join(tmpdir(), 'ws-kubectl-'));
   c = await startTestCluster(new VirtualClock(Date.UTC(2026, 0, 1)), testCertificate());
   await c.server.writeKubeconfig(join(dir, 'kubeconfig'));
 });
 after(async () => {
-  if (!hasKubectl) return;
   await c.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('kubectl', { skip }, () => {
+describe('kubectl', () => {
   test('get ns', async () => {
     const r = await kubectl('get', 'ns', '-o', 'name');
     assert.equal(r.stderr, '');
@@ -107,7 +104,7 @@ describe('kubectl', { skip }, () => {
   });
 
   test('get -w prints objects as they change', async () => {
-    const child = spawn('kubectl', ['--cache-dir', join(dir, 'cache'), 'get', 'pods', '-w', '-o', 'name'], { env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir } });
+    const child = spawn(KUBECTL, ['--cache-dir', join(dir, 'cache'), 'get', 'pods', '-w', '-o', 'name'], { env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir } });
     let out = '';
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
@@ -132,5 +129,67 @@ describe('kubectl', { skip }, () => {
     const gone = await kubectl('get', 'deploy', 'web');
     assert.equal(gone.code, 1);
     assert.equal(gone.stderr.trim(), 'Error from server (NotFound): deployments.apps "web" not found');
+  });
+});
+
+describe('kubectl with RBAC objects and the auth commands', () => {
+  test('create role, rolebinding, clusterrole, clusterrolebinding (protobuf bodies); get -o wide shows the role and subjects', async () => {
+    for (const args of [
+      ['create', 'role', 'reader', '--verb=get,list', '--resource=pods'],
+      ['create', 'rolebinding', 'reader', '--role=reader', '--user=alice', '--serviceaccount=default:bot'],
+      ['create', 'clusterrole', 'node-reader', '--verb=get', '--resource=nodes'],
+      ['create', 'clusterrolebinding', 'node-reader', '--clusterrole=node-reader', '--group=ops'],
+    ]) {
+      const r = await kubectl(...args);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stderr, '');
+    }
+    const wide = await kubectl('get', 'rolebinding', 'reader', '-o', 'wide', '--no-headers');
+    assert.match(wide.stdout, /^reader\s+Role\/reader\s+\S+\s+alice\s+default\/bot\s*$/m);
+    const binding = JSON.parse((await kubectl('get', 'clusterrolebinding', 'node-reader', '-o', 'json')).stdout) as { roleRef: unknown; subjects: unknown };
+    assert.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'node-reader' });
+    assert.deepEqual(binding.subjects, [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'ops' }]);
+    assert.match((await kubectl('get', 'clusterroles')).stdout, /^NAME\s+CREATED AT\ncluster-admin\s+\d{4}-\d\d-\d\dT[^\n]*\nnode-reader\s+\d{4}-\d\d-\d\dT/m);
+    // Every cluster starts with cluster-admin bound to system:masters, the admin's group.
+    assert.match((await kubectl('get', 'clusterrolebinding', 'cluster-admin', '-o', 'wide', '--no-headers')).stdout, /^cluster-admin\s+ClusterRole\/cluster-admin\s+\S+\s+system:masters\s*$/m);
+  });
+
+  test('the API server validates RBAC objects as upstream does, and keeps roleRef immutable', async () => {
+    const bad = await kubectl('create', 'clusterrolebinding', 'bad', '--clusterrole=x', '--serviceaccount=nons');
+    assert.equal(bad.code, 1);
+    const rule = await kubectl('create', 'role', 'no-verbs', '--verb=get', '--resource=pods', '--dry-run=client', '-o', 'json');
+    const noVerbs = { ...(JSON.parse(rule.stdout) as Record<string, unknown>), rules: [{ apiGroups: [''], resources: ['pods'], verbs: [] }] };
+    writeFileSync(join(dir, 'no-verbs.json'), JSON.stringify(noVerbs));
+    const refused = await kubectl('create', '-f', join(dir, 'no-verbs.json'));
+    assert.equal(refused.code, 1);
+    assert.equal(refused.stderr.trim(), 'The Role "no-verbs" is invalid: rules[0].verbs: Required value: verbs must contain at least one value');
+    const changed = await kubectl('patch', 'rolebinding', 'reader', '--type=merge', '-p', '{"roleRef":{"name":"other"}}');
+    assert.equal(changed.code, 1);
+    assert.match(changed.stderr, /roleRef: Invalid value: .*cannot change roleRef/);
+  });
+
+  test('auth can-i, can-i --list and whoami answer for the kubeconfig\'s admin', async () => {
+    assert.deepEqual(await kubectl('auth', 'can-i', 'delete', 'rolebindings'), { code: 0, stdout: 'yes\n', stderr: '' });
+    assert.deepEqual(await kubectl('auth', 'can-i', 'create', 'clusterrolebindings', '--all-namespaces'), { code: 0, stdout: 'yes\n', stderr: '' });
+    assert.deepEqual(await kubectl('auth', 'can-i', 'get', '/healthz'), { code: 0, stdout: 'yes\n', stderr: '' });
+    const list = await kubectl('auth', 'can-i', '--list');
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, /^\*\.\*\s+\[\]\s+\[\]\s+\[\*\]$/m);
+    assert.match(list.stdout, /^\s+\[\*\]\s+\[\]\s+\[\*\]$/m);
+    const whoami = await kubectl('auth', 'whoami', '-o', 'json');
+    assert.deepEqual((JSON.parse(whoami.stdout) as { status: unknown }).status, { userInfo: { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] } });
+  });
+
+  test('explain reads the protobuf OpenAPI v2 document, for built-in kinds and CRDs alike', async () => {
+    const crd = await kubectl('apply', '-f', new URL('../../../deploy/crds/apps.kruise.io_workloadspreads.yaml', import.meta.url).pathname);
+    assert.equal(crd.code, 0, crd.stderr);
+    await c.server.core.idle();
+    const rb = await kubectl('explain', 'rolebinding.roleRef', '--output=plaintext-openapiv2');
+    assert.equal(rb.code, 0, rb.stderr);
+    assert.match(rb.stdout, /FIELDS:\n\s+apiGroup\t<string>/);
+    const ws = await kubectl('explain', 'workloadspread.spec.subsets', '--output=plaintext-openapiv2');
+    assert.equal(ws.code, 0, ws.stderr);
+    assert.match(ws.stdout, /RESOURCE: subsets <\[\]Object>/);
+    assert.match(ws.stdout, /\n {3}maxReplicas\t</);
   });
 });

@@ -75,7 +75,7 @@ export function prepareCreate(def: ResourceDef, obj: KubeObject, ctx: StrategyCo
 export function validateCreateMeta(def: ResourceDef, obj: KubeObject): FieldError[] {
   const meta = asRecord(obj.metadata) ?? {};
   const path = root('metadata');
-  const errs = validateObjectMetaName(meta['name'], path, def.kind, { generateName: meta['generateName'] });
+  const errs = validateObjectMetaName(meta['name'], path, def.kind, { generateName: meta['generateName'], ...(def.strategy.nameRule !== undefined ? { rule: def.strategy.nameRule } : {}) });
   const namespace = asString(meta['namespace']) ?? '';
   if (def.namespaced) {
     if (namespace === '') errs.push(required(path.child('namespace')));

@@ -14,6 +14,7 @@
  * Types only; the generic behaviour lives in operations.ts.
  */
 import type { FieldError } from '../../k8s/field-errors.ts';
+import type { NameRule } from '../../k8s/meta-validation.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import type { Result, Status } from './errors.ts';
 
@@ -64,6 +65,8 @@ export interface StrategyContext {
 }
 
 export interface ResourceStrategy {
+  /** The rule `metadata.name` must follow, when it is not a DNS subdomain (RBAC objects: any path segment). */
+  nameRule?: NameRule;
   /** Scheme defaulting: runs on every decoded body (create, update, patch result) before admission. */
   applyDefaults?(obj: KubeObject): void;
   /** The typed-decode check ("cannot unmarshal string into ..."): a message when the JSON shape is wrong. */
@@ -184,6 +187,11 @@ export interface ResourceDef {
   conversion?: ResourceConversion;
   /** A warning every request to this resource gets (a CRD version marked `deprecated`). */
   deprecationWarning?: string;
+  /**
+   * A create-only resource without storage (upstream's `rest.Creater` of the access reviews):
+   * a POST is answered 201 with what this returns, and nothing is stored.
+   */
+  virtualCreate?(obj: KubeObject, ctx: RequestContext): Result<KubeObject>;
 }
 
 export interface ResourceConversion {

@@ -10,7 +10,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,7 @@ import { Informer } from '../../client/store.ts';
 import { isPodReady } from '../../k8s/pod.ts';
 import type { KubeObject, Pod } from '../../k8s/types.ts';
 import { testBedCertificate, type ClientTestBed } from '../../testing/client-test-bed.ts';
+import { k8sTools } from '../../testing/k8s-tools.ts';
 import { freshNamespace, PodStarter, podTemplate, startControllerTestBed } from '../../testing/workload-controllers-bed.ts';
 import { DeploymentController } from './deployment.ts';
 import { computePodTemplateHash } from './pod-template-hash.ts';
@@ -448,9 +449,9 @@ describe('progress deadline', () => {
   });
 });
 
-const hasKubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
+const KUBECTL = k8sTools().kubectl;
 
-describe('kubectl rollout status', { skip: hasKubectl ? false : 'kubectl is not on PATH' }, () => {
+describe('kubectl rollout status', () => {
   test('reports a finished rollout and a rollout past its deadline', async () => {
     const ns = await freshNamespace(bed.client);
     const dir = mkdtempSync(join(tmpdir(), 'ws-rollout-'));
@@ -458,7 +459,7 @@ describe('kubectl rollout status', { skip: hasKubectl ? false : 'kubectl is not 
       await bed.server.writeKubeconfig(join(dir, 'kubeconfig'), ns);
       const kubectl = (...args: string[]) =>
         new Promise<{ code: number; out: string }>((resolve) => {
-          execFile('kubectl', ['--cache-dir', join(dir, 'cache'), ...args], { env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) =>
+          execFile(KUBECTL, ['--cache-dir', join(dir, 'cache'), ...args], { env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) =>
             resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, out: `${stdout}${stderr}` }),
           );
         });

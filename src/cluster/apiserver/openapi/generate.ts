@@ -42,6 +42,13 @@ export const ROOT_KINDS: [string, string, string, string][] = [
   ['apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'V1CustomResourceDefinition'],
   ['admissionregistration.k8s.io', 'v1', 'MutatingWebhookConfiguration', 'V1MutatingWebhookConfiguration'],
   ['admissionregistration.k8s.io', 'v1', 'ValidatingWebhookConfiguration', 'V1ValidatingWebhookConfiguration'],
+  ['rbac.authorization.k8s.io', 'v1', 'ClusterRole', 'V1ClusterRole'],
+  ['rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', 'V1ClusterRoleBinding'],
+  ['rbac.authorization.k8s.io', 'v1', 'Role', 'V1Role'],
+  ['rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'V1RoleBinding'],
+  ['authorization.k8s.io', 'v1', 'SelfSubjectAccessReview', 'V1SelfSubjectAccessReview'],
+  ['authorization.k8s.io', 'v1', 'SelfSubjectRulesReview', 'V1SelfSubjectRulesReview'],
+  ['authentication.k8s.io', 'v1', 'SelfSubjectReview', 'V1SelfSubjectReview'],
 ];
 
 const META_TYPES = new Set([
@@ -70,9 +77,12 @@ const OWN_TYPES: Record<string, RegExp> = {
   'events.k8s.io': /^Event/,
   'apiextensions.k8s.io': /^(CustomResource|JSONSchemaProps|ExternalDocumentation|ValidationRule|SelectableField|WebhookConversion|ServiceReference|WebhookClientConfig)/,
   'admissionregistration.k8s.io': /^(MutatingWebhook|ValidatingWebhook|RuleWithOperations|MatchCondition|ServiceReference|WebhookClientConfig)/,
+  'rbac.authorization.k8s.io': /^(ClusterRole|Role|PolicyRule|AggregationRule|Subject)/,
+  'authorization.k8s.io': /^(SelfSubject|SubjectAccess|SubjectRules|ResourceAttributes|NonResourceAttributes|ResourceRule|NonResourceRule|FieldSelectorAttributes|LabelSelectorAttributes)/,
+  'authentication.k8s.io': /^(SelfSubjectReview|UserInfo)/,
 };
 
-const GROUP_PREFIXES: Record<string, string> = { Core: '', Events: 'events.k8s.io', Admissionregistration: 'admissionregistration.k8s.io', Apiextensions: 'apiextensions.k8s.io' };
+const GROUP_PREFIXES: Record<string, string> = { Core: '', Events: 'events.k8s.io', Admissionregistration: 'admissionregistration.k8s.io', Apiextensions: 'apiextensions.k8s.io', Rbac: 'rbac.authorization.k8s.io' };
 
 interface Attribute {
   name: string;
@@ -85,7 +95,8 @@ type ModelClass = { getAttributeTypeMap(): Attribute[] };
 function packageOf(group: string, version: string): string {
   if (group === '') return `io.k8s.api.core.${version}`;
   if (group === 'apiextensions.k8s.io') return `io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.${version}`;
-  return `io.k8s.api.${group.replace(/\.k8s\.io$/, '').replace(/\./g, '')}.${version}`;
+  // The Go package's name: the group's first label (rbac.authorization.k8s.io → rbac).
+  return `io.k8s.api.${group.split('.')[0] ?? group}.${version}`;
 }
 
 /** The compact description, as the text of the generated TypeScript module. */
@@ -100,7 +111,7 @@ export async function compactSchemas(): Promise<string> {
     let base = cls;
     let g = group;
     let v = version;
-    const prefixed = /^(Core|Events|Admissionregistration|Apiextensions)(V\d+(?:alpha\d+|beta\d+)?)(.+)$/.exec(cls);
+    const prefixed = /^(Core|Events|Admissionregistration|Apiextensions|Rbac)(V\d+(?:alpha\d+|beta\d+)?)(.+)$/.exec(cls);
     const plain = /^(V\d+(?:alpha\d+|beta\d+)?)(.+)$/.exec(cls);
     if (prefixed !== null) {
       g = GROUP_PREFIXES[prefixed[1] as string] ?? group;

@@ -9,6 +9,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
 import { parse as parseYaml } from 'yaml';
 import { VirtualClock } from '../../../clock/virtual-clock.ts';
 import { rawRequest, startTestCluster, testCertificate, type TestCluster } from '../../../testing/apiserver-bed.ts';
@@ -87,22 +88,64 @@ describe('OpenAPI v3', () => {
     assert.deepEqual(Object.keys(patch.requestBody.content), ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']);
   });
 
+  test('a stale hash is redirected to the current document; only the current hash may be cached for good', async () => {
+    const index = (await rawRequest(c.server, 'GET', '/openapi/v3')).json as { paths: Record<string, { serverRelativeURL: string }> };
+    const current = index.paths['apis/apps/v1']?.serverRelativeURL ?? '';
+    const stale = await rawRequest(c.server, 'GET', '/openapi/v3/apis/apps/v1?hash=0123');
+    assert.equal(stale.status, 301);
+    assert.equal(stale.headers['location'], current);
+    const fresh = await rawRequest(c.server, 'GET', current);
+    assert.equal(fresh.headers['cache-control'], 'public, immutable');
+    assert.equal((await rawRequest(c.server, 'GET', '/openapi/v3/apis/apps/v1')).headers['cache-control'], undefined);
+  });
+
+  test('the RBAC group has its document', async () => {
+    const doc = await v3('apis/rbac.authorization.k8s.io/v1');
+    assert.deepEqual(doc.components.schemas['io.k8s.api.rbac.v1.RoleBinding']['x-kubernetes-group-version-kind'], [{ group: 'rbac.authorization.k8s.io', kind: 'RoleBinding', version: 'v1' }]);
+    assert.ok(doc.paths['/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings/{name}'] !== undefined);
+  });
+
   test('an unknown group-version is a 404', async () => {
     assert.equal((await rawRequest(c.server, 'GET', '/openapi/v3/apis/nothing.example.com/v1')).status, 404);
   });
 });
 
 describe('OpenAPI v2', () => {
-  test('protobuf only: 406, so client-go moves on', async () => {
-    const res = await rawRequest(c.server, 'GET', '/openapi/v2', { headers: { Accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' } });
-    assert.equal(res.status, 406);
-    assert.equal((res.json as { reason: string }).reason, 'NotAcceptable');
+  test('protobuf, as client-go asks for it (either spelling): gnostic\'s Document, with an ETag that revalidates', async () => {
+    for (const accept of ['application/com.github.proto-openapi.spec.v2@v1.0+protobuf', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf']) {
+      const res = await rawRequest(c.server, 'GET', '/openapi/v2', { headers: { Accept: accept } });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['content-type'], 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf');
+      assert.match(String(res.headers['etag']), /^"[0-9A-F]{128}"$/);
+      // Document.swagger (field 1) = "2.0", then Document.info (field 2).
+      assert.deepEqual([...Buffer.from(res.text, 'latin1').subarray(0, 5)], [0x0a, 3, 0x32, 0x2e, 0x30]);
+      const again = await rawRequest(c.server, 'GET', '/openapi/v2', { headers: { Accept: accept, 'If-None-Match': String(res.headers['etag']) } });
+      assert.equal(again.status, 304);
+    }
   });
-  test('JSON: the definitions with $refs in v2 style', async () => {
+  test('neither JSON nor protobuf acceptable: 406 with no body, as kube-openapi answers', async () => {
+    const res = await rawRequest(c.server, 'GET', '/openapi/v2', { headers: { Accept: 'text/html' } });
+    assert.equal(res.status, 406);
+    assert.equal(res.text, '');
+  });
+  test('JSON: paths with the kind and the fieldValidation parameter, definitions with $refs in v2 style', async () => {
     const res = await rawRequest(c.server, 'GET', '/openapi/v2', { headers: { Accept: 'application/json' } });
-    const doc = res.json as { swagger: string; definitions: Record<string, any> };
+    const doc = res.json as { swagger: string; paths: Record<string, any>; definitions: Record<string, any> };
     assert.equal(doc.swagger, '2.0');
     assert.equal(doc.definitions['io.k8s.api.core.v1.Pod'].properties.spec.$ref, '#/definitions/io.k8s.api.core.v1.PodSpec');
+    assert.deepEqual(doc.definitions['io.k8s.api.apps.v1.RollingUpdateDeployment'].properties.maxSurge, { type: 'string', format: 'int-or-string' });
+    const patch = doc.paths['/apis/rbac.authorization.k8s.io/v1/clusterroles/{name}'].patch;
+    assert.deepEqual(patch['x-kubernetes-group-version-kind'], { group: 'rbac.authorization.k8s.io', kind: 'ClusterRole', version: 'v1' });
+    assert.ok(patch.parameters.some((p: any) => p.name === 'fieldValidation' && p.in === 'query' && p.type === 'string'));
+    assert.deepEqual(patch.parameters.at(-1), { name: 'body', in: 'body', required: true, schema: { $ref: '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.Patch' } });
+    assert.ok(patch.consumes.includes('application/strategic-merge-patch+json'));
+    assert.deepEqual(patch.responses['200'].schema, { $ref: '#/definitions/io.k8s.api.rbac.v1.ClusterRole' });
+    const noV3Keywords = (s: any, at: string): void => {
+      for (const k of ['anyOf', 'oneOf', 'not', 'nullable']) assert.equal(s[k], undefined, `${at}: Swagger 2.0 has no ${k}`);
+      for (const [p, sub] of Object.entries(s.properties ?? {})) noV3Keywords(sub, `${at}.${p}`);
+      for (const sub of [s.items, s.additionalProperties].filter((x) => typeof x === 'object')) noV3Keywords(sub, `${at}[]`);
+    };
+    for (const [name, schema] of Object.entries(doc.definitions)) noV3Keywords(schema, name);
   });
 });
 
@@ -159,5 +202,80 @@ describe('the built-in description', () => {
     for (const def of c.server.core.registry.all().filter((d) => d.builtin)) {
       assert.ok(catalog.definitionOf(def) !== undefined, `${def.group}/${def.version} ${def.kind}`);
     }
+  });
+});
+
+describe('create-only resources', () => {
+  test('an access review has a POST and nothing else, in both versions; its discovery entry has no storage version', async () => {
+    const doc = await v3('apis/authorization.k8s.io/v1');
+    assert.deepEqual(Object.keys(doc.paths).sort(), ['/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews']);
+    assert.deepEqual(Object.keys(doc.paths['/apis/authorization.k8s.io/v1/selfsubjectaccessreviews'] ?? {}).sort(), ['parameters', 'post']);
+    const v2 = (await rawRequest(c.server, 'GET', '/openapi/v2', { headers: { Accept: 'application/json' } })).json as { paths: Record<string, Record<string, unknown>> };
+    assert.deepEqual(Object.keys(v2.paths['/apis/authentication.k8s.io/v1/selfsubjectreviews'] ?? {}).sort(), ['parameters', 'post']);
+    const list = (await rawRequest(c.server, 'GET', '/apis/authorization.k8s.io/v1')).json as { resources: Record<string, unknown>[] };
+    const ssar = list.resources.find((r) => r['name'] === 'selfsubjectaccessreviews');
+    assert.deepEqual(ssar, { name: 'selfsubjectaccessreviews', singularName: 'selfsubjectaccessreview', namespaced: false, kind: 'SelfSubjectAccessReview', verbs: ['create'] });
+  });
+});
+
+/** Minimal protobuf reader for the test: the length-delimited fields of a message, by number. */
+function fields(b: Buffer): Map<number, Buffer[]> {
+  const out = new Map<number, Buffer[]>();
+  let p = 0;
+  const varint = (): number => {
+    let r = 0;
+    let s = 0;
+    for (;;) {
+      const x = b[p++] as number;
+      r += (x & 0x7f) * 2 ** s;
+      if ((x & 0x80) === 0) return r;
+      s += 7;
+    }
+  };
+  while (p < b.length) {
+    const tag = varint();
+    const wire = tag % 8;
+    if (wire === 0) varint();
+    else if (wire === 1) p += 8;
+    else if (wire === 2) {
+      const len = varint();
+      const list = out.get(Math.floor(tag / 8)) ?? [];
+      list.push(b.subarray(p, p + len));
+      out.set(Math.floor(tag / 8), list);
+      p += len;
+    } else throw new Error(`wire type ${wire}`);
+  }
+  return out;
+}
+const text = (b: Buffer | undefined) => b?.toString('utf8') ?? '';
+
+describe('OpenAPI v2 in protobuf', () => {
+  test('the paths of the JSON document, each PATCH with its kind (as YAML) and the fieldValidation query parameter', async () => {
+    const json = (await rawRequest(c.server, 'GET', '/openapi/v2', { headers: { Accept: 'application/json' } })).json as { paths: Record<string, unknown>; definitions: Record<string, unknown> };
+    const binary = await new Promise<Buffer>((resolve, reject) => {
+      const req = request({ host: c.server.host, port: c.server.port, path: '/openapi/v2', ca: c.server.caPem, headers: { Authorization: `Bearer ${c.server.token}`, Accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    const doc = fields(binary);
+    assert.equal(text(doc.get(1)?.[0]), '2.0');
+    // Document.paths (8) → Paths.path (2) → NamedPathItem {name 1, value 2}.
+    const named = fields(doc.get(8)?.[0] ?? Buffer.alloc(0)).get(2) ?? [];
+    assert.deepEqual(named.map((n) => text(fields(n).get(1)?.[0])), Object.keys(json.paths));
+    const item = named.map((n) => fields(n)).find((n) => text(n.get(1)?.[0]) === '/apis/rbac.authorization.k8s.io/v1/clusterroles/{name}');
+    const patch = fields(fields(item?.get(2)?.[0] ?? Buffer.alloc(0)).get(8)?.[0] ?? Buffer.alloc(0));
+    // Operation.vendor_extension (13) → NamedAny {name, Any {yaml = 2}}.
+    const extensions = new Map((patch.get(13) ?? []).map((e) => [text(fields(e).get(1)?.[0]), text(fields(fields(e).get(2)?.[0] ?? Buffer.alloc(0)).get(2)?.[0])]));
+    assert.deepEqual(parseYaml(extensions.get('x-kubernetes-group-version-kind') ?? ''), { group: 'rbac.authorization.k8s.io', kind: 'ClusterRole', version: 'v1' });
+    // Operation.parameters (8) → ParametersItem.parameter (1) → Parameter.non_body_parameter (2) → query (3) → name (4).
+    const queryNames = (patch.get(8) ?? []).map((p) => fields(fields(fields(fields(p).get(1)?.[0] ?? Buffer.alloc(0)).get(2)?.[0] ?? Buffer.alloc(0)).get(3)?.[0] ?? Buffer.alloc(0)).get(4)?.[0]).map(text);
+    assert.ok(queryNames.includes('fieldValidation'), queryNames.join());
+    // Document.definitions (9): every definition, in the JSON document's order.
+    const definitions = (fields(doc.get(9)?.[0] ?? Buffer.alloc(0)).get(1) ?? []).map((d) => text(fields(d).get(1)?.[0]));
+    assert.deepEqual(definitions, Object.keys(json.definitions));
   });
 });

@@ -84,9 +84,10 @@ function expandType(t: string, version: OpenApiVersion, refs: Set<string>): Sche
     case 'number/double':
       return { type: 'number', format: 'double' };
     case 'int-or-string':
-      return { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] };
+      // Swagger 2.0 has no anyOf: upstream's v2 spells IntOrString as a string of format int-or-string.
+      return version === 'v3' ? { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] } : { type: 'string', format: 'int-or-string' };
     case 'any':
-      return { 'x-kubernetes-preserve-unknown-fields': true };
+      return version === 'v3' ? { 'x-kubernetes-preserve-unknown-fields': true } : { type: 'object' };
     case 'object':
       return { type: 'object' };
     default:
@@ -119,6 +120,41 @@ function patchExtensions(): Map<string, SchemaObject> {
     if (def.k === undefined) continue;
     const [group, version, kind] = def.k;
     walk(name, patchMetaForKind(group === '' ? version : `${group}/${version}`, kind), new Set());
+  }
+  return out;
+}
+
+/**
+ * What Swagger 2.0 (and kubectl's v2 model parser) can take of a CRD's structural schema, as
+ * upstream's `ToStructuralOpenAPIV2` cuts it: no allOf/anyOf/oneOf/not; a nullable or
+ * unknown-fields-preserving node loses its items and properties (a nullable one its type too);
+ * an array left without items loses its type.
+ */
+export function toStructuralV2(schema: SchemaObject): SchemaObject {
+  const out: SchemaObject = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === 'allOf' || k === 'anyOf' || k === 'oneOf' || k === 'not' || k === 'nullable') continue;
+    if (k === 'properties' && asRecord(v) !== undefined) out[k] = Object.fromEntries(Object.entries(asRecord(v) ?? {}).map(([p, s]) => [p, toStructuralV2(asRecord(s) ?? {})]));
+    else if ((k === 'items' || k === 'additionalProperties') && asRecord(v) !== undefined) out[k] = toStructuralV2(asRecord(v) ?? {});
+    else out[k] = v;
+  }
+  if (schema['nullable'] === true) {
+    delete out['type'];
+    delete out['items'];
+    delete out['properties'];
+  }
+  if (schema['x-kubernetes-preserve-unknown-fields'] === true) {
+    delete out['items'];
+    delete out['properties'];
+  }
+  if (out['type'] === 'array' && out['items'] === undefined) delete out['type'];
+  // A nullable field is not required any more in v2 (it may be absent where null was allowed).
+  const props = asRecord(schema['properties']);
+  const required = asArray(out['required']);
+  if (props !== undefined && required !== undefined) {
+    const kept = required.filter((f) => asRecord(props[String(f)])?.['nullable'] !== true);
+    if (kept.length > 0) out['required'] = kept;
+    else delete out['required'];
   }
   return out;
 }
@@ -189,7 +225,7 @@ export class SchemaCatalog {
   }
 
   #customSchema(schema: SchemaObject, gvk: GroupVersionKindRef, version: OpenApiVersion, refs: Set<string>): SchemaObject {
-    const out = structuredClone(schema);
+    const out = version === 'v3' ? structuredClone(schema) : toStructuralV2(schema);
     const props = { ...(asRecord(out['properties']) ?? {}) };
     props['apiVersion'] = { type: 'string', description: 'The versioned schema of this representation of an object.' };
     props['kind'] = { type: 'string', description: 'The REST resource this object represents.' };

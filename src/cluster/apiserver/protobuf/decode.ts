@@ -240,7 +240,8 @@ function messageFor(apiVersion: string, kind: string): string | undefined {
   const slash = apiVersion.indexOf('/');
   const group = slash >= 0 ? apiVersion.slice(0, slash) : '';
   const version = slash >= 0 ? apiVersion.slice(slash + 1) : apiVersion;
-  const pkg = group === '' ? 'core' : group.replace(/\.k8s\.io$/, '').replace(/\./g, '');
+  // The Go package's name: the group's first label (rbac.authorization.k8s.io → rbac).
+  const pkg = group === '' ? 'core' : (group.split('.')[0] ?? group);
   for (const candidate of [`.k8s.io.api.${pkg}.${version}.${kind}`, `${META}.${kind}`]) {
     if (PROTO_MESSAGES[candidate] !== undefined) return candidate;
   }

@@ -177,6 +177,13 @@ export const PROTO_ROOTS = [
   '.k8s.io.api.autoscaling.v1.Scale',
   '.k8s.io.api.admissionregistration.v1.MutatingWebhookConfiguration',
   '.k8s.io.api.admissionregistration.v1.ValidatingWebhookConfiguration',
+  '.k8s.io.api.rbac.v1.ClusterRole',
+  '.k8s.io.api.rbac.v1.ClusterRoleBinding',
+  '.k8s.io.api.rbac.v1.Role',
+  '.k8s.io.api.rbac.v1.RoleBinding',
+  '.k8s.io.api.authorization.v1.SelfSubjectAccessReview',
+  '.k8s.io.api.authorization.v1.SelfSubjectRulesReview',
+  '.k8s.io.api.authentication.v1.SelfSubjectReview',
   '.k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions',
   '.k8s.io.apimachinery.pkg.runtime.Unknown',
 ];

@@ -151,6 +151,32 @@ export const webhookConfigurationPrinter: Printer = {
   cells: (w, now) => [name(w), list(w['webhooks']).length, age(w, now)],
 };
 
+/** Users, Groups, ServiceAccounts of a binding's subjects (`SubjectsStrings`). */
+function subjectCells(binding: KubeObject): [string, string, string] {
+  const users: string[] = [];
+  const groups: string[] = [];
+  const serviceAccounts: string[] = [];
+  for (const s of list(binding['subjects'])) {
+    const subjectName = str(s['name']);
+    if (str(s['kind']) === 'User') users.push(subjectName);
+    else if (str(s['kind']) === 'Group') groups.push(subjectName);
+    else if (str(s['kind']) === 'ServiceAccount') serviceAccounts.push(str(s['namespace']) === '' ? subjectName : `${str(s['namespace'])}/${subjectName}`);
+  }
+  return [users.join(', '), groups.join(', '), serviceAccounts.join(', ')];
+}
+
+export const roleBindingPrinter: Printer = {
+  columns: [
+    NAME_COLUMN,
+    col('Role', 'string', 'Role to which this binding refers.'),
+    AGE_COLUMN,
+    col('Users', 'string', 'Users in the binding.', 1),
+    col('Groups', 'string', 'Groups in the binding.', 1),
+    col('ServiceAccounts', 'string', 'ServiceAccounts in the binding.', 1),
+  ],
+  cells: (b, now) => [name(b), `${str(rec(b['roleRef'])['kind'])}/${str(rec(b['roleRef'])['name'])}`, age(b, now), ...subjectCells(b)],
+};
+
 const PRINTERS: Record<string, Printer> = {
   '/Pod': podPrinter,
   '/Node': nodePrinter,
@@ -172,6 +198,8 @@ const PRINTERS: Record<string, Printer> = {
   'scheduling.k8s.io/PriorityClass': priorityClassPrinter,
   'admissionregistration.k8s.io/MutatingWebhookConfiguration': webhookConfigurationPrinter,
   'admissionregistration.k8s.io/ValidatingWebhookConfiguration': webhookConfigurationPrinter,
+  'rbac.authorization.k8s.io/RoleBinding': roleBindingPrinter,
+  'rbac.authorization.k8s.io/ClusterRoleBinding': roleBindingPrinter,
 };
 
 /** The printer of a built-in kind; NAME + CREATED AT for kinds upstream prints no table for (CRDs among them). */
