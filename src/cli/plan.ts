@@ -12,6 +12,7 @@ import { formatFieldError } from '../k8s/field-errors.ts';
 import { stringify } from 'yaml';
 import { CommandError, UsageError, inputName, parseMaxInputSize, type CliIo } from './io.ts';
 import { describeObject, groupOf, isWorkloadSpread, namespaceOf, readDocuments } from './documents.ts';
+import { showCosts } from '../sim/spread-summary.ts';
 import { renderTable } from './table.ts';
 
 export interface PlanCommandOptions {
@@ -84,7 +85,7 @@ export function renderPlanTable(result: PlanResult): string {
         name,
         s.limit === null ? 'unlimited' : String(s.limit),
         String(s.pods),
-        s.costs.length === 0 ? '-' : s.costs.join(','),
+        showCosts(s.costs),
       ]);
     });
     if (step.unassigned > 0) rows.push(['', '', '(no subset)', '-', String(step.unassigned), '-']);
