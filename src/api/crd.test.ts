@@ -40,7 +40,7 @@ describe('the WorkloadSpread CRD (spec §1, D1)', () => {
     assert.deepEqual([version.name, version.served, version.storage], ['v1alpha1', true, true]);
     assert.deepEqual(version.subresources, { status: {} });
   });
-  test('printer columns of the reference plus Subsets and Ready', () => {
+  test('printer columns of the reference plus Subsets, Ready (ready / replicas) and Placed (placed / replicas)', () => {
     assert.deepEqual(
       version.additionalPrinterColumns.map((c: Obj) => [c.name, c.type, c.jsonPath]),
       [
@@ -49,6 +49,7 @@ describe('the WorkloadSpread CRD (spec §1, D1)', () => {
         ['Adaptive', 'boolean', '.spec.scheduleStrategy.type[?(@ == "Adaptive")]'],
         ['Subsets', 'integer', '.status.subsetCount'],
         ['Ready', 'string', '.status.ready'],
+        ['Placed', 'string', '.status.placed'],
         ['Age', 'date', '.metadata.creationTimestamp'],
       ],
     );

@@ -116,7 +116,12 @@ export function crdFromSchema(options: CrdOptions): Record<string, unknown> {
   };
 }
 
-/** The printer columns of the reference (WorkloadName, WorkloadKind, Adaptive, Age) plus Subsets and Ready (D1). */
+/**
+ * The printer columns of the reference (WorkloadName, WorkloadKind, Adaptive,
+ * Age) plus Subsets, Ready and Placed (D1): READY reads as kubectl users read
+ * it for a Deployment — ready pods (in subsets) over desired replicas — and
+ * PLACED beside it counts the pods placed in subsets, ready or not.
+ */
 export const WORKLOADSPREAD_PRINTER_COLUMNS: readonly PrinterColumn[] = [
   { name: 'WorkloadName', type: 'string', jsonPath: '.spec.targetRef.name', description: 'Name of the target workload.' },
   { name: 'WorkloadKind', type: 'string', jsonPath: '.spec.targetRef.kind', description: 'Kind of the target workload.' },
@@ -127,7 +132,8 @@ export const WORKLOADSPREAD_PRINTER_COLUMNS: readonly PrinterColumn[] = [
     description: 'Whether pods move to the next subset when their subset cannot schedule them.',
   },
   { name: 'Subsets', type: 'integer', jsonPath: '.status.subsetCount', description: 'Number of subsets.' },
-  { name: 'Ready', type: 'string', jsonPath: '.status.ready', description: 'Active pods placed in a subset over workload replicas.' },
+  { name: 'Ready', type: 'string', jsonPath: '.status.ready', description: 'Ready pods placed in a subset over workload replicas.' },
+  { name: 'Placed', type: 'string', jsonPath: '.status.placed', description: 'Active pods placed in a subset (ready or not) over workload replicas.' },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
 ];
 

@@ -6,6 +6,14 @@
 /** Pod annotation naming the WorkloadSpread and subset a pod was placed in. */
 export const MATCHED_WORKLOADSPREAD_ANNOTATION = 'apps.kruise.io/matched-workloadspread';
 
+/**
+ * Pod label of ours on every pod a WorkloadSpread placed or adopted (value
+ * "true"): the pod DELETE webhook is registered with an objectSelector on it,
+ * so deleting any other pod never calls the manager. Not in OpenKruise.
+ */
+export const MANAGED_LABEL = 'workloadspread.io/managed';
+export const MANAGED_LABEL_VALUE = 'true';
+
 /** Upstream ReplicaSet scale-down honours this annotation (lower cost goes first); defined with the other pod semantics. */
 export { POD_DELETION_COST_ANNOTATION } from '../k8s/pod.ts';
 

@@ -189,7 +189,10 @@ export const WorkloadSpreadStatusSchema = Type.Object(
     ),
     subsetCount: Type.Optional(Int32({ description: 'Number of subsets (for display).' })),
     ready: Type.Optional(
-      Type.String({ description: 'Active pods placed in a subset over workload replicas, e.g. 7/10 (for display).' }),
+      Type.String({ description: 'Ready pods placed in a subset over workload replicas, e.g. 7/10 (for display).' }),
+    ),
+    placed: Type.Optional(
+      Type.String({ description: 'Active pods placed in a subset, ready or not, over workload replicas, e.g. 9/10 (for display).' }),
     ),
   },
   { description: 'Observed state of the WorkloadSpread.' },

@@ -120,7 +120,7 @@ describe('workloadspread plan', () => {
   });
 
   test('unknown output format is a usage error', async () => {
-    const r = await run(['plan', '-f', 'examples/elastic.yaml', '--replicas', '1', '-o', 'yaml']);
+    const r = await run(['plan', '-f', 'examples/elastic.yaml', '--replicas', '1', '-o', 'xml']);
     assert.equal(r.code, 2);
   });
 });

@@ -41,7 +41,7 @@ async function withClusterProcess(args: string[], fn: (kubeconfig: string, dir: 
     await eventually(() => assert.ok(existsSync(kubeconfig) && stdout.includes('Press Ctrl-C'), `not up yet; stderr: ${stderr}`), { timeoutMs: 60_000, intervalMs: 100 });
     await fn(kubeconfig, dir, () => stdout);
     child.kill('SIGINT');
-    assert.equal(await exited, 0, stderr);
+    assert.equal(await exited, 130, stderr);
     assert.match(stdout, /Stopped\.\n$/);
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');

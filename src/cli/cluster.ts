@@ -10,11 +10,11 @@
  * `./workloadspread.kubeconfig` by default — never to `~/.kube/config`,
  * which the command refuses to write — and is removed again on exit, since
  * the server and its certificate authority die with the process. Ctrl-C
- * (SIGINT) or SIGTERM stops everything and exits 0.
+ * (SIGINT) or SIGTERM stops everything and exits 130 (signals.ts).
  * The WorkloadSpread manager runs inside by default (`--no-manager` to
  * skip): the CRD is installed, the webhooks are registered by URL, so
  * `kubectl apply` of a WorkloadSpread and its workload just works; its
- * warnings and errors go to stderr as JSON lines. More in-process components:
+ * log goes to stderr as JSON lines (`--log-level`, default warn). More in-process components:
  * `ClusterCommandHooks.components`, started after the nodes.
  */
 import { rmSync } from 'node:fs';
@@ -28,11 +28,12 @@ import type { NodeSpec } from '../cluster/nodes.ts';
 import { KUBELET_VERSION } from '../cluster/nodes.ts';
 import type { Manager } from '../manager/manager.ts';
 import { embeddedManagerComponent } from './embedded-manager.ts';
+import { DEFAULT_CLUSTER_LOG_LEVEL, DEFAULT_KUBECONFIG, DEFAULT_PORT, INTERRUPTED_EXIT_CODE, type LogLevel } from './defaults.ts';
 import { CommandError, UsageError, type CliIo } from './io.ts';
 import { jsonLogger } from './manager.ts';
+import { stopOnSignals, type StopSignals } from './signals.ts';
 
-export const DEFAULT_KUBECONFIG = 'workloadspread.kubeconfig';
-export const DEFAULT_PORT = 6443;
+export { DEFAULT_KUBECONFIG, DEFAULT_PORT } from './defaults.ts';
 
 export interface NodeLayout {
   zones: number;
@@ -100,27 +101,17 @@ export interface ClusterCommandOptions {
   kubeconfig?: string;
   /** Run the WorkloadSpread manager inside (default true). */
   manager?: boolean;
+  /** The manager's log level (default warn; its JSON lines go to stderr). */
+  logLevel?: LogLevel;
 }
 
 export interface ClusterCommandHooks {
   /** More components to run inside the cluster (the manager, in a later issue). */
   components?: ControllerFactory[];
-  /** Resolves when the command should stop (default: SIGINT or SIGTERM). */
+  /** Resolves with the signal's name when the command should stop (default: SIGINT or SIGTERM; the exit code is then 130). */
   waitForStop?: () => Promise<string>;
   /** Called once the cluster is up (tests). */
   onReady?: (cluster: EmbeddedCluster) => void;
-}
-
-function waitForSignal(): Promise<string> {
-  return new Promise((resolveSignal) => {
-    const on = (signal: string) => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-      resolveSignal(signal);
-    };
-    process.once('SIGINT', on);
-    process.once('SIGTERM', on);
-  });
 }
 
 function parsePort(text: string | undefined): number {
@@ -149,7 +140,7 @@ export async function runCluster(options: ClusterCommandOptions, io: CliIo, hook
   if (options.manager !== false) {
     components.push(
       embeddedManagerComponent({
-        log: jsonLogger((line) => io.err(line), 'warn'),
+        log: jsonLogger((line) => io.err(line), options.logLevel ?? DEFAULT_CLUSTER_LOG_LEVEL),
         metricsAddress: { host: '127.0.0.1', port: 0 },
         onReady: (m) => {
           manager = m;
@@ -157,6 +148,22 @@ export async function runCluster(options: ClusterCommandOptions, io: CliIo, hook
       }),
     );
   }
+  // From here on Ctrl-C stops what was started (a signal during the start takes effect once it is up).
+  const signals = hooks.waitForStop === undefined ? stopOnSignals(io, { forcedExitCode: INTERRUPTED_EXIT_CODE }) : undefined;
+  try {
+    return await serve(io, hooks, signals, { layout, port, kubeconfig, components, manager: () => manager });
+  } finally {
+    signals?.dispose();
+  }
+}
+
+async function serve(
+  io: CliIo,
+  hooks: ClusterCommandHooks,
+  signals: StopSignals | undefined,
+  o: { layout: NodeLayout; port: number; kubeconfig: string; components: ControllerFactory[]; manager: () => Manager | undefined },
+): Promise<number> {
+  const { layout, port, kubeconfig, components } = o;
   let cluster: EmbeddedCluster;
   try {
     cluster = await startCluster({ clock: realClock(), nodes: layoutNodes(layout), port, components });
@@ -171,6 +178,7 @@ export async function runCluster(options: ClusterCommandOptions, io: CliIo, hook
     await cluster.stop();
     throw new CommandError(`cannot write the kubeconfig ${kubeconfig}: ${(err as Error).message}`);
   }
+  const manager = o.manager();
   const zones = Array.from({ length: layout.zones }, (_, z) => `zone-${String.fromCharCode(97 + z)}`);
   io.out(
     [
@@ -190,10 +198,10 @@ export async function runCluster(options: ClusterCommandOptions, io: CliIo, hook
     ].join('\n'),
   );
   hooks.onReady?.(cluster);
-  const signal = await (hooks.waitForStop ?? waitForSignal)();
+  const signal = await (hooks.waitForStop?.() ?? (signals as StopSignals).received);
   io.out(`\n${signal === '' ? 'Stopping' : `${signal}: stopping`} the cluster...\n`);
   await cluster.stop();
   rmSync(kubeconfig, { force: true });
   io.out('Stopped.\n');
-  return 0;
+  return INTERRUPTED_EXIT_CODE;
 }

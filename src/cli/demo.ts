@@ -8,8 +8,9 @@
  *
  * On a terminal the chapters come a short moment apart so they can be read
  * (`--fast` drops the pauses, `--step` waits for Enter instead); piped, the
- * output comes at once, without colour. Ctrl-C stops the run and everything
- * it started. Exit code 0 when every check of the demo held, 1 otherwise.
+ * output comes at once, without colour. Ctrl-C (or SIGTERM) stops the run and
+ * everything it started, then exits 130. Exit code 0 when every check of the
+ * demo held, 1 otherwise.
  */
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
@@ -23,7 +24,9 @@ import { runScenario, type ScenarioRunResult, type Snapshot, type StepResult } f
 import { showCosts } from '../sim/spread-summary.ts';
 import { alignColumns } from './style.ts';
 import { barScale, podsOverLimit, renderBar } from './bars.ts';
-import { CommandError, readInput, type CliIo } from './io.ts';
+import { INTERRUPTED_EXIT_CODE } from './defaults.ts';
+import { CommandError, parseMaxInputSize, readInput, type CliIo } from './io.ts';
+import { stopOnSignals } from './signals.ts';
 import { createStyle, wantsColor, type Style } from './style.ts';
 
 export interface DemoOptions {
@@ -135,7 +138,7 @@ export async function runDemo(options: DemoOptions, io: CliIo, hooks: DemoHooks 
   const root = hooks.root ?? PACKAGE_ROOT;
   const reportPath = resolve(options.report ?? DEFAULT_REPORT);
 
-  const files = DEMO_FILES.map((path) => ({ path, text: readInput(io, join(root, path)) }));
+  const files = await Promise.all(DEMO_FILES.map(async (path) => ({ path, text: await readInput(io, join(root, path), parseMaxInputSize(undefined)) })));
   const built = demoScenario(files);
   if (!built.ok) throw new CommandError(`the demo's files are broken: ${built.error}`, 1);
   const { scenario, chapters } = built.demo;
@@ -147,10 +150,10 @@ export async function runDemo(options: DemoOptions, io: CliIo, hooks: DemoHooks 
   const signal = controller.signal;
   hooks.signal?.addEventListener('abort', abort, { once: true });
   if (hooks.signal?.aborted === true) abort();
-  const onSigint = hooks.signal === undefined ? abort : undefined;
-  if (onSigint !== undefined) process.once('SIGINT', onSigint);
+  const signals = hooks.signal === undefined ? stopOnSignals(io, { forcedExitCode: INTERRUPTED_EXIT_CODE }) : undefined;
+  signals?.signal.addEventListener('abort', abort, { once: true });
   const removeSigint = () => {
-    if (onSigint !== undefined) process.off('SIGINT', onSigint);
+    signals?.dispose();
     hooks.signal?.removeEventListener('abort', abort);
   };
 
@@ -201,7 +204,7 @@ export async function runDemo(options: DemoOptions, io: CliIo, hooks: DemoHooks 
 
   if (result.interrupted === true) {
     say(['', 'Interrupted: the cluster and the manager were stopped.']);
-    return 130;
+    return INTERRUPTED_EXIT_CODE;
   }
   if (result.error !== undefined) throw new CommandError(`the demo could not run: ${result.error}`, 1);
 

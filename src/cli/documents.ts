@@ -6,20 +6,26 @@
 import { parseManifests, type ManifestDocument } from '../k8s/yaml.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { GROUP as WS_GROUP, KIND as WS_KIND } from '../api/workloadspread.ts';
-import { CommandError, readInput, type CliIo } from './io.ts';
+import { CommandError, inputName, readInput, STDIN, UsageError, type CliIo } from './io.ts';
 
 export interface SourcedDocument extends ManifestDocument {
   file: string;
 }
 
-/** Reads and parses every file; an unreadable file is a usage error (2), a file that is not YAML exits 1. */
-export function readDocuments(io: CliIo, files: readonly string[]): SourcedDocument[] {
+/**
+ * Reads and parses every file (`-`: stdin, at most once), each bounded by
+ * `maxBytes`; an unreadable or oversized file is a usage error (2), a file
+ * that is not YAML exits 1.
+ */
+export async function readDocuments(io: CliIo, files: readonly string[], maxBytes: number): Promise<SourcedDocument[]> {
+  if (files.filter((f) => f === STDIN).length > 1) throw new UsageError('-f - (stdin) can be given only once');
   const out: SourcedDocument[] = [];
   for (const file of files) {
-    const text = readInput(io, file);
-    const parsed = parseManifests(text, file);
+    const text = await readInput(io, file, maxBytes);
+    const name = inputName(file);
+    const parsed = parseManifests(text, name);
     if (!parsed.ok) throw new CommandError(parsed.error, 1);
-    for (const doc of parsed.documents) out.push({ ...doc, file });
+    for (const doc of parsed.documents) out.push({ ...doc, file: name });
   }
   return out;
 }

@@ -12,7 +12,8 @@ import { readFileSync } from 'node:fs';
 import { CHART_DIR, helmTemplate, helmValues } from '../testing/helm.ts';
 import { installObjects } from './install-manifests.ts';
 import { defaultInstallValues, INSTALL_NAMES, type InstallValues } from './install-values.ts';
-import { managerSettings, registerManagerCommand, type ManagerFlags, type ManagerSettings } from './manager.ts';
+import { registerManagerCommand } from './main.ts';
+import { managerSettings, type ManagerFlags, type ManagerSettings } from './manager.ts';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- test navigation of parsed YAML
 

@@ -8,13 +8,12 @@
  * up by name at run time, so they are constants, not per-release names).
  */
 import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
-import { MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME } from '../webhook/registration.ts';
-import { DEFAULT_SECRET_NAME } from '../webhook/certs.ts';
-import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_SERVICE } from '../manager/manager.ts';
+import { DEFAULT_SECRET_NAME, MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME } from '../webhook/names.ts';
+import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_SERVICE, VERSION } from '../manager/defaults.ts';
 import type { CustomWorkloadAccess } from './install-rbac.ts';
 
 /** The release of this checkout (package.json, Chart.yaml appVersion; a test checks all three). */
-export const INSTALL_VERSION = '0.1.0';
+export const INSTALL_VERSION = VERSION;
 
 export const DEFAULT_INSTALL_NAMESPACE = 'workloadspread-system';
 

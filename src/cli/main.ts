@@ -1,85 +1,168 @@
 /**
- * The `workloadspread` command. Each sub-command lives in its own module and
- * is a function `(options, io) => exit code`; this file wires them into
- * commander, maps usage errors to exit code 2 and every other failure to a
- * one-line message (never a stack trace, unless WORKLOADSPREAD_DEBUG is set).
+ * The `workloadspread` command (also installed as the kubectl plugin
+ * `kubectl-workloadspread`, so `kubectl workloadspread …` runs it). Each
+ * sub-command lives in its own module and is a function `(options, io) =>
+ * exit code`; this file defines them all in commander and imports a command's
+ * module only when that command runs, so `--version`, `--help` and shell
+ * completion load almost nothing. It maps usage errors to exit code 2 and
+ * every other failure to a one-line message (never a stack trace, unless
+ * WORKLOADSPREAD_DEBUG is set).
+ *
+ * Flags follow kubectl where they mean the same: `--kubeconfig`, `--context`,
+ * `-n/--namespace`, `-A/--all-namespaces`, `-l/--selector`,
+ * `-o/--output`, `-f/--filename` (`-` is stdin), `-w/--watch`.
  */
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, Option, type Argument } from 'commander';
+import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
+import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE, VERSION } from '../manager/defaults.ts';
+import {
+  DEFAULT_CLUSTER_LOG_LEVEL,
+  DEFAULT_KUBECONFIG,
+  DEFAULT_MANAGER_NAMESPACE,
+  DEFAULT_MAX_INPUT_SIZE,
+  DEFAULT_PORT,
+  LOG_LEVELS,
+  PLAN_OUTPUTS,
+  SIMULATE_OUTPUTS,
+  STATUS_OUTPUTS,
+} from './defaults.ts';
 import { CommandError, UsageError, processIo, type CliIo } from './io.ts';
-import { runValidate, type ValidateOptions } from './validate.ts';
-import { runManifests } from './manifests.ts';
-import { runPlan } from './plan.ts';
-import { runSimulate, SIMULATE_OUTPUTS } from './simulate.ts';
-import { runCluster, DEFAULT_KUBECONFIG, DEFAULT_PORT, type ClusterCommandOptions } from './cluster.ts';
-import { runStatus } from './status.ts';
-import { runDemo } from './demo.ts';
-import { registerManagerCommand } from './manager.ts';
+import type { ManagerFlags } from './manager.ts';
 
-const VERSION = '0.1.0';
+/** The command's name as the user typed it. */
+export const COMMAND_NAME = 'workloadspread';
+/** As a kubectl plugin (bin/kubectl-workloadspread.js). */
+export const PLUGIN_NAME = 'kubectl workloadspread';
 
-export function buildProgram(io: CliIo, setExit: (code: number) => void): Command {
-  const program = new Command('workloadspread')
+const MAX_INPUT_HELP = `refuse inputs larger than this before parsing them: bytes or a quantity such as 10Mi (default ${DEFAULT_MAX_INPUT_SIZE})`;
+
+function defined<T extends Record<string, unknown>>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as { [K in keyof T]: Exclude<T[K], undefined> };
+}
+
+/** Lists choices in help and completion, leaving the check (and its one-line error) to the command. */
+function listChoices(argument: Argument, choices: string[]): Argument {
+  argument.argChoices = choices;
+  return argument;
+}
+
+/** `workloadspread manager` on the program (its flags in the style of controller-runtime managers). */
+export function registerManagerCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
+  program
+    .command('manager')
+    .description('Run the WorkloadSpread manager against a cluster: admission webhooks (every replica), the controller (the elected leader), metrics and health probes.')
+    .option('--kubeconfig <file>', 'kubeconfig to use (default $KUBECONFIG, ~/.kube/config, then the in-cluster service account)')
+    .option('--namespace <ns>', `the manager's own namespace: certificates Secret, Lease, whitelist config map (default $POD_NAMESPACE, the service account's, or ${DEFAULT_MANAGER_NAMESPACE})`)
+    .option('--webhook-port <port>', 'port of the HTTPS admission server', String(DEFAULT_WEBHOOK_PORT))
+    .option('--webhook-host <address>', 'address the admission server listens on (default every interface, 0.0.0.0)')
+    .option('--webhook-url <url>', 'the URL the API server calls the webhooks at, for a manager outside the cluster (default: the Service)')
+    .option('--webhook-service <name>', 'the Service in front of the webhook, in --namespace', DEFAULT_WEBHOOK_SERVICE)
+    .option('--cert-dir <dir>', 'use tls.crt/tls.key (and ca.crt) from this directory instead of generated certificates')
+    .option('--client-ca-file <file>', 'accept only callers (the API server) presenting a client certificate signed by this CA (PEM); re-read when it changes')
+    .option('--client-cert-allowed-names <names>', 'with --client-ca-file: comma-separated common/DNS names the client certificate must carry (default any the CA signed)')
+    .option('--register-webhooks [bool]', 'create/update the webhook configurations at start (the Helm chart ships them)')
+    .option('--metrics-addr <addr>', 'address of /metrics (host:port, :port, or 0 for off)', ':8080')
+    .option('--health-addr <addr>', 'address of /healthz and /readyz (host:port, :port, or 0 for off)', ':8081')
+    .option('--leader-elect [bool]', 'elect a leader (Lease) to run the controller; required with more than one replica')
+    .option('--leader-election-id <name>', 'name of the Lease', DEFAULT_LEASE_NAME)
+    .option('--workers <n>', 'parallel reconciles', '3')
+    .option('--unschedulable-recovery-seconds <n>', 'how long a subset stays unschedulable before it is retried (D10)', '300')
+    .option('--whitelist-configmap <name>', 'config map (in --namespace) holding the custom-workload whitelist', DEFAULT_CONFIGMAP_NAME)
+    .option('--guard-pod-deletion [bool]', 'check DomainDisruptionBudgets on pod DELETE too, not only on evictions (see docs/disruption-budgets.md before turning it on)')
+    .option('--allow-privileged-subset-patches [bool]', 'let subset patches set privilege-bearing pod fields (serviceAccountName, host namespaces, privileged, added capabilities, hostPath volumes, ...); off, WorkloadSpreads whose patches set them are refused')
+    .option('--log-level <level>', `log level: ${LOG_LEVELS.join(', ')}`, 'info')
+    .action(async (opts: ManagerFlags) => {
+      const { runManager } = await import('./manager.ts');
+      setExit(await runManager(opts, io));
+    });
+}
+
+export interface ProgramOptions {
+  /** How the program is called in help and completion (default `workloadspread`). */
+  name?: string;
+}
+
+export function buildProgram(io: CliIo, setExit: (code: number) => void, options: ProgramOptions = {}): Command {
+  const program = new Command(options.name ?? COMMAND_NAME)
     .description('Spread the pods of one workload across zones, node pools and hardware (OpenKruise WorkloadSpread compatible).')
     .version(VERSION, '--version')
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ writeOut: io.out, writeErr: io.err })
+    // --version belongs before the sub-command; after it, every word is the sub-command's.
+    .enablePositionalOptions()
     .exitOverride();
 
   program
     .command('validate')
     .description('Validate WorkloadSpread manifests (other kinds in the files are used as context and otherwise ignored).')
-    .requiredOption('-f, --filename <file...>', 'manifest files (multi-document YAML or JSON)')
+    .requiredOption('-f, --filename <file...>', 'manifest files (multi-document YAML or JSON); - reads stdin')
     .option('--unschedulable-recovery-seconds <n>', 'the manager setting that bounds rescheduleCriticalSeconds', '300')
     .option('--whitelist <file>', 'custom-workload whitelist: the config map manifest or its JSON value')
+    .option('--max-input-size <size>', MAX_INPUT_HELP)
     .option('--allow-privileged-subset-patches', 'accept privilege-bearing fields in subset patches, as a manager started with that flag does')
-    .action(async (opts: { filename: string[]; unschedulableRecoverySeconds: string; whitelist?: string; allowPrivilegedSubsetPatches?: boolean }) => {
-      const options: ValidateOptions = { files: opts.filename, unschedulableRecoverySeconds: opts.unschedulableRecoverySeconds };
-      if (opts.whitelist !== undefined) options.whitelist = opts.whitelist;
-      if (opts.allowPrivilegedSubsetPatches === true) options.allowPrivilegedSubsetPatches = true;
-      setExit(await runValidate(options, io));
+    .action(async (opts: { filename: string[]; unschedulableRecoverySeconds: string; whitelist?: string; maxInputSize?: string; allowPrivilegedSubsetPatches?: boolean }) => {
+      const { runValidate } = await import('./validate.ts');
+      setExit(
+        await runValidate(
+          {
+            files: opts.filename,
+            unschedulableRecoverySeconds: opts.unschedulableRecoverySeconds,
+            ...defined({ whitelist: opts.whitelist, maxInputSize: opts.maxInputSize }),
+            ...(opts.allowPrivilegedSubsetPatches === true ? { allowPrivilegedSubsetPatches: true } : {}),
+          },
+          io,
+        ),
+      );
     });
 
   program
     .command('manifests')
     .description('Print manifests for kubectl: `install` (default) for the whole install (the Helm chart\'s objects), `crd` for the CustomResourceDefinitions only.')
-    .argument('[what]', 'install or crd', 'install')
+    .addArgument(listChoices(new Command().createArgument('[what]', 'install or crd').default('install'), ['install', 'crd']))
     .option('-n, --namespace <namespace>', 'the manager\'s namespace (install)', 'workloadspread-system')
     .option('--image <image>', 'the manager image, repository[:tag] (install; default workloadspread:<version>)')
     .action(async (what: string, opts: { namespace: string; image?: string }) => {
-      setExit(await runManifests({ what, namespace: opts.namespace, ...(opts.image === undefined ? {} : { image: opts.image }) }, io));
+      const { runManifests } = await import('./manifests.ts');
+      setExit(await runManifests({ what, namespace: opts.namespace, ...defined({ image: opts.image }) }, io));
     });
 
   program
     .command('plan')
     .description('Show, without a cluster, how a WorkloadSpread places pods as the workload scales to each count in turn.')
-    .requiredOption('-f, --filename <file>', 'file with the WorkloadSpread (other kinds are ignored)')
+    .requiredOption('-f, --filename <file>', 'file with the WorkloadSpread (other kinds are ignored); - reads stdin')
     .requiredOption('--replicas <counts>', 'comma-separated replica counts, e.g. 10,100,30')
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['table', 'json']).default('table'))
-    .action(async (opts: { filename: string; replicas: string; output: 'table' | 'json' }) => {
-      setExit(await runPlan({ file: opts.filename, replicas: opts.replicas, output: opts.output }, io));
+    .addOption(new Option('-o, --output <format>', 'output format').choices([...PLAN_OUTPUTS]).default('table'))
+    .option('--max-input-size <size>', MAX_INPUT_HELP)
+    .action(async (opts: { filename: string; replicas: string; output: (typeof PLAN_OUTPUTS)[number]; maxInputSize?: string }) => {
+      const { runPlan } = await import('./plan.ts');
+      setExit(await runPlan({ file: opts.filename, replicas: opts.replicas, output: opts.output, ...defined({ maxInputSize: opts.maxInputSize }) }, io));
     });
 
   program
     .command('simulate')
-    .description('Replay a scenario file (nodes, objects, steps, expectations; see docs/scenarios.md) on the embedded cluster with the real manager and a virtual clock, or against an existing cluster. Exit 0 when every expectation holds, 1 when one fails, 2 for a malformed scenario.')
-    .argument('<file>', 'the scenario (YAML)')
-    .addOption(new Option('-o, --output <format>', 'table: a block per step; json: JSON Lines, one object per step; html: one self-contained report file').choices([...SIMULATE_OUTPUTS]).default('table'))
+    .description('Replay a scenario file (nodes, objects, steps, expectations; see docs/scenarios.md) on the embedded cluster with the real manager and a virtual clock, or against an existing cluster. Exit 0 when every expectation holds, 1 when one fails, 2 for a malformed scenario, 130 when interrupted.')
+    .argument('<file>', 'the scenario (YAML); - reads stdin')
+    .addOption(new Option('-o, --output <format>', 'table: a block per step; json: JSON Lines, a setup record then one object per step; html: one self-contained report file').choices([...SIMULATE_OUTPUTS]).default('table'))
     .option('--out <path>', 'where --output html writes the report (default workloadspread-report.html)')
     .option('--kubeconfig <file>', 'run against this existing cluster instead (real time; the manager must run there; the scenario nodes are created as fake nodes and removed afterwards)')
-    .action(async (file: string, opts: { output: string; out?: string; kubeconfig?: string }) => {
-      setExit(await runSimulate({ file, output: opts.output, ...(opts.out === undefined ? {} : { out: opts.out }), ...(opts.kubeconfig === undefined ? {} : { kubeconfig: opts.kubeconfig }) }, io));
+    .option('--context <name>', 'with --kubeconfig: the context to use (default: its current-context)')
+    .option('--max-input-size <size>', MAX_INPUT_HELP)
+    .action(async (file: string, opts: { output: string; out?: string; kubeconfig?: string; context?: string; maxInputSize?: string }) => {
+      const { runSimulate } = await import('./simulate.ts');
+      setExit(await runSimulate({ file, output: opts.output, ...defined({ out: opts.out, kubeconfig: opts.kubeconfig, context: opts.context, maxInputSize: opts.maxInputSize }) }, io));
     });
 
   program
     .command('cluster')
-    .description('Run the embedded Kubernetes (API server, scheduler, kubelets, workload controllers) on this machine for kubectl; Ctrl-C stops it.')
+    .description('Run the embedded Kubernetes (API server, scheduler, kubelets, workload controllers) on this machine for kubectl; Ctrl-C stops it (exit 130).')
     .option('--nodes <layout>', 'fake nodes: zones=N,perZone=N,cpu=Q,memory=Q,pods=N', 'zones=3,perZone=2,cpu=8,memory=32Gi')
     .option('--port <port>', 'API server port on 127.0.0.1 (0 picks a free one)', String(DEFAULT_PORT))
     .option('--kubeconfig <file>', 'where to write the kubeconfig (never ~/.kube/config; removed on exit)', DEFAULT_KUBECONFIG)
     .option('--no-manager', 'do not run the WorkloadSpread manager inside')
-    .action(async (opts: { nodes: string; port: string; kubeconfig: string; manager: boolean }) => {
-      const options: ClusterCommandOptions = { nodes: opts.nodes, port: opts.port, kubeconfig: opts.kubeconfig, manager: opts.manager };
-      setExit(await runCluster(options, io));
+    .addOption(new Option('--log-level <level>', 'the manager\'s log level (JSON lines on stderr)').choices([...LOG_LEVELS]).default(DEFAULT_CLUSTER_LOG_LEVEL))
+    .action(async (opts: { nodes: string; port: string; kubeconfig: string; manager: boolean; logLevel: (typeof LOG_LEVELS)[number] }) => {
+      const { runCluster } = await import('./cluster.ts');
+      setExit(await runCluster({ nodes: opts.nodes, port: opts.port, kubeconfig: opts.kubeconfig, manager: opts.manager, logLevel: opts.logLevel }, io));
     });
 
   registerManagerCommand(program, io, setExit);
@@ -90,19 +173,18 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void): Comman
     .argument('[name]', 'one WorkloadSpread (default: every one in the namespace)')
     .option('-n, --namespace <namespace>', "the namespace (default: the kubeconfig context's)")
     .option('-A, --all-namespaces', 'every namespace')
+    .option('-l, --selector <selector>', 'only WorkloadSpreads with these labels (a label selector, as kubectl: app=web,tier!=db)')
     .option('--kubeconfig <file>', 'the kubeconfig (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)')
+    .option('--context <name>', 'the kubeconfig context to use (default: its current-context)')
     .option('-w, --watch', 'redraw on every change until Ctrl-C')
-    .addOption(new Option('-o, --output <format>', 'output format (json: one line per snapshot)').choices(['table', 'json']).default('table'))
+    .addOption(new Option('-o, --output <format>', 'table; wide: with pending pods and every pod; json: one line per snapshot; yaml: one document per snapshot').choices([...STATUS_OUTPUTS]).default('table'))
     .option('--no-color', 'no colours (default: colours on a terminal, unless NO_COLOR is set)')
-    .action(async (name: string | undefined, opts: { namespace?: string; allNamespaces?: boolean; kubeconfig?: string; watch?: boolean; output: string; color: boolean }) => {
+    .action(async (name: string | undefined, opts: { namespace?: string; allNamespaces?: boolean; selector?: string; kubeconfig?: string; context?: string; watch?: boolean; output: string; color: boolean }) => {
+      const { runStatus } = await import('./status.ts');
       setExit(
         await runStatus(
           {
-            ...(name === undefined ? {} : { name }),
-            ...(opts.namespace === undefined ? {} : { namespace: opts.namespace }),
-            ...(opts.allNamespaces === undefined ? {} : { allNamespaces: opts.allNamespaces }),
-            ...(opts.kubeconfig === undefined ? {} : { kubeconfig: opts.kubeconfig }),
-            ...(opts.watch === undefined ? {} : { watch: opts.watch }),
+            ...defined({ name, namespace: opts.namespace, allNamespaces: opts.allNamespaces, selector: opts.selector, kubeconfig: opts.kubeconfig, context: opts.context, watch: opts.watch }),
             output: opts.output,
             color: opts.color,
           },
@@ -119,28 +201,46 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void): Comman
     .option('--fast', 'no pauses between the steps')
     .option('--step', 'wait for Enter between the steps')
     .action(async (opts: { report?: string; color: boolean; fast?: boolean; step?: boolean }) => {
-      setExit(
-        await runDemo(
-          {
-            color: opts.color,
-            ...(opts.report === undefined ? {} : { report: opts.report }),
-            ...(opts.fast === undefined ? {} : { fast: opts.fast }),
-            ...(opts.step === undefined ? {} : { step: opts.step }),
-          },
-          io,
-        ),
-      );
+      const { runDemo } = await import('./demo.ts');
+      setExit(await runDemo({ color: opts.color, ...defined({ report: opts.report, fast: opts.fast, step: opts.step }) }, io));
+    });
+
+  program
+    .command('completion')
+    .description(`Print a shell completion script: source <(${program.name()} completion bash), or put the zsh one in a directory of $fpath as _${program.name().replace(/ /g, '-')}.`)
+    .addArgument(new Command().createArgument('<shell>', 'bash or zsh').choices(['bash', 'zsh']))
+    .action(async (shell: 'bash' | 'zsh') => {
+      const { completionScript } = await import('./completion.ts');
+      io.out(completionScript(shell, program.name()));
+      setExit(0);
+    });
+
+  // What the completion scripts (and kubectl, for plugins) call: the words typed so far, the last one being completed.
+  program
+    .command('__complete', { hidden: true })
+    .argument('[words...]')
+    .passThroughOptions()
+    .allowUnknownOption()
+    .helpOption(false)
+    .action(async (words: string[]) => {
+      const { completeWords, formatCompletions } = await import('./completion.ts');
+      io.out(formatCompletions(completeWords(program, words)));
+      setExit(0);
     });
 
   return program;
 }
 
 /** Runs the command line; resolves to the process exit code. */
-export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+export async function main(argv: string[], io: CliIo = processIo(), options: ProgramOptions = {}): Promise<number> {
   let code = 0;
-  const program = buildProgram(io, (c) => {
-    code = c;
-  });
+  const program = buildProgram(
+    io,
+    (c) => {
+      code = c;
+    },
+    options,
+  );
   try {
     await program.parseAsync(argv, { from: 'user' });
     return code;

@@ -21,6 +21,7 @@ import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import type { Manager } from '../manager/manager.ts';
 import { httpGet, installCrd, MANAGER_NAMESPACE, startManagerCluster, type ManagerCluster } from '../testing/manager-bed.ts';
 import { captureIo } from '../testing/cli-io.ts';
+import { repeatedKeys } from '../testing/json-keys.ts';
 import { eventually, settleUntil } from '../testing/eventually.ts';
 import { deployment, ZONED_NODES } from '../testing/webhook-bed.ts';
 import { main } from './main.ts';
@@ -192,7 +193,7 @@ describe('the command against the embedded cluster (virtual clock)', () => {
     return { manager: m, exit, stop, io };
   }
 
-  test('JSON log lines with workloadspread/pod/reconcileID fields; pods placed; a signal stops it with exit 0', async () => {
+  test('JSON log lines: text levels, every key once, the same keys in every component; pods placed; a signal stops it with exit 0', async () => {
     const { exit, stop, io } = await run({});
     const ns = await env.namespace('cli');
     await env.cluster.client.create(WORKLOADSPREAD_REF, {
@@ -211,11 +212,23 @@ describe('the command against the embedded cluster (virtual clock)', () => {
     void exit.then((c) => (code = c));
     await settleUntil(env.clock, () => assert.ok(code !== undefined, 'still running'));
     assert.equal(code, 0);
-    const lines = io.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    assert.ok(lines.every((l) => typeof l['level'] === 'number' && typeof l['time'] === 'string' && typeof l['msg'] === 'string'), 'every line is a pino JSON record');
+    const texts = io.stdout.trim().split('\n');
+    assert.deepEqual(texts.filter((t) => repeatedKeys(t).length > 0), [], 'no key repeats in a line');
+    const lines = texts.map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.ok(lines.every((l) => ['debug', 'info', 'warn', 'error'].includes(String(l['level'])) && typeof l['time'] === 'string' && typeof l['msg'] === 'string'), 'every line is a JSON record with a text level');
+    assert.deepEqual(lines.filter((l) => typeof l['logger'] !== 'string'), [], 'every line says which part of the manager wrote it');
+    assert.deepEqual(Object.keys(lines[0] ?? {}).slice(0, 3), ['level', 'time', 'logger']);
     assert.ok(lines.some((l) => l['msg'] === 'manager ready'));
-    assert.ok(lines.some((l) => l['workloadspread'] === `${ns}/spread` && typeof l['reconcileID'] === 'string'), 'reconcile lines carry workloadspread and reconcileID');
-    assert.ok(lines.some((l) => l['workloadspread'] === `${ns}/spread` && typeof l['pod'] === 'string'), 'admission lines carry workloadspread and pod');
+    const reconcile = lines.filter((l) => l['logger'] === 'controller' && typeof l['reconcileID'] === 'string');
+    assert.ok(reconcile.length > 0, 'reconcile lines carry reconcileID');
+    assert.ok(
+      reconcile.every((l) => l['controller'] === 'workloadspread' && l['controllerGroup'] === 'apps.kruise.io' && l['controllerKind'] === 'WorkloadSpread' && l['namespace'] === ns && l['name'] === 'spread'),
+      'controller-runtime keys: controller, controllerGroup, controllerKind, namespace, name, reconcileID',
+    );
+    const admissions = lines.filter((l) => l['logger'] === 'webhook' && l['workloadspread'] === 'spread');
+    assert.ok(admissions.length > 0, 'admission lines name the WorkloadSpread');
+    assert.ok(admissions.every((l) => l['namespace'] === ns && typeof l['requestID'] === 'string' && (typeof l['name'] === 'string' || typeof l['generateName'] === 'string')), 'admission lines carry the pod as namespace/name (or generateName) and the requestID');
+    assert.ok(!lines.some((l) => 'component' in l || 'workloadspread' in l && l['logger'] === 'controller'), 'no old keys');
     assert.ok(lines.some((l) => l['msg'] === 'signal received, shutting down' && l['signal'] === 'SIGTERM'));
     assert.equal(lines.at(-1)?.['msg'], 'manager stopped');
   });

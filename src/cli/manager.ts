@@ -6,8 +6,9 @@
  * Flags are parsed into `ManagerSettings` by `managerSettings()` (pure but
  * for reading the service account's namespace file): a bad value is a
  * `UsageError` (exit 2, one line). The process logs JSON lines (pino) on
- * stdout; SIGTERM or SIGINT stops it gracefully (exit 0); losing the lease
- * or failing to start exits 1, so the kubelet restarts the container.
+ * stdout; SIGTERM or SIGINT stops it gracefully (exit 0, as a
+ * controller-runtime manager; a second signal exits 1 at once); losing the
+ * lease or failing to start exits 1, so the kubelet restarts the container.
  * Defaults: namespace from `--namespace`, else `$POD_NAMESPACE`, else the
  * service account's namespace file, else `workloadspread-system`; leader
  * election OFF unless `--leader-elect` (controller-runtime's default; the
@@ -15,23 +16,23 @@
  * `--register-webhooks` (the chart ships them; `workloadspread cluster` and
  * local development pass it). Start at `runManager`.
  */
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { isIP } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import type { Command } from 'commander';
 import pino from 'pino';
 import { realClock, type Clock } from '../clock/clock.ts';
 import { loadConnection, SERVICE_ACCOUNT_DIR } from '../client/config.ts';
 import { describeError } from '../client/errors.ts';
-import type { Logger } from '../client/logger.ts';
+import { withFields, type Logger } from '../client/logger.ts';
 import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
 import { parseBindAddress, type BindAddress } from '../manager/endpoints.ts';
 import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE, startManager, type Manager, type ManagerOptions } from '../manager/manager.ts';
+import { DEFAULT_MANAGER_NAMESPACE, LOG_LEVELS, type LogLevel } from './defaults.ts';
 import { CommandError, UsageError, type CliIo } from './io.ts';
+import { stopOnSignals } from './signals.ts';
 
-export const DEFAULT_MANAGER_NAMESPACE = 'workloadspread-system';
-export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+export { DEFAULT_MANAGER_NAMESPACE, LOG_LEVELS, type LogLevel } from './defaults.ts';
 
 /** The flags as commander hands them over (strings, booleans). */
 export interface ManagerFlags {
@@ -136,7 +137,7 @@ export function managerNamespace(flag: string | undefined, io: CliIo, serviceAcc
   const fromEnv = io.env['POD_NAMESPACE'];
   if (fromEnv !== undefined && fromEnv !== '') return name(fromEnv, '$POD_NAMESPACE', DNS_LABEL);
   try {
-    const fromFile = io.readFile(`${serviceAccountDir}/namespace`).trim();
+    const fromFile = readFileSync(`${serviceAccountDir}/namespace`, 'utf8').trim();
     if (fromFile !== '') return fromFile;
   } catch {
     // Not in a cluster: the default below.
@@ -212,9 +213,29 @@ export function managerOptions(s: ManagerSettings): Omit<ManagerOptions, 'connec
   };
 }
 
-/** JSON lines (pino) at `level`, each handed to `write`. */
+/** Keys pino writes itself; a field of the same name is renamed (`msg_`) so no key repeats in a line. */
+const PINO_KEYS = new Set(['level', 'time', 'msg']);
+
+function withoutPinoKeys(fields: Record<string, unknown>): Record<string, unknown> {
+  if (!Object.keys(fields).some((k) => PINO_KEYS.has(k))) return fields;
+  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [PINO_KEYS.has(k) ? `${k}_` : k, v]));
+}
+
+/**
+ * JSON lines (pino) at `level`, each handed to `write`:
+ * `{"level":"info","time":"<RFC 3339>","logger":"controller",…,"msg":"…"}` —
+ * the level as text, every key once (the keys: src/client/logger.ts).
+ */
 export function jsonLogger(write: (line: string) => void, level: LogLevel): Logger {
-  return pino({ level, base: { component: 'workloadspread-manager' }, timestamp: pino.stdTimeFunctions.isoTime }, { write });
+  return pino(
+    {
+      level,
+      base: null,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }), log: withoutPinoKeys },
+    },
+    { write },
+  );
 }
 
 export interface ManagerCommandHooks {
@@ -227,30 +248,15 @@ export interface ManagerCommandHooks {
   clock?: Clock;
 }
 
-function waitForSignal(): { promise: Promise<string>; dispose(): void } {
-  let on: ((signal: string) => void) | undefined;
-  const promise = new Promise<string>((resolve) => {
-    on = (signal: string) => resolve(signal);
-    process.once('SIGINT', on);
-    process.once('SIGTERM', on);
-  });
-  return {
-    promise,
-    dispose: () => {
-      if (on === undefined) return;
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-    },
-  };
-}
-
 export async function runManager(flags: ManagerFlags, io: CliIo, hooks: ManagerCommandHooks = {}): Promise<number> {
   const settings = managerSettings(flags, io, hooks.serviceAccountDir);
   const loaded = await loadConnection({ ...(settings.kubeconfig === undefined ? {} : { kubeconfig: settings.kubeconfig }), env: io.env });
   if (!loaded.ok) throw new CommandError(`${loaded.error.source}: ${loaded.error.message}`);
   const connection = loaded.connection;
-  const log = jsonLogger((line) => io.out(line), settings.logLevel);
-  const signals = hooks.waitForStop === undefined ? waitForSignal() : { promise: hooks.waitForStop(), dispose: () => {} };
+  const log = withFields(jsonLogger((line) => io.out(line), settings.logLevel), { logger: 'manager' });
+  // A second signal while stopping exits 1 at once, as controller-runtime's signal handler does.
+  const stopSignals = hooks.waitForStop === undefined ? stopOnSignals(io, { forcedExitCode: 1 }) : undefined;
+  const signals = { promise: hooks.waitForStop?.() ?? (stopSignals as { received: Promise<string> }).received, dispose: () => stopSignals?.dispose() };
   const manager = startManager({ connection, clock: hooks.clock ?? realClock(), log, ...managerOptions(settings) });
   hooks.onStarted?.(manager);
   try {
@@ -274,34 +280,4 @@ export async function runManager(flags: ManagerFlags, io: CliIo, hooks: ManagerC
     signals.dispose();
     connection.close();
   }
-}
-
-/** `workloadspread manager` on the program. */
-export function registerManagerCommand(program: Command, io: CliIo, setExit: (code: number) => void): void {
-  program
-    .command('manager')
-    .description('Run the WorkloadSpread manager against a cluster: admission webhooks (every replica), the controller (the elected leader), metrics and health probes.')
-    .option('--kubeconfig <file>', 'kubeconfig to use (default $KUBECONFIG, ~/.kube/config, then the in-cluster service account)')
-    .option('--namespace <ns>', `the manager's own namespace: certificates Secret, Lease, whitelist config map (default $POD_NAMESPACE, the service account's, or ${DEFAULT_MANAGER_NAMESPACE})`)
-    .option('--webhook-port <port>', 'port of the HTTPS admission server', String(DEFAULT_WEBHOOK_PORT))
-    .option('--webhook-host <address>', 'address the admission server listens on (default every interface, 0.0.0.0)')
-    .option('--webhook-url <url>', 'the URL the API server calls the webhooks at, for a manager outside the cluster (default: the Service)')
-    .option('--webhook-service <name>', 'the Service in front of the webhook, in --namespace', DEFAULT_WEBHOOK_SERVICE)
-    .option('--cert-dir <dir>', 'use tls.crt/tls.key (and ca.crt) from this directory instead of generated certificates')
-    .option('--client-ca-file <file>', 'accept only callers (the API server) presenting a client certificate signed by this CA (PEM); re-read when it changes')
-    .option('--client-cert-allowed-names <names>', 'with --client-ca-file: comma-separated common/DNS names the client certificate must carry (default any the CA signed)')
-    .option('--register-webhooks [bool]', 'create/update the webhook configurations at start (the Helm chart ships them)')
-    .option('--metrics-addr <addr>', 'address of /metrics (host:port, :port, or 0 for off)', ':8080')
-    .option('--health-addr <addr>', 'address of /healthz and /readyz (host:port, :port, or 0 for off)', ':8081')
-    .option('--leader-elect [bool]', 'elect a leader (Lease) to run the controller; required with more than one replica')
-    .option('--leader-election-id <name>', 'name of the Lease', DEFAULT_LEASE_NAME)
-    .option('--workers <n>', 'parallel reconciles', '3')
-    .option('--unschedulable-recovery-seconds <n>', 'how long a subset stays unschedulable before it is retried (D10)', '300')
-    .option('--whitelist-configmap <name>', 'config map (in --namespace) holding the custom-workload whitelist', DEFAULT_CONFIGMAP_NAME)
-    .option('--guard-pod-deletion [bool]', 'check DomainDisruptionBudgets on pod DELETE too, not only on evictions (see docs/disruption-budgets.md before turning it on)')
-    .option('--allow-privileged-subset-patches [bool]', 'let subset patches set privilege-bearing pod fields (serviceAccountName, host namespaces, privileged, added capabilities, hostPath volumes, ...); off, WorkloadSpreads whose patches set them are refused')
-    .option('--log-level <level>', `log level: ${LOG_LEVELS.join(', ')}`, 'info')
-    .action(async (opts: ManagerFlags) => {
-      setExit(await runManager(opts, io));
-    });
 }

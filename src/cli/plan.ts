@@ -1,5 +1,5 @@
 /**
- * `workloadspread plan -f WS.yaml --replicas 10,100,30 [-o table|json]`: the
+ * `workloadspread plan -f WS.yaml --replicas 10,100,30 [-o table|json|yaml]`: the
  * spread engine alone, no cluster (see src/core/plan.ts for the model).
  * The JSON shape is an interface others script against:
  * `{"steps":[{"replicas":10,"subsets":{"a":{"limit":2,"pods":2,"costs":[200]}},"unassigned":0}]}`.
@@ -9,15 +9,19 @@ import { EMPTY_WHITELIST } from '../api/whitelist.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { planSpread, type PlanResult } from '../core/plan.ts';
 import { formatFieldError } from '../k8s/field-errors.ts';
-import { CommandError, UsageError, type CliIo } from './io.ts';
+import { stringify } from 'yaml';
+import { CommandError, UsageError, inputName, parseMaxInputSize, type CliIo } from './io.ts';
 import { describeObject, groupOf, isWorkloadSpread, namespaceOf, readDocuments } from './documents.ts';
 import { showCosts } from '../sim/spread-summary.ts';
 import { renderTable } from './table.ts';
 
 export interface PlanCommandOptions {
+  /** `-` reads stdin. */
   file: string;
   replicas: string;
-  output: 'table' | 'json';
+  output: 'table' | 'json' | 'yaml';
+  /** `--max-input-size` (default 10Mi). */
+  maxInputSize?: string;
 }
 
 const MAX_REPLICAS = 100_000;
@@ -37,10 +41,10 @@ export function parseReplicaCounts(value: string): number[] {
 
 export async function runPlan(options: PlanCommandOptions, io: CliIo): Promise<number> {
   const counts = parseReplicaCounts(options.replicas);
-  const docs = readDocuments(io, [options.file]);
+  const docs = await readDocuments(io, [options.file], parseMaxInputSize(options.maxInputSize));
   const spreads = docs.filter((d) => isWorkloadSpread(d.object));
   const first = spreads[0];
-  if (first === undefined) throw new CommandError(`no WorkloadSpread (apps.kruise.io) found in ${options.file}`, 1);
+  if (first === undefined) throw new CommandError(`no WorkloadSpread (apps.kruise.io) found in ${inputName(options.file)}`, 1);
   const ws = first.object;
   const ref = (ws.spec as { targetRef?: { apiVersion?: unknown; kind?: unknown; name?: unknown } } | undefined)?.targetRef;
   const workload = docs
@@ -50,15 +54,19 @@ export async function runPlan(options: PlanCommandOptions, io: CliIo): Promise<n
   // A custom workload kind is only "not permitted" for lack of a cluster whitelist; plan it anyway.
   const blocking = errors.filter((e) => !(e.field === 'spec.targetRef' && e.detail.includes('not permitted')));
   if (blocking.length > 0) {
-    io.err(`${options.file}: ${describeObject(ws)} is invalid:\n`);
+    io.err(`${inputName(options.file)}: ${describeObject(ws)} is invalid:\n`);
     for (const e of blocking) io.err(`  - ${formatFieldError(e)}\n`);
     return 1;
   }
-  if (spreads.length > 1) io.err(`note: ${options.file} has ${spreads.length} WorkloadSpreads; planning the first, ${describeObject(ws)}\n`);
+  if (spreads.length > 1) io.err(`note: ${inputName(options.file)} has ${spreads.length} WorkloadSpreads; planning the first, ${describeObject(ws)}\n`);
   const outcome = planSpread(ws as unknown as WorkloadSpread, counts);
   if (!outcome.ok) throw new CommandError(`cannot plan ${describeObject(ws)}: ${outcome.error}`, 1);
   if (options.output === 'json') {
     io.out(`${JSON.stringify(outcome.result)}\n`);
+    return 0;
+  }
+  if (options.output === 'yaml') {
+    io.out(stringify(outcome.result, { version: '1.1', lineWidth: 0 }));
     return 0;
   }
   io.out(`${describeObject(ws)} → ${String(ref?.kind)} ${namespaceOf(ws)}/${String(ref?.name)}\n`);

@@ -119,11 +119,19 @@ steps:
     }
   });
 
-  test('--output json: one JSON Lines object per step with the keys of issue 6; failures also on stderr', async () => {
+  test('--output json: a setup record, then one JSON Lines object per step with the keys of issue 6; failures also on stderr', async () => {
     const scenario = `${SMALL}\nsteps:\n  - scale: {kind: Deployment, name: web, replicas: 4}\n  - expect: {subsets: {a: 2, b: 2}, costs: {a: [200], b: [100]}, pods: 3}\n`;
     const { code, io } = await simulate({ file: 's.yaml', output: 'json' }, { 's.yaml': scenario });
     assert.equal(code, 1);
-    const lines = io.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const [setup, ...lines] = io.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    // The setup record (issue 15): what applying the objects did, with the events recorded meanwhile.
+    assert.deepEqual(Object.keys(setup ?? {}).slice(0, 7), ['step', 'action', 'time', 'pods', 'workloadSpreads', 'events', 'expectations']);
+    assert.equal(setup?.['step'], 'setup');
+    assert.equal(setup?.['action'], 'setup');
+    assert.equal(setup?.['summary'], 'apply 2 objects and settle');
+    assert.equal((setup?.['pods'] as unknown[]).length, 3);
+    assert.ok((setup?.['events'] as { reason: string }[]).some((e) => e.reason === 'ScalingReplicaSet'), 'the Deployment controller scaled up while the objects were applied');
+    assert.deepEqual(setup?.['expectations'], []);
     assert.equal(lines.length, 2);
     for (const [i, line] of lines.entries()) {
       assert.deepEqual(Object.keys(line).slice(0, 7), ['step', 'action', 'time', 'pods', 'workloadSpreads', 'events', 'expectations']);

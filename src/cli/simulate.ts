@@ -1,39 +1,46 @@
 /**
- * `workloadspread simulate FILE.yaml [--output table|json|html] [--out PATH] [--kubeconfig FILE]`:
+ * `workloadspread simulate FILE.yaml|- [--output table|json|html] [--out PATH] [--kubeconfig FILE [--context NAME]] [--max-input-size SIZE]`:
  * replays a scenario (docs/scenarios.md) on the embedded cluster with the
  * real manager and a virtual clock — or, with `--kubeconfig`, against an
  * existing cluster where the manager runs — and checks its expectations.
  *
  * Output: `table` (default) prints a block per step as it completes;
- * `json` prints one JSON Lines object per step (the failures also go to
- * stderr); `html` writes one self-contained report to `--out` (default
+ * `json` prints JSON Lines: a setup record (what the objects did while they
+ * were applied), then one object per step (the failures also go to stderr); `html` writes one self-contained report to `--out` (default
  * `workloadspread-report.html`) and prints the verdict.
  * Exit codes: 0 every expectation held; 1 one failed (each named, expected
  * vs actual) or the run could not complete; 2 a malformed scenario (each
- * problem named by its field) or bad flags; 130 interrupted (Ctrl-C) after
- * cleaning up. Never a stack trace.
+ * problem named by its field, bounds included: docs/scenarios.md), an
+ * unreadable or oversized file, or bad flags; 130 interrupted (the first
+ * SIGINT or SIGTERM, after the cluster, the manager and the temporary files
+ * are gone; signals.ts). Never a stack trace.
  */
 import { basename, extname, resolve } from 'node:path';
 import type { Logger } from '../client/logger.ts';
 import type { ServingCertificate } from '../cluster/apiserver/certs.ts';
-import { jsonLine } from '../sim/output-json.ts';
+import { jsonLine, setupJsonLine } from '../sim/output-json.ts';
 import { renderHtmlReport } from '../sim/html-report.ts';
 import { renderHeader, renderSetup, renderStep, renderSummary } from '../sim/report-table.ts';
 import { runScenario, type RunOptions, type ScenarioRunResult } from '../sim/runner.ts';
 import { formatProblems, parseScenario } from '../sim/scenario.ts';
-import { readInput, UsageError, type CliIo } from './io.ts';
+import { INTERRUPTED_EXIT_CODE, SIMULATE_OUTPUTS } from './defaults.ts';
+import { inputName, parseMaxInputSize, readInput, STDIN, UsageError, type CliIo } from './io.ts';
+import { stopOnSignals } from './signals.ts';
 
-export const SIMULATE_OUTPUTS = ['table', 'json', 'html'] as const;
+export { INTERRUPTED_EXIT_CODE, SIMULATE_OUTPUTS } from './defaults.ts';
 export type SimulateOutput = (typeof SIMULATE_OUTPUTS)[number];
 export const DEFAULT_REPORT_PATH = 'workloadspread-report.html';
-/** Exit code after Ctrl-C (128 + SIGINT), as shells report it. */
-export const INTERRUPTED_EXIT_CODE = 130;
 
 export interface SimulateOptions {
+  /** The scenario file; `-` reads stdin. */
   file: string;
   output?: string;
   out?: string;
   kubeconfig?: string;
+  /** With `kubeconfig`: a context of that file other than its current-context. */
+  context?: string;
+  /** `--max-input-size` (default 10Mi). */
+  maxInputSize?: string;
 }
 
 export interface SimulateHooks {
@@ -44,24 +51,6 @@ export interface SimulateHooks {
   onResult?: (result: ScenarioRunResult) => void;
   /** A serving certificate to reuse (tests running many scenarios). */
   certificate?: ServingCertificate;
-}
-
-/** Aborts on SIGINT/SIGTERM while the run lasts; `release` removes the handlers. */
-function interruptOnSignals(io: CliIo): { signal: AbortSignal; release: () => void } {
-  const controller = new AbortController();
-  const on = (sig: NodeJS.Signals) => {
-    io.err(`\n${sig}: stopping the scenario and cleaning up…\n`);
-    controller.abort(new Error(`interrupted by ${sig}`));
-  };
-  process.once('SIGINT', on);
-  process.once('SIGTERM', on);
-  return {
-    signal: controller.signal,
-    release: () => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-    },
-  };
 }
 
 function exitCode(result: ScenarioRunResult): number {
@@ -75,11 +64,14 @@ export async function runSimulate(options: SimulateOptions, io: CliIo, hooks: Si
   if (options.out !== undefined && output !== 'html') throw new UsageError('--out is where --output html writes its report; add --output html');
   if (options.out === '') throw new UsageError('--out needs a file path');
   if (options.kubeconfig === '') throw new UsageError('--kubeconfig needs a file path');
+  if (options.context !== undefined && options.kubeconfig === undefined) throw new UsageError('--context picks a context of --kubeconfig; give --kubeconfig too (without it the scenario runs on the embedded cluster)');
+  const maxBytes = parseMaxInputSize(options.maxInputSize);
 
-  const text = readInput(io, options.file);
-  const parsed = parseScenario(text, { source: options.file, defaultName: basename(options.file, extname(options.file)) });
+  const text = await readInput(io, options.file, maxBytes);
+  const source = inputName(options.file);
+  const parsed = parseScenario(text, { source, defaultName: options.file === STDIN ? 'scenario' : basename(options.file, extname(options.file)) });
   if (!parsed.ok) {
-    io.err(`${options.file}: the scenario is not valid:\n${formatProblems(parsed.problems).replace(/^/gm, '  ')}\n`);
+    io.err(`${source}: the scenario is not valid:\n${formatProblems(parsed.problems).replace(/^/gm, '  ')}\n`);
     return 2;
   }
   const scenario = parsed.scenario;
@@ -87,6 +79,7 @@ export async function runSimulate(options: SimulateOptions, io: CliIo, hooks: Si
   const warn = (m: string) => io.err(`warning: ${m}\n`);
   const run: RunOptions = { warn };
   if (options.kubeconfig !== undefined) run.kubeconfig = options.kubeconfig;
+  if (options.context !== undefined) run.context = options.context;
   if (hooks.log !== undefined) run.log = hooks.log;
   if (hooks.certificate !== undefined) run.certificate = hooks.certificate;
   if (output === 'table') {
@@ -94,17 +87,20 @@ export async function runSimulate(options: SimulateOptions, io: CliIo, hooks: Si
     run.onSetup = (setup) => io.out(renderSetup(setup, style));
     run.onStep = (step) => io.out(renderStep(step, style));
   } else if (output === 'json') {
+    run.onSetup = (setup) => io.out(setupJsonLine(setup, scenario.objects.length));
     run.onStep = (step) => io.out(jsonLine(step));
   }
 
-  const signals = hooks.signal === undefined ? interruptOnSignals(io) : undefined;
-  const signal = hooks.signal ?? signals?.signal;
-  if (signal !== undefined) run.signal = signal;
+  const signals =
+    hooks.signal === undefined
+      ? stopOnSignals(io, { forcedExitCode: INTERRUPTED_EXIT_CODE, firstMessage: (sig) => `\n${sig}: stopping the scenario and cleaning up…\n` })
+      : undefined;
+  run.signal = hooks.signal ?? (signals as { signal: AbortSignal }).signal;
   let result: ScenarioRunResult;
   try {
     result = await runScenario(scenario, run);
   } finally {
-    signals?.release();
+    signals?.dispose();
   }
   hooks.onResult?.(result);
 

@@ -2,10 +2,13 @@
  * The `workloadspread status` table: per WorkloadSpread a heading (target,
  * replicas, pods placed), one row per subset with a bar, then the target's
  * pods that belong to no subset, then the disruption budgets selecting its
- * pods (status-budgets.ts). Columns are aligned by visible width, so
- * colour never shifts them. The JSON form is the views themselves
- * (`statusJson`), one line per snapshot. Pure.
+ * pods (status-budgets.ts). `-o wide` adds a PENDING column and lists every
+ * pod (subset, node, phase, readiness, deletion cost). Columns are aligned by
+ * visible width, so colour never shifts them. The JSON form is the views
+ * themselves (`statusJson`), one line per snapshot; the YAML form the same
+ * document (`statusYaml`), one per snapshot. Pure.
  */
+import { stringify } from 'yaml';
 import { barLegend, barScale, renderBar, type BarCounts } from './bars.ts';
 import { renderBudgets } from './status-budgets.ts';
 import type { SubsetView, WorkloadSpreadView } from './status-model.ts';
@@ -15,6 +18,12 @@ import { alignColumns, type Style } from './style.ts';
 export const STATUS_BAR_CELLS = 20;
 
 const HEADER = ['SUBSET', 'LIMIT', 'PODS', 'READY', 'MISSING', 'CREATING', 'DELETING', 'SCHEDULABLE', 'DELETION COST', ''] as const;
+const WIDE_HEADER = ['SUBSET', 'LIMIT', 'PODS', 'READY', 'PENDING', 'MISSING', 'CREATING', 'DELETING', 'SCHEDULABLE', 'DELETION COST', ''] as const;
+
+export interface RenderOptions {
+  /** `-o wide`: the PENDING column and every pod. */
+  wide?: boolean;
+}
 
 export function costRange(s: Pick<SubsetView, 'deletionCost'>): string {
   const c = s.deletionCost;
@@ -46,19 +55,21 @@ function heading(view: WorkloadSpreadView, style: Style): string {
 }
 
 /** The table of one WorkloadSpread (ends with a newline). */
-export function renderView(view: WorkloadSpreadView, style: Style): string {
+export function renderView(view: WorkloadSpreadView, style: Style, options: RenderOptions = {}): string {
+  const wide = options.wide === true;
   const lines: string[] = [heading(view, style)];
   for (const problem of view.problems) lines.push(`  ${style.yellow('!')} ${problem}`);
   if (!view.statusCurrent) lines.push(`  ${style.yellow('!')} the stored status is for an older spec: the manager has not reconciled the latest change yet`);
   if (view.subsets.length > 0) {
     const scale = barScale(view.subsets.map(barCounts), STATUS_BAR_CELLS);
-    const rows: string[][] = [[...HEADER]];
+    const rows: string[][] = [wide ? [...WIDE_HEADER] : [...HEADER]];
     for (const s of view.subsets) {
       rows.push([
         s.name,
         limitCell(s),
         String(s.pods),
         String(s.ready),
+        ...(wide ? [String(s.pending)] : []),
         s.missing === null ? '-' : String(s.missing),
         String(s.creating),
         String(s.deleting),
@@ -67,6 +78,13 @@ export function renderView(view: WorkloadSpreadView, style: Style): string {
         renderBar(barCounts(s), scale, style),
       ]);
     }
+    lines.push(...alignColumns(rows).map((l, i) => (i === 0 ? style.dim(l) : l)));
+  }
+  if (wide && view.pods.length > 0) {
+    lines.push(`Pods (${view.pods.length}):`);
+    const rows = [['  NAME', 'SUBSET', 'NODE', 'PHASE', 'READY', 'DELETION COST']].concat(
+      view.pods.map((p) => [`  ${p.name}`, p.subset ?? '<none>', p.node ?? '<unscheduled>', p.phase, p.ready ? 'true' : 'false', p.deletionCost === null ? '-' : String(p.deletionCost)]),
+    );
     lines.push(...alignColumns(rows).map((l, i) => (i === 0 ? style.dim(l) : l)));
   }
   if (view.unassigned.length > 0) {
@@ -86,13 +104,18 @@ export function renderView(view: WorkloadSpreadView, style: Style): string {
 }
 
 /** Every view, a blank line apart, and the bar legend once. */
-export function renderViews(views: readonly WorkloadSpreadView[], style: Style): string {
+export function renderViews(views: readonly WorkloadSpreadView[], style: Style, options: RenderOptions = {}): string {
   if (views.length === 0) return '';
-  const body = views.map((v) => renderView(v, style)).join('\n');
+  const body = views.map((v) => renderView(v, style, options)).join('\n');
   return views.some((v) => v.subsets.length > 0) ? `${body}\n${style.dim('bars: ')}${barLegend(style)}\n` : body;
 }
 
 /** The JSON document of one snapshot (one line). */
 export function statusJson(views: readonly WorkloadSpreadView[]): string {
   return `${JSON.stringify({ workloadSpreads: views })}\n`;
+}
+
+/** The same document as YAML, starting with `---` so snapshots of `--watch` are separate documents. */
+export function statusYaml(views: readonly WorkloadSpreadView[]): string {
+  return `---\n${stringify({ workloadSpreads: views }, { version: '1.1', lineWidth: 0, aliasDuplicateObjects: false })}`;
 }

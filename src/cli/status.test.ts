@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
 import { BUILTIN } from '../client/resources.ts';
 import { startCluster } from '../cluster/cluster.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
@@ -143,7 +144,46 @@ describe('workloadspread status (embedded cluster, real manager)', () => {
 
     const usage = captureIo();
     assert.equal(await main(['status', 'x', '-A', '--kubeconfig', kubeconfig], usage), 2);
-    assert.equal(await main(['status', '-o', 'yaml', '--kubeconfig', kubeconfig], captureIo()), 2);
+    assert.equal(await main(['status', '-o', 'xml', '--kubeconfig', kubeconfig], captureIo()), 2);
+    for (const [args, message] of [
+      [['status', 'x', '-l', 'a=b'], 'error: a NAME cannot be given with --selector (-l)\n'],
+      [['status', '-l', 'a==='], /^error: --selector \(-l\) "a===": .+\n$/],
+      [['status', '--context', 'elsewhere'], /^error: .*context "elsewhere" is not in the kubeconfig\n$/],
+    ] as const) {
+      const io = captureIo();
+      const code = await main([...args, '--kubeconfig', kubeconfig], io);
+      if (typeof message === 'string') assert.equal(io.stderr, message);
+      else assert.match(io.stderr, message);
+      assert.equal(code, (args as readonly string[]).includes('--context') ? 1 : 2, args.join(' '));
+    }
+  });
+
+  test('-o wide adds PENDING and every pod; -o yaml is the JSON document as YAML; -l selects by label; --context picks one', async () => {
+    const wide = await status({ namespace: ns, output: 'wide' });
+    assert.equal(wide.code, 0, wide.stderr);
+    const lines = wide.stdout.split('\n');
+    assert.match(lines[1] ?? '', /^SUBSET\s+LIMIT\s+PODS\s+READY\s+PENDING\s+MISSING\s+CREATING\s+DELETING\s+SCHEDULABLE\s+DELETION COST$/);
+    assert.match(lines[2] ?? '', /^a\s+2\s+2\s+2\s+0\s+0\s+0\s+0\s+-\s+300\s+██$/);
+    assert.equal(lines[5], 'Pods (6):');
+    assert.match(lines[6] ?? '', /^ {2}NAME\s+SUBSET\s+NODE\s+PHASE\s+READY\s+DELETION COST$/);
+    assert.equal(lines.slice(7, 13).filter((l) => /^ {2}web-\S+\s+[abc]\s+\S+\s+Running\s+true\s+[123]00$/.test(l)).length, 6, lines.slice(7, 13).join('\n'));
+
+    const yaml = await status({ namespace: ns, output: 'yaml' });
+    assert.equal(yaml.code, 0, yaml.stderr);
+    assert.ok(yaml.stdout.startsWith('---\nworkloadSpreads:\n'));
+    assert.deepEqual(parse(yaml.stdout.slice(4)), { workloadSpreads: await views() });
+
+    await env.cluster.client.patch(WORKLOADSPREAD_REF, 'spread', { type: 'merge', body: { metadata: { labels: { team: 'web' } } } }, { namespace: ns });
+    assert.deepEqual((await views({ allNamespaces: true, selector: 'team=web' })).map((v) => `${v.namespace}/${v.name}`), [`${ns}/spread`]);
+    assert.deepEqual(await views({ selector: 'team in (db,cache)' }), []);
+
+    const config = parse(env.cluster.kubeconfig) as { contexts: { name: string }[]; 'current-context': string };
+    const name = config.contexts[0]?.name ?? '';
+    const contexts = join(dir, 'contexts');
+    writeFileSync(contexts, stringify({ ...config, 'current-context': 'nowhere' }));
+    await assert.rejects(status({ kubeconfig: contexts, namespace: ns }), /the current context "nowhere" is not defined/);
+    const picked = await status({ kubeconfig: contexts, context: name, namespace: ns, output: 'json' });
+    assert.equal(picked.code, 0, picked.stderr);
   });
 
   test('--watch redraws when the spread changes (and only then), until stopped', async () => {
@@ -167,7 +207,7 @@ describe('workloadspread status (embedded cluster, real manager)', () => {
     await env.clock.quiesce();
     assert.equal(snapshots().length, count, 'nothing changed, nothing drawn');
     stop();
-    assert.equal(await running, 0);
+    assert.equal(await running, 130, 'stopped like Ctrl-C: 130');
   });
 
   test('--watch on a terminal clears the screen before each table', async () => {
@@ -177,7 +217,7 @@ describe('workloadspread status (embedded cluster, real manager)', () => {
     const running = runStatus({ kubeconfig, namespace: ns, watch: true }, io, { clock: env.clock, waitForStop: () => stopped, isTTY: true });
     await settleUntil(env.clock, () => assert.match(io.stdout, /WorkloadSpread/));
     stop();
-    assert.equal(await running, 0);
+    assert.equal(await running, 130, 'Ctrl-C ends a watch with 130, as kubectl get -w');
     assert.ok(io.stdout.startsWith('\u001b[H\u001b[2J'));
   });
 

@@ -1,12 +1,14 @@
 /**
- * `workloadspread status [NAME] [-n NS | -A] [--kubeconfig FILE] [--watch]
- * [-o table|json] [--no-color]` (DECISIONS D16): what the WorkloadSpreads of
+ * `workloadspread status [NAME] [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE]
+ * [--context NAME] [--watch] [-o table|wide|json|yaml] [--no-color]`
+ * (DECISIONS D16): what the WorkloadSpreads of
  * a cluster are doing, from their stored status and the live pods
  * (status-model.ts computes, status-render.ts draws).
  *
  * The cluster is found as kubectl finds it (`--kubeconfig`, `$KUBECONFIG`,
- * `~/.kube/config`, the in-cluster service account); the namespace is `-n`,
- * else the kubeconfig context's. One request per kind per namespace, plus
+ * `~/.kube/config`, the in-cluster service account; `--context` picks a
+ * context); the namespace is `-n`, else the context's; `-l` keeps the
+ * WorkloadSpreads whose labels match (evaluated by the API server). One request per kind per namespace, plus
  * one GET per target (and its scale subresource for custom kinds whose
  * replica count is otherwise unknown); the custom-workload whitelist of the
  * manager is not read, so such a kind's count comes from its scale
@@ -17,7 +19,8 @@
  * `--watch` keeps informers on WorkloadSpreads, pods, ReplicaSets and budgets and
  * redraws when what it would print changed (coalescing bursts of events);
  * the screen is cleared only on a TTY, otherwise snapshots follow each
- * other; with `-o json` each snapshot is one JSON line. Ctrl-C ends it (exit 0).
+ * other; with `-o json` each snapshot is one JSON line, with `-o yaml` one
+ * YAML document. Ctrl-C (or SIGTERM) ends it: exit 130, as kubectl get -w.
  *
  * Exit codes: 0 shown (also when there is nothing to show, as kubectl);
  * 1 the cluster cannot be reached or refuses, the WorkloadSpread CRD is not
@@ -39,17 +42,25 @@ import { apiVersionGroup } from '../k8s/pod.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
+import { INTERRUPTED_EXIT_CODE, STATUS_OUTPUTS } from './defaults.ts';
 import { CommandError, UsageError, type CliIo } from './io.ts';
+import { stopOnSignals, type StopSignals } from './signals.ts';
 import { budgetViews } from './status-budgets.ts';
 import { workloadSpreadView, type ViewInput, type WorkloadSpreadView } from './status-model.ts';
-import { renderViews, statusJson } from './status-render.ts';
+import { renderViews, statusJson, statusYaml } from './status-render.ts';
+
+type StatusOutput = (typeof STATUS_OUTPUTS)[number];
 import { CLEAR_SCREEN, createStyle, wantsColor } from './style.ts';
 
 export interface StatusOptions {
   name?: string;
   namespace?: string;
   allNamespaces?: boolean;
+  /** `-l`: a label selector on the WorkloadSpreads. */
+  selector?: string;
   kubeconfig?: string;
+  /** `--context`: a context of the kubeconfig other than its current-context. */
+  context?: string;
   watch?: boolean;
   output?: string;
   /** false for `--no-color`. */
@@ -59,7 +70,7 @@ export interface StatusOptions {
 export interface StatusHooks {
   /** Default: the real clock. */
   clock?: Clock;
-  /** `--watch` ends when this resolves (default: SIGINT or SIGTERM). */
+  /** `--watch` ends when this resolves (default: SIGINT or SIGTERM); the exit code is then 130. */
   waitForStop?: () => Promise<unknown>;
   /** Whether stdout is a terminal (`--watch` clears the screen only then); default process.stdout.isTTY. */
   isTTY?: boolean;
@@ -98,7 +109,7 @@ export function describeClusterError(err: unknown, server: string): string {
 }
 
 async function connect(options: StatusOptions, io: CliIo, clock: Clock): Promise<KubeClient> {
-  const loaded = await loadConnection({ ...(options.kubeconfig === undefined ? {} : { kubeconfig: options.kubeconfig }), env: io.env });
+  const loaded = await loadConnection({ ...(options.kubeconfig === undefined ? {} : { kubeconfig: options.kubeconfig }), ...(options.context === undefined ? {} : { context: options.context }), env: io.env });
   if (!loaded.ok) throw new CommandError(`${loaded.error.source}: ${loaded.error.message}`, 1);
   return new KubeClient(loaded.connection as Connection, { clock, userAgent: USER_AGENT });
 }
@@ -173,7 +184,7 @@ export async function buildViews(client: KubeClient, sources: StatusSources): Pr
 }
 
 /** Lists everything once. */
-async function listSources(client: KubeClient, namespace: string | undefined, name: string | undefined): Promise<StatusSources> {
+async function listSources(client: KubeClient, namespace: string | undefined, name: string | undefined, selector: string | undefined): Promise<StatusSources> {
   let workloadSpreads: WorkloadSpread[];
   if (name !== undefined) {
     try {
@@ -183,7 +194,7 @@ async function listSources(client: KubeClient, namespace: string | undefined, na
       throw err;
     }
   } else {
-    workloadSpreads = (await client.listAll<WorkloadSpread>(WORKLOADSPREAD_REF, namespace === undefined ? {} : { namespace })).items;
+    workloadSpreads = (await client.listAll<WorkloadSpread>(WORKLOADSPREAD_REF, { ...(namespace === undefined ? {} : { namespace }), ...(selector === undefined ? {} : { labelSelector: selector }) })).items;
   }
   const namespaces = [...new Set(workloadSpreads.map((ws) => ws.metadata?.namespace ?? ''))];
   const pods = new Map<string, Pod[]>();
@@ -218,35 +229,38 @@ function noneFound(namespace: string | undefined): string {
   return namespace === undefined ? 'No WorkloadSpreads found.\n' : `No WorkloadSpreads found in namespace ${namespace}.\n`;
 }
 
-function waitForSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    const on = (signal: string) => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-      resolve(signal);
-    };
-    process.once('SIGINT', on);
-    process.once('SIGTERM', on);
-  });
-}
-
 export async function runStatus(options: StatusOptions, io: CliIo, hooks: StatusHooks = {}): Promise<number> {
-  const output = options.output ?? 'table';
-  if (output !== 'table' && output !== 'json') throw new UsageError(`--output must be table or json, got ${JSON.stringify(output)}`);
+  const output = (options.output ?? 'table') as StatusOutput;
+  if (!(STATUS_OUTPUTS as readonly string[]).includes(output)) throw new UsageError(`--output must be one of ${STATUS_OUTPUTS.join(', ')}, got ${JSON.stringify(output)}`);
   if (options.allNamespaces === true && options.name !== undefined) throw new UsageError('a NAME cannot be given with --all-namespaces (-A)');
   if (options.allNamespaces === true && options.namespace !== undefined) throw new UsageError('--namespace (-n) and --all-namespaces (-A) exclude each other');
+  if (options.selector !== undefined) {
+    if (options.name !== undefined) throw new UsageError('a NAME cannot be given with --selector (-l)');
+    const parsed = parseSelector(options.selector);
+    if (!parsed.ok) throw new UsageError(`--selector (-l) ${JSON.stringify(options.selector)}: ${parsed.error}`);
+  }
   const clock = hooks.clock ?? realClock();
   const client = await connect(options, io, clock);
-  const style = createStyle(output === 'table' && wantsColor(options.color, io.color));
+  const table = output === 'table' || output === 'wide';
+  const style = createStyle(table && wantsColor(options.color, io.color));
   const namespace = options.allNamespaces === true ? undefined : options.namespace ?? client.namespace;
-  const render = (views: WorkloadSpreadView[]): string => (output === 'json' ? statusJson(views) : views.length === 0 ? noneFound(namespace) : renderViews(views, style));
+  const render = (views: WorkloadSpreadView[]): string => {
+    if (output === 'json') return statusJson(views);
+    if (output === 'yaml') return statusYaml(views);
+    return views.length === 0 ? noneFound(namespace) : renderViews(views, style, { wide: output === 'wide' });
+  };
   try {
     await requireCrd(client);
     if (options.watch !== true) {
-      io.out(render(await buildViews(client, await listSources(client, namespace, options.name))));
+      io.out(render(await buildViews(client, await listSources(client, namespace, options.name, options.selector))));
       return 0;
     }
-    return await watch(client, options, io, hooks, clock, namespace, render);
+    const signals = hooks.waitForStop === undefined ? stopOnSignals(io, { forcedExitCode: INTERRUPTED_EXIT_CODE }) : undefined;
+    try {
+      return await watch(client, options, io, hooks.waitForStop?.() ?? (signals as StopSignals).received, hooks, clock, namespace, render);
+    } finally {
+      signals?.dispose();
+    }
   } catch (err) {
     if (err instanceof CommandError || err instanceof UsageError) throw err;
     throw new CommandError(describeClusterError(err, client.connection.server), 1);
@@ -259,17 +273,18 @@ async function watch(
   client: KubeClient,
   options: StatusOptions,
   io: CliIo,
+  stop: Promise<unknown>,
   hooks: StatusHooks,
   clock: Clock,
   namespace: string | undefined,
   render: (views: WorkloadSpreadView[]) => string,
 ): Promise<number> {
   // The name must exist when the watch starts; later it may come and go.
-  if (options.name !== undefined) await listSources(client, namespace, options.name);
+  if (options.name !== undefined) await listSources(client, namespace, options.name, undefined);
   const scope = namespace === undefined ? {} : { namespace };
   const fieldSelector = options.name === undefined ? {} : { fieldSelector: `metadata.name=${options.name}` };
   const informers = {
-    workloadSpreads: new Informer<WorkloadSpread & KubeObject>({ client, ref: WORKLOADSPREAD_REF, name: 'workloadspreads', ...scope, ...fieldSelector }),
+    workloadSpreads: new Informer<WorkloadSpread & KubeObject>({ client, ref: WORKLOADSPREAD_REF, name: 'workloadspreads', ...scope, ...fieldSelector, ...(options.selector === undefined ? {} : { labelSelector: options.selector }) }),
     pods: new Informer<Pod>({ client, ref: BUILTIN.pods, name: 'pods', ...scope }),
     replicaSets: new Informer<KubeObject>({ client, ref: BUILTIN.replicasets, name: 'replicasets', ...scope }),
     pdbs: new Informer<KubeObject>({ client, ref: BUILTIN.poddisruptionbudgets, name: 'poddisruptionbudgets', ...scope }),
@@ -308,8 +323,8 @@ async function watch(
     lastWarning = undefined;
     if (stopped || text === last) return;
     last = text;
-    if (tty) io.out(CLEAR_SCREEN);
-    else if (options.output !== 'json') io.out(`--- ${formatTime(clock.now())}\n`);
+    if (tty && (options.output === undefined || options.output === 'table' || options.output === 'wide')) io.out(CLEAR_SCREEN);
+    else if (options.output !== 'json' && options.output !== 'yaml') io.out(`--- ${formatTime(clock.now())}\n`);
     io.out(text);
   };
   const schedule = (): void => {
@@ -326,18 +341,21 @@ async function watch(
     informer.store.onDelete(schedule);
     informer.start();
   }
+  const stopRequested = stop.then(() => 'stop' as const);
   try {
-    await Promise.all(all.map((i) => i.waitForSync()));
-    pending?.cancel();
-    pending = undefined;
-    drawing = drawing.then(() => draw(true));
-    await drawing;
-    await (hooks.waitForStop ?? waitForSignal)();
+    // Ctrl-C also ends a watch whose caches never sync (a cluster that stopped answering).
+    if ((await Promise.race([Promise.all(all.map((i) => i.waitForSync())), stopRequested])) !== 'stop') {
+      pending?.cancel();
+      pending = undefined;
+      drawing = drawing.then(() => draw(true));
+      await drawing;
+      await stopRequested;
+    }
   } finally {
     stopped = true;
     pending?.cancel();
     await drawing.catch(() => {});
     await Promise.all(all.map((i) => i.stop()));
   }
-  return 0;
+  return INTERRUPTED_EXIT_CODE;
 }

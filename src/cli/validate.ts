@@ -17,26 +17,31 @@ import { EMPTY_WHITELIST, parseWhitelist, type Whitelist } from '../api/whitelis
 import { WHITELIST_CONFIGMAP_KEY } from '../api/keys.ts';
 import { formatFieldError } from '../k8s/field-errors.ts';
 import type { KubeObject } from '../k8s/types.ts';
-import { CommandError, UsageError, readInput, type CliIo } from './io.ts';
+import { CommandError, UsageError, inputName, parseMaxInputSize, readInput, STDIN, type CliIo } from './io.ts';
 import { describeObject, groupOf, isWorkloadSpread, namespaceOf, readDocuments } from './documents.ts';
 import { parseManifests } from '../k8s/yaml.ts';
 
 export interface ValidateOptions {
+  /** `-` reads stdin. */
   files: string[];
   unschedulableRecoverySeconds?: string;
   whitelist?: string;
   /** D20: as the manager's `--allow-privileged-subset-patches`. */
   allowPrivilegedSubsetPatches?: boolean;
+  /** `--max-input-size` (default 10Mi), for every file read. */
+  maxInputSize?: string;
 }
 
 export async function runValidate(options: ValidateOptions, io: CliIo): Promise<number> {
   const window = parseWindow(options.unschedulableRecoverySeconds);
-  const whitelist = options.whitelist === undefined ? EMPTY_WHITELIST : readWhitelist(io, options.whitelist);
-  const docs = readDocuments(io, options.files);
+  const maxBytes = parseMaxInputSize(options.maxInputSize);
+  if (options.whitelist === STDIN && options.files.includes(STDIN)) throw new UsageError('stdin (-) can be read once: give it to -f or to --whitelist, not both');
+  const whitelist = options.whitelist === undefined ? EMPTY_WHITELIST : await readWhitelist(io, options.whitelist, maxBytes);
+  const docs = await readDocuments(io, options.files, maxBytes);
   const spreads = docs.filter((d) => isWorkloadSpread(d.object));
   const checked = docs.filter((d) => isWorkloadSpread(d.object) || isDomainDisruptionBudget(d.object));
   if (checked.length === 0) {
-    throw new CommandError(`no WorkloadSpread (apps.kruise.io) or DomainDisruptionBudget (${DDB_GROUP}) found in ${options.files.join(', ')}`, 1);
+    throw new CommandError(`no WorkloadSpread (apps.kruise.io) or DomainDisruptionBudget (${DDB_GROUP}) found in ${options.files.map(inputName).join(', ')}`, 1);
   }
   let invalid = 0;
   for (const doc of checked) {
@@ -91,8 +96,8 @@ function findWorkload(ws: KubeObject, objects: KubeObject[]): KubeObject | undef
 }
 
 /** `--whitelist`: the whitelist config map (YAML) or its JSON value. */
-function readWhitelist(io: CliIo, file: string): Whitelist {
-  const text = readInput(io, file);
+async function readWhitelist(io: CliIo, file: string, maxBytes: number): Promise<Whitelist> {
+  const text = await readInput(io, file, maxBytes);
   let json = text;
   const parsed = parseManifests(text, file);
   if (parsed.ok) {
@@ -102,6 +107,6 @@ function readWhitelist(io: CliIo, file: string): Whitelist {
     if (typeof value === 'string') json = value;
   }
   const result = parseWhitelist(json);
-  if (!result.ok) throw new CommandError(`${file}: not a custom-workload whitelist: ${result.error}`, 2);
+  if (!result.ok) throw new CommandError(`${inputName(file)}: not a custom-workload whitelist: ${result.error}`, 2);
   return result.whitelist;
 }

@@ -14,10 +14,10 @@ import type { KubeObject } from '../k8s/types.ts';
 import type { Connection } from './config.ts';
 import type { Status } from './errors.ts';
 import { BUILTIN, evictionFor, pathFor, ResourceResolver, type ResourceRef, type Scale } from './resources.ts';
-import { HttpTransport, type Query, type RequestOptions } from './transport.ts';
+import { HttpTransport, type Query, type RequestMetrics, type RequestOptions } from './transport.ts';
 import { openWatchStream, type WatchStreamEnd, type WatchStreamOptions } from './watch-stream.ts';
 
-export type { Query, QueryValue, RequestOptions } from './transport.ts';
+export type { Query, QueryValue, RequestMetrics, RequestOptions } from './transport.ts';
 export type { WatchStreamEnd, WatchStreamOptions } from './watch-stream.ts';
 
 export interface KubeClientOptions {
@@ -103,6 +103,11 @@ export class KubeClient {
     this.fieldManager = options.fieldManager;
     this.#transport = new HttpTransport(connection, options.clock, this.userAgent, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.resources = new ResourceResolver({ getJson: (path) => this.request({ method: 'GET', path }) });
+  }
+
+  /** Counts every request (and watch) of this client from now on: `rest_client_*` of the manager's metrics. */
+  instrument(metrics: RequestMetrics): void {
+    if (!this.#transport.metrics.includes(metrics)) this.#transport.metrics.push(metrics);
   }
 
   /** The default namespace of the connection (context or service account). */

@@ -108,7 +108,7 @@ export class LeaderElector {
   start(): void {
     if (this.#loopDone !== undefined || this.#stop.signal.aborted) return;
     this.#loopDone = this.#loop().catch((err: unknown) => {
-      this.#log.error({ lease: this.#opts.name, err: describeError(err) }, 'leader election loop failed');
+      this.#log.error({ namespace: this.#opts.namespace, name: this.#opts.name, err: describeError(err) }, 'leader election loop failed');
     });
   }
 
@@ -123,20 +123,20 @@ export class LeaderElector {
     while (!stop.aborted) {
       if (!(await this.#acquire())) return;
       this.#leading = true;
-      this.#log.info({ lease: this.#opts.name, identity: this.#opts.identity }, 'became leader');
+      this.#log.info({ namespace: this.#opts.namespace, name: this.#opts.name, identity: this.#opts.identity }, 'became leader');
       const leading = new AbortController();
       const work = Promise.resolve()
         .then(() => this.#opts.onStartedLeading(leading.signal))
-        .catch((err: unknown) => this.#log.error({ lease: this.#opts.name, err: describeError(err) }, 'leader work failed'));
+        .catch((err: unknown) => this.#log.error({ namespace: this.#opts.namespace, name: this.#opts.name, err: describeError(err) }, 'leader work failed'));
       await this.#renewUntilLost();
       this.#leading = false;
       leading.abort(new Error(stop.aborted ? 'leader election stopped' : 'leadership lost'));
       await work;
-      if (!stop.aborted) this.#log.warn({ lease: this.#opts.name, identity: this.#opts.identity }, 'leadership lost');
+      if (!stop.aborted) this.#log.warn({ namespace: this.#opts.namespace, name: this.#opts.name, identity: this.#opts.identity }, 'leadership lost');
       try {
         this.#opts.onStoppedLeading?.();
       } catch (err) {
-        this.#log.error({ lease: this.#opts.name, err: describeError(err) }, 'onStoppedLeading failed');
+        this.#log.error({ namespace: this.#opts.namespace, name: this.#opts.name, err: describeError(err) }, 'onStoppedLeading failed');
       }
       if (stop.aborted && (this.#opts.releaseOnStop ?? true)) await this.#release();
     }
@@ -197,7 +197,7 @@ export class LeaderElector {
       try {
         this.#opts.onNewLeader?.(holder);
       } catch (err) {
-        this.#log.error({ lease: this.#opts.name, err: describeError(err) }, 'onNewLeader failed');
+        this.#log.error({ namespace: this.#opts.namespace, name: this.#opts.name, err: describeError(err) }, 'onNewLeader failed');
       }
     }
   }
@@ -213,14 +213,14 @@ export class LeaderElector {
       current = await client.get<Lease>(BUILTIN.leases, name, call);
     } catch (err) {
       if (!isNotFound(err)) {
-        if (!this.#stop.signal.aborted) this.#log.warn({ lease: name, err: describeError(err) }, 'cannot read the lease');
+        if (!this.#stop.signal.aborted) this.#log.warn({ namespace: this.#opts.namespace, name, err: describeError(err) }, 'cannot read the lease');
         return false;
       }
       const spec: LeaseSpec = { holderIdentity: identity, leaseDurationSeconds: seconds, acquireTime: formatMicroTime(now), renewTime: formatMicroTime(now), leaseTransitions: 0 };
       try {
         this.#lease = await client.create<Lease>(BUILTIN.leases, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec }, call);
       } catch (createErr) {
-        this.#log.debug({ lease: name, err: describeError(createErr) }, 'lost the race to create the lease');
+        this.#log.debug({ namespace: this.#opts.namespace, name, err: describeError(createErr) }, 'lost the race to create the lease');
         return false;
       }
       this.#observe(spec, now);
@@ -244,7 +244,7 @@ export class LeaderElector {
       this.#lease = await client.update<Lease>(BUILTIN.leases, { ...current, spec }, call);
     } catch (err) {
       // A conflict is the normal outcome of a race with another candidate.
-      this.#log[isConflict(err) ? 'debug' : 'warn']({ lease: name, err: describeError(err) }, mine ? 'cannot renew the lease' : 'cannot take the lease');
+      this.#log[isConflict(err) ? 'debug' : 'warn']({ namespace: this.#opts.namespace, name, err: describeError(err) }, mine ? 'cannot renew the lease' : 'cannot take the lease');
       return false;
     }
     this.#observe(spec, now);
@@ -261,9 +261,9 @@ export class LeaderElector {
         this.#client.update<Lease>(BUILTIN.leases, { ...lease, spec }, { timeoutMs: this.#deadlineMs }),
       );
       this.#observed = spec;
-      this.#log.info({ lease: this.#opts.name, identity: this.#opts.identity }, 'released the lease');
+      this.#log.info({ namespace: this.#opts.namespace, name: this.#opts.name, identity: this.#opts.identity }, 'released the lease');
     } catch (err) {
-      this.#log.warn({ lease: this.#opts.name, err: describeError(err) }, 'cannot release the lease');
+      this.#log.warn({ namespace: this.#opts.namespace, name: this.#opts.name, err: describeError(err) }, 'cannot release the lease');
     }
   }
 }

@@ -1,8 +1,24 @@
 /**
  * The logging surface of the client machinery: pino's call shape
- * (`log.warn({ fields }, 'message')`), so the manager passes a pino child
- * logger straight in, while this layer does not depend on pino.
+ * (`log.warn({ fields }, 'message')`), so the manager passes a pino logger
+ * straight in, while this layer does not depend on pino.
  * Default: `silentLogger`, nothing written.
+ *
+ * The keys of a line, chosen once for every component and following
+ * controller-runtime's conventions (docs/operations.md "Logs"); each appears
+ * at most once in a line (`withFields` merges, it never repeats a key):
+ * - `logger`: the part of the manager that wrote it (`manager`, `webhook`,
+ *   `controller`, `caches`, `leader-election`, `certificates`, `events`);
+ * - `controller`, `controllerGroup`, `controllerKind`: on a controller's
+ *   lines (`workloadspread` / `apps.kruise.io` / `WorkloadSpread`, and
+ *   `domaindisruptionbudget` / `policy.workloadspread.io` / `DomainDisruptionBudget`);
+ * - `namespace`, `name`: the object the line is about — the object being
+ *   reconciled, the object of an admission review, the Lease;
+ * - `reconcileID`: one reconcile (a UUID), on every line it writes;
+ * - `webhook` (the path) and `requestID` (the review's uid) on admission lines;
+ * - other objects by their name in the same namespace: `pod`,
+ *   `workloadspread`, `budget`, `subset`; `kind` for a resource kind;
+ * - `err`: what failed, as text.
  */
 
 export interface Logger {
@@ -14,9 +30,7 @@ export interface Logger {
 
 const noop = (): void => {};
 
-export const silentLogger: Logger = { debug: noop, info: noop, warn: noop, error: noop };
-
-/** Adds fixed fields to every line (a child logger without depending on pino). */
+/** Adds fixed fields to every line (a child logger without depending on pino); the line's own fields win. */
 export function withFields(log: Logger, fields: Record<string, unknown>): Logger {
   return {
     debug: (f, m) => log.debug({ ...fields, ...f }, m),
@@ -25,6 +39,20 @@ export function withFields(log: Logger, fields: Record<string, unknown>): Logger
     error: (f, m) => log.error({ ...fields, ...f }, m),
   };
 }
+
+/** `namespace` and `name` of an object under admission — `generateName` instead while it has no name yet (as controller-runtime logs it). */
+export function podLogFields(namespace: string, metadata: { name?: string; generateName?: string } | undefined): { namespace: string; name?: string; generateName?: string } {
+  const name = metadata?.name ?? '';
+  return name !== '' ? { namespace, name } : { namespace, generateName: metadata?.generateName ?? '' };
+}
+
+/** The `namespace`/`name` pair of an object's key (`namespace/name`, or a bare name for a cluster-scoped object). */
+export function objectFields(key: string): { namespace?: string; name: string } {
+  const slash = key.indexOf('/');
+  return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+export const silentLogger: Logger = { debug: noop, info: noop, warn: noop, error: noop };
 
 /** A logger that keeps every line, for tests that assert what was logged. */
 export interface MemoryLogger extends Logger {

@@ -21,7 +21,7 @@
  */
 import type { KubeObject } from '../k8s/types.ts';
 import { describeError } from './errors.ts';
-import { silentLogger, type Logger } from './logger.ts';
+import { objectFields, silentLogger, type Logger } from './logger.ts';
 import { Watcher, type WatcherEvent, type WatcherOptions } from './watcher.ts';
 
 export type IndexFunc<T> = (obj: T) => string[];
@@ -273,7 +273,7 @@ export class Store<T extends KubeObject = KubeObject> {
     try {
       return index.fn(obj);
     } catch (err) {
-      this.#log.error({ store: this.#name, key: objectKey(obj), err: describeError(err) }, 'index function failed');
+      this.#log.error({ store: this.#name, ...objectFields(objectKey(obj)), err: describeError(err) }, 'index function failed');
       return [];
     }
   }
@@ -303,7 +303,7 @@ export class Store<T extends KubeObject = KubeObject> {
           if (change.type === 'update') handler(change.old, change.obj);
           else handler(change.obj);
         } catch (err) {
-          this.#log.error({ store: this.#name, key: objectKey(change.obj), event: change.type, err: describeError(err) }, 'event handler failed');
+          this.#log.error({ store: this.#name, ...objectFields(objectKey(change.obj)), event: change.type, err: describeError(err) }, 'event handler failed');
         }
       }
     }

@@ -42,6 +42,17 @@ export interface RequestOptions {
   timeoutMs?: number;
 }
 
+/**
+ * Told of every exchange once its answer (headers) arrived or it failed:
+ * the HTTP method, the server's `host:port`, the status code (`<error>` when
+ * no answer came, as client-go counts it) and the seconds it took on the
+ * transport's clock. What `rest_client_requests_total` and
+ * `rest_client_request_duration_seconds` are made of.
+ */
+export interface RequestMetrics {
+  request(method: string, host: string, code: string, seconds: number): void;
+}
+
 export interface ResponseHandlers {
   onResponse(res: IncomingMessage): void;
   onError(err: unknown): void;
@@ -68,6 +79,8 @@ export class HttpTransport {
   readonly clock: Clock;
   readonly userAgent: string;
   readonly timeoutMs: number;
+  /** Whoever counts this transport's requests (KubeClient.instrument). */
+  readonly metrics: RequestMetrics[] = [];
 
   constructor(connection: Connection, clock: Clock, userAgent: string, timeoutMs: number) {
     this.connection = connection;
@@ -143,6 +156,7 @@ export class HttpTransport {
    * to deliver it to an in-process server. `deadline` aborts it.
    */
   open(options: RequestOptions, deadline: AbortSignal, handlers: ResponseHandlers, extraHeaders: Record<string, string> = {}): void {
+    if (this.metrics.length > 0) handlers = this.#counted(options.method, handlers);
     const desc = `${options.method} ${options.path}`;
     const endSend = this.clock.activity.begin(`http send ${desc}`);
     // Handed over to an in-process server on the same clock (clock.ts REQUEST_ACTIVITY_HEADER).
@@ -225,5 +239,28 @@ export class HttpTransport {
         handlers.onError(err);
       },
     );
+  }
+
+  /** The handlers, telling `metrics` about the exchange first. */
+  #counted(method: string, handlers: ResponseHandlers): ResponseHandlers {
+    const started = this.clock.now();
+    const host = new URL(this.connection.server).host;
+    let told = false;
+    const tell = (code: string) => {
+      if (told) return;
+      told = true;
+      const seconds = Math.max(0, this.clock.now() - started) / 1000;
+      for (const m of this.metrics) m.request(method, host, code, seconds);
+    };
+    return {
+      onResponse: (res) => {
+        tell(String(res.statusCode ?? 0));
+        handlers.onResponse(res);
+      },
+      onError: (err) => {
+        tell('<error>');
+        handlers.onError(err);
+      },
+    };
   }
 }

@@ -31,7 +31,7 @@
  */
 import type { Clock, Timer } from '../clock/clock.ts';
 import { describeError, isConflict } from './errors.ts';
-import { silentLogger, type Logger } from './logger.ts';
+import { objectFields, silentLogger, type Logger } from './logger.ts';
 
 export interface RateLimit {
   baseMs: number;
@@ -293,7 +293,7 @@ export class WorkQueue<K> {
       } catch (err) {
         const terminal = isTerminalError(err);
         this.#metrics.errors?.(terminal);
-        const fields = { queue: this.#name, key: String(key), err: describeError(err) };
+        const fields = { queue: this.#name, ...(typeof key === 'string' ? objectFields(key) : { key: String(key) }), err: describeError(err) };
         if (terminal) {
           this.forget(key);
           this.#log.error(fields, 'terminal error, not retrying');

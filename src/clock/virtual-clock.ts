@@ -186,14 +186,20 @@ export class VirtualClock implements Clock {
     }
   }
 
-  /** Moves time forward by `ms`, firing every timer that falls due on the way, in order. */
-  async advance(ms: number): Promise<void> {
-    await this.advanceTo(this.#now + Math.max(0, ms));
+  /**
+   * Moves time forward by `ms`, firing every timer that falls due on the way,
+   * in order. Aborting `signal` stops it between two timers (rejecting with
+   * the signal's reason); the event loop gets a turn at every timer, so a
+   * signal handler runs promptly however far the target is.
+   */
+  async advance(ms: number, signal?: AbortSignal): Promise<void> {
+    await this.advanceTo(this.#now + Math.max(0, ms), signal);
   }
 
-  async advanceTo(target: number): Promise<void> {
+  async advanceTo(target: number, signal?: AbortSignal): Promise<void> {
     await this.quiesce();
     for (;;) {
+      signal?.throwIfAborted();
       const next = this.#peek();
       if (next === undefined || next.at > target) break;
       this.#now = Math.max(this.#now, next.at);

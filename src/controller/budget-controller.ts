@@ -25,13 +25,14 @@
  *   aggregates repeats into a series).
  * Start at `start` and `sync`.
  */
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock/clock.ts';
-import { DDB_API_VERSION, DDB_KIND, EVENT_DISRUPTION_BLOCKED, EVENT_DISRUPTION_UNBLOCKED, type DomainDisruptionBudget } from '../api/disruption-budget.ts';
+import { DDB_API_VERSION, DDB_GROUP, DDB_KIND, EVENT_DISRUPTION_BLOCKED, EVENT_DISRUPTION_UNBLOCKED, type DomainDisruptionBudget } from '../api/disruption-budget.ts';
 import { budgetSelects, budgetStatusEqual, computeBudgetStatus, domainMode } from '../core/disruption-budget.ts';
 import { DEFAULT_BLOCKED_THRESHOLD_MS, domainBlockages, type DomainBlockage } from '../core/disruption-blockage.ts';
 import { describeError, isConflict } from '../client/errors.ts';
 import type { EventRecorder } from '../client/event-recorder.ts';
-import { silentLogger, type Logger } from '../client/logger.ts';
+import { objectFields, silentLogger, withFields, type Logger } from '../client/logger.ts';
 import type { RateLimit, WorkQueue, WorkQueueMetrics, WorkResult } from '../client/workqueue.ts';
 import type { BudgetCache } from '../kube/budget-cache.ts';
 import type { BudgetStatusWriter } from '../kube/budget-status-writer.ts';
@@ -42,6 +43,8 @@ import { keyOf as storeKey } from '../client/store.ts';
 import { QueueLoop } from './queue-loop.ts';
 
 export const BUDGET_CONTROLLER_NAME = 'domaindisruptionbudget';
+/** On every line of this controller (controller-runtime's keys). */
+export const BUDGET_CONTROLLER_LOG_FIELDS = { controller: BUDGET_CONTROLLER_NAME, controllerGroup: DDB_GROUP, controllerKind: DDB_KIND } as const;
 export const DEFAULT_BUDGET_WORKERS = 2;
 export const DEFAULT_BUDGET_RESYNC_MS = 5 * 60_000;
 /** Status writes one sync tries before it fails (and is retried with back-off). */
@@ -85,7 +88,7 @@ export class BudgetController {
 
   constructor(options: BudgetControllerOptions) {
     this.#o = options;
-    this.#log = options.log ?? silentLogger;
+    this.#log = withFields(options.log ?? silentLogger, BUDGET_CONTROLLER_LOG_FIELDS);
     this.#loop = new QueueLoop({
       name: BUDGET_CONTROLLER_NAME,
       clock: options.clock,
@@ -117,20 +120,21 @@ export class BudgetController {
   }
 
   async #handle(key: string): Promise<WorkResult | void> {
+    const log = withFields(this.#log, { ...objectFields(key), reconcileID: randomUUID() });
     try {
-      const { result, requeueAfterMs, background } = await this.sync(key);
+      const { result, requeueAfterMs, background } = await this.sync(key, log);
       this.#o.metrics?.budgetSync?.(result);
       if (requeueAfterMs === undefined) return undefined;
       return background === true ? { requeueAfterMs, background } : { requeueAfterMs };
     } catch (err) {
       this.#o.metrics?.budgetSync?.('error');
-      if (!isConflict(err)) this.#log.debug({ budget: key, err: describeError(err) }, 'budget sync failed');
+      if (!isConflict(err)) log.debug({ err: describeError(err) }, 'budget sync failed');
       throw err;
     }
   }
 
   /** One reconcile of the budget `namespace/name` (see the module comment). Throws to be retried. */
-  async sync(key: string): Promise<{ result: BudgetSyncResult; requeueAfterMs?: number; background?: boolean }> {
+  async sync(key: string, log: Logger = withFields(this.#log, objectFields(key))): Promise<{ result: BudgetSyncResult; requeueAfterMs?: number; background?: boolean }> {
     const slash = key.indexOf('/');
     const namespace = key.slice(0, slash);
     const name = key.slice(slash + 1);
@@ -150,7 +154,7 @@ export class BudgetController {
         if (budgetStatusEqual(current.status, computed.status)) return { result: 'unchanged' as const, budget: current, requeue: computed.requeueAfterMs };
         const written = await writer.writeStatus(current, computed.status, 'controller');
         if (written.ok) {
-          if (computed.expired.length > 0) this.#log.debug({ budget: key, pods: computed.expired }, 'approved evictions expired without the pods being deleted');
+          if (computed.expired.length > 0) log.debug({ pods: computed.expired }, 'approved evictions expired without the pods being deleted');
           return { result: 'written' as const, budget: written.ws, requeue: computed.requeueAfterMs };
         }
         if (written.reason === 'NotFound') return { result: 'gone' as const, budget: undefined, requeue: undefined };

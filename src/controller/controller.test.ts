@@ -394,7 +394,9 @@ describe('metrics hooks', () => {
       },
       activeWorkers: (n) => void (seen.maxWorkers = Math.max(seen.maxWorkers, n)),
       queue: { adds: () => void seen.adds++, retries: () => void seen.retries++ },
-      podsPerSubset: (n, w, subset, count) => void (n === ns && seen.pods.set(`${w}/${subset}`, count)),
+      subsets: (n, w, readings) => {
+        if (n === ns) for (const r of readings) seen.pods.set(`${w}/${r.subset}`, r.pods);
+      },
       forgetWorkloadSpread: (n, w) => void (n === ns && seen.forgotten.push(w)),
     };
     await withController(ns, async () => {

@@ -17,10 +17,10 @@
  * The manager starts one controller on the elected leader only.
  */
 import { randomUUID } from 'node:crypto';
-import type { WorkloadSpread } from '../api/workloadspread.ts';
+import { GROUP, KIND, type WorkloadSpread } from '../api/workloadspread.ts';
 import type { ObjectMeta } from '../k8s/types.ts';
 import { describeError, isConflict } from '../client/errors.ts';
-import { silentLogger, type Logger } from '../client/logger.ts';
+import { objectFields, silentLogger, withFields, type Logger } from '../client/logger.ts';
 import { isTerminalError, type RateLimit, type WorkQueue, type WorkQueueMetrics, type WorkResult } from '../client/workqueue.ts';
 import type { ManagerCaches } from '../kube/caches.ts';
 import type { WorkloadResolver } from '../kube/workload-resolver.ts';
@@ -29,6 +29,8 @@ import { QueueLoop } from './queue-loop.ts';
 import { Reconciler, type ReconcilerMetrics, type ReconcilerOptions } from './reconciler.ts';
 
 export const CONTROLLER_NAME = 'workloadspread';
+/** On every line of this controller (controller-runtime's keys). */
+export const CONTROLLER_LOG_FIELDS = { controller: CONTROLLER_NAME, controllerGroup: GROUP, controllerKind: KIND } as const;
 export const DEFAULT_WORKERS = 3;
 export const DEFAULT_RESYNC_MS = 5 * 60_000;
 
@@ -73,7 +75,7 @@ export class WorkloadSpreadController {
 
   constructor(options: ControllerOptions) {
     this.#o = options;
-    this.#log = options.log ?? silentLogger;
+    this.#log = withFields(options.log ?? silentLogger, CONTROLLER_LOG_FIELDS);
     this.#loop = new QueueLoop({
       name: CONTROLLER_NAME,
       clock: options.clock,
@@ -127,7 +129,7 @@ export class WorkloadSpreadController {
     } catch (err) {
       metrics?.reconcile?.('error');
       metrics?.reconcileError?.(isTerminalError(err));
-      if (!isConflict(err)) this.#log.debug({ workloadspread: key, err: describeError(err) }, 'reconcile failed');
+      if (!isConflict(err)) this.#log.debug({ ...objectFields(key), err: describeError(err) }, 'reconcile failed');
       throw err;
     } finally {
       this.#active--;

@@ -22,7 +22,7 @@ const spreads = [ws('on-web', 'Deployment', 'web'), ws('on-rs', 'ReplicaSet', 'l
 const replicaSet: KubeObject = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-h1', namespace: NS, uid: 'rs-uid', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'd-uid', controller: true }] } };
 const deployment: KubeObject = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: NS, uid: 'd-uid' } };
 
-function pod(name: string, extra: { marker?: string; node?: string; phase?: string; hash?: string; unschedulable?: boolean; deleting?: boolean } = {}): Pod {
+function pod(name: string, extra: { marker?: string; node?: string; phase?: string; hash?: string; unschedulable?: boolean; deleting?: boolean; ready?: boolean } = {}): Pod {
   return {
     metadata: {
       name,
@@ -36,6 +36,7 @@ function pod(name: string, extra: { marker?: string; node?: string; phase?: stri
     status: {
       phase: extra.phase ?? 'Running',
       ...(extra.unschedulable === true ? { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] } : {}),
+      ...(extra.ready === undefined ? {} : { conditions: [{ type: 'Ready', status: extra.ready ? 'True' : 'False' }] }),
     },
   };
 }
@@ -65,7 +66,10 @@ describe('pods', () => {
     ['update: active → inactive', () => m.forPod('update', pod('p', { marker, phase: 'Succeeded' }), pod('p', { marker })), ['ns/spread']],
     ['update: starts deleting', () => m.forPod('update', pod('p', { marker, deleting: true }), pod('p', { marker })), ['ns/spread']],
     ['update: version changed', () => m.forPod('update', pod('p', { marker, hash: 'h2' }), pod('p', { marker })), ['ns/spread']],
-    ['update: bound, ready or relabelled only → nothing', () => m.forPod('update', pod('p', { marker, node: 'n1' }), pod('p', { marker })), []],
+    ['update: bound or relabelled only → nothing', () => m.forPod('update', pod('p', { marker, node: 'n1' }), pod('p', { marker })), []],
+    ['added: a marked pod became ready (the READY column, the ready gauge)', () => m.forPod('update', pod('p', { marker, ready: true }), pod('p', { marker, ready: false })), ['ns/spread']],
+    ['added: a marked pod stopped being ready', () => m.forPod('update', pod('p', { marker, ready: false }), pod('p', { marker, ready: true })), ['ns/spread']],
+    ['still ready → nothing', () => m.forPod('update', pod('p', { marker, ready: true, node: 'n1' }), pod('p', { marker, ready: true })), []],
     ['update: inactive → inactive → nothing', () => m.forPod('update', pod('p', { marker, phase: 'Failed' }), pod('p', { marker, phase: 'Succeeded' })), []],
     ['added: a marked pod just declared Unschedulable', () => m.forPod('update', pod('p', { marker, phase: 'Pending', unschedulable: true }), pod('p', { marker, phase: 'Pending' })), ['ns/spread']],
     ['added: an unmarked pod just bound → the WorkloadSpread of its owner chain', () => m.forPod('update', pod('p', { node: 'n1' }), pod('p')), ['ns/on-web']],

@@ -19,6 +19,8 @@
  *   the count behind `targetFilter.replicasPathList`);
  * - a marked pod that the scheduler just declared Unschedulable (Adaptive
  *   rescheduling counts from that moment on);
+ * - a marked pod that became ready or stopped being ready (the status's
+ *   READY column and the per-subset ready gauge count ready pods);
  * - an unmarked pod that just got a node (it can now be adopted);
  * - a WorkloadSpread event also names the others of the same workload (when
  *   the one that counted is deleted, the duplicate it held back takes over);
@@ -36,7 +38,7 @@ import { matchWorkloadSpreadForPod, type OwnerLookup } from '../core/pod-selecti
 import { podVersion, type PodVersionOptions } from '../core/pod-version.ts';
 import { walkReplicasPath } from '../core/replicas.ts';
 import { deepEqual, isPlainObject } from '../k8s/json.ts';
-import { controllerRef, isPodActive, isPodUnschedulable } from '../k8s/pod.ts';
+import { controllerRef, isPodActive, isPodReady, isPodUnschedulable } from '../k8s/pod.ts';
 import type { KubeObject, Node, ObjectMeta, Pod } from '../k8s/types.ts';
 import { apiVersionGroup } from '../k8s/pod.ts';
 
@@ -114,6 +116,7 @@ export class EventMapper {
       if (isPodActive(old) && !isPodActive(pod)) return [key];
       if (podVersion(old, this.#view.podVersionOptions(old)) !== podVersion(pod, this.#view.podVersionOptions(pod))) return [key];
       if (!isPodUnschedulable(old) && isPodUnschedulable(pod)) return [key];
+      if (isPodReady(old) !== isPodReady(pod)) return [key];
       return [];
     }
     if (type === 'update' && old !== undefined && !old.spec?.nodeName && pod.spec?.nodeName) return this.#owningWorkloadSpread(pod);

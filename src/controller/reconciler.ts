@@ -48,6 +48,7 @@ import type { StatusWriter } from '../kube/status-writer.ts';
 import type { ReconcileInputs, WorkloadResolver } from '../kube/workload-resolver.ts';
 import type { WorkloadSpreadState } from '../kube/ws-state.ts';
 import { parseKey } from './event-mapping.ts';
+import { subsetReadings, type SubsetReading } from './subset-readings.ts';
 
 /** How soon to look again when the latest workload version is not there yet. */
 export const LATEST_VERSION_RETRY_MS = 1_000;
@@ -62,8 +63,8 @@ export const REQUEUE_MARGIN_MS = 1;
 const POD_WRITE_CONCURRENCY = 16;
 
 export interface ReconcilerMetrics {
-  /** Active pods per subset after a sync that computed a status. */
-  podsPerSubset?(namespace: string, workloadSpread: string, subset: string, pods: number): void;
+  /** Every subset's state after a sync that computed a status (subset-readings.ts). */
+  subsets?(namespace: string, workloadSpread: string, readings: SubsetReading[]): void;
   /** The WorkloadSpread is gone: drop its series. */
   forgetWorkloadSpread?(namespace: string, workloadSpread: string): void;
 }
@@ -117,7 +118,7 @@ export class Reconciler {
     const parsed = parseKey(key);
     if (parsed === undefined) throw new TerminalError(`malformed WorkloadSpread key ${JSON.stringify(key)}`);
     const { namespace, name } = parsed;
-    const log = withFields(this.#log, { workloadspread: key, reconcileID });
+    const log = withFields(this.#log, { namespace, name, reconcileID });
     const { caches, state } = this.#o;
 
     const ws = state.freshest(caches.getWorkloadSpread(namespace, name), namespace, name);
@@ -160,7 +161,7 @@ export class Reconciler {
     const final = await this.#writeStatus(ws, inputs, pods, plan, log);
     const failures = await this.#deleteScheduleFailed(ws, final, pods, log);
     this.#o.events.recordAll(final.events, [ws]);
-    for (const s of final.status.subsetStatuses ?? []) this.#o.metrics?.podsPerSubset?.(namespace, name, s.name, s.replicas);
+    this.#o.metrics?.subsets?.(namespace, name, subsetReadings(ws, final.status, pods, inputs.workloadReplicas));
     if (failures > 0) throw new Error(`${failures} schedule-failed pod(s) of ${key} could not be deleted`);
     return final.requeueAfterMs === undefined ? {} : { requeueAfterMs: final.requeueAfterMs + REQUEUE_MARGIN_MS };
   }
@@ -202,10 +203,10 @@ export class Reconciler {
     results.forEach((r, i) => {
       const adoption = plan.adoptions[i];
       if (r.ok) {
-        log.info({ pod: `${namespace}/${adoption?.pod ?? ''}`, subset: adoption?.subset }, 'adopted pod');
+        log.info({ pod: adoption?.pod ?? '', subset: adoption?.subset }, 'adopted pod');
       } else if (!r.notFound) {
         failed++;
-        log.warn({ pod: `${namespace}/${adoption?.pod ?? ''}`, err: r.message }, 'adoption patch failed');
+        log.warn({ pod: adoption?.pod ?? '', err: r.message }, 'adoption patch failed');
       }
     });
     if (failed > 0) throw new Error(`${failed} adoption patch(es) failed`);
@@ -226,7 +227,7 @@ export class Reconciler {
     results.forEach((r, i) => {
       const patch = plan.deletionCostPatches[i];
       if (r.ok || r.notFound || patch === undefined) return;
-      log.warn({ pod: `${namespace}/${patch.pod}`, cost: patch.cost, err: r.message }, 'deletion cost patch failed');
+      log.warn({ pod: patch.pod, cost: patch.cost, err: r.message }, 'deletion cost patch failed');
       events.push(patchDeletionCostFailedEvent(workloadSpreadRef(ws), { namespace, name: patch.pod }, subsetOf.get(patch.pod) ?? '', patch.cost));
     });
     if (events.length > 0) {
@@ -300,11 +301,11 @@ export class Reconciler {
       const f = plan.scheduleFailed[i];
       if (f === undefined) return;
       if (r.ok) {
-        if (r.skipped !== true) log.info({ pod: `${namespace}/${f.pod}`, subset: f.subset }, 'deleted unschedulable pod');
+        if (r.skipped !== true) log.info({ pod: f.pod, subset: f.subset }, 'deleted unschedulable pod');
         return;
       }
       failures++;
-      log.warn({ pod: `${namespace}/${f.pod}`, err: r.message }, 'deleting an unschedulable pod failed');
+      log.warn({ pod: f.pod, err: r.message }, 'deleting an unschedulable pod failed');
       this.#o.events.record(deleteUnschedulablePodFailedEvent(workloadSpreadRef(ws), { namespace, name: f.pod }, f.subset), [ws]);
     });
     return failures;

@@ -36,8 +36,9 @@ import type { SubsetPatchPolicy } from '../api/subset-patch-policy.ts';
 import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
 import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { apiVersionGroup, controllerRef, isPodActive } from '../k8s/pod.ts';
-import type { Pod } from '../k8s/types.ts';
+import type { KubeObject, Pod } from '../k8s/types.ts';
 import type { ClusterView, ReadRequest } from './cluster-view.ts';
+import { birthCost, writesDeletionCost } from './deletion-cost.ts';
 import { recordDeletion, shouldRecordDeletion } from './deletion.ts';
 import { noSubsetAvailableEvent, workloadSpreadRef, type EngineEvent } from './events.ts';
 import { injectSubset } from './inject.ts';
@@ -47,8 +48,10 @@ import { podVersion } from './pod-version.ts';
 import { admissionWorkloadReplicas } from './replicas.ts';
 import { requestedOnNode, simulationCanHost, simulationScheduleEnabled } from './simulation-schedule.ts';
 import { chooseSubsetByOrdinal, namesPodsByOrdinal } from './statefulset-ordinal.ts';
-import { chooseSubset, type WorkloadReplicasResult } from './subset-choice.ts';
-import { cloneSetRecreates } from './workload-version.ts';
+import { chooseSubset, occupancy, type WorkloadReplicasResult } from './subset-choice.ts';
+import { cloneSetRecreates, latestWorkloadVersion } from './workload-version.ts';
+import { POD_DELETION_COST_ANNOTATION, VERSION_IGNORED as VERSION_IGNORED_KEY } from '../api/keys.ts';
+import { deepClone } from '../k8s/json.ts';
 
 /** How admission decides for a WorkloadSpread (spec §2.3; A is checked before B, as in the reference). */
 export type AdmissionPath =
@@ -140,11 +143,15 @@ export function decidePodCreate(input: PodCreateInput): PodCreateDecision {
   const ws = match.ws;
   const path = admissionPath(ws);
   switch (path.kind) {
-    case 'single-unlimited':
-      return place(input, ws, path.subset, undefined, undefined);
+    case 'single-unlimited': {
+      // One subset: its pods are all within it (100 · (1 − 0)); with a minReplicas their place decides, which the shortcut does not read.
+      const only = ws.spec.subsets[0];
+      const cost = writesDeletionCost(ws.spec.targetRef) && !(typeof only?.minReplicas === 'number' && only.minReplicas > 0) ? 100 : undefined;
+      return place(input, ws, path.subset, undefined, undefined, cost);
+    }
     case 'ordinal': {
       const subset = chooseSubsetByOrdinal(ws, pod.metadata?.name ?? '');
-      return subset === undefined ? unplaced(ws, pod) : place(input, ws, subset, undefined, undefined);
+      return subset === undefined ? unplaced(ws, pod) : place(input, ws, subset, undefined, undefined, undefined);
     }
     case 'quota':
       return { kind: 'commit', ws };
@@ -158,6 +165,9 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
   if ('error' in whitelist) return { kind: 'error', cause: 'whitelist', message: whitelist.error, ws };
   const version = podVersionIn(view, namespace, pod);
   if ('read' in version) return { kind: 'read', read: version.read };
+  // Whether the pod's version is the latest (its birth cost, D21) — asked before a uid is drawn for it.
+  const latest = writesDeletionCost(ws.spec.targetRef) ? isLatestVersion(view, namespace, ws, pod, version.version) : { latest: undefined };
+  if ('read' in latest) return { kind: 'read', read: latest.read };
   const replicas = workloadReplicasIn(view, namespace, ws, whitelist.whitelist);
   const observed = deletionsObservedIn(view, namespace, ws, version.version);
   if ('read' in observed) return { kind: 'read', read: observed.read };
@@ -179,15 +189,23 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
       return { kind: 'error', cause: 'reservation', message: choice.message, ws };
     case 'none':
       return unplaced(ws, pod);
-    case 'chosen':
-      return place(input, ws, choice.subset, choice.uid, choice.status);
+    case 'chosen': {
+      const cost = latest.latest === undefined ? undefined : costAtBirth(ws, version.version, choice.subset, choice.status ?? ws.status, choice.status !== undefined, latest.latest, replicas.get);
+      if (replicas.read !== undefined) return { kind: 'read', read: replicas.read };
+      return place(input, ws, choice.subset, choice.uid, choice.status, cost);
+    }
   }
 }
 
-function place(input: PodCreateInput, ws: WorkloadSpread, subset: string, uid: string | undefined, status: WorkloadSpreadStatus | undefined): PodCreateDecision {
+function place(input: PodCreateInput, ws: WorkloadSpread, subset: string, uid: string | undefined, status: WorkloadSpreadStatus | undefined, cost: number | undefined): PodCreateDecision {
   const injected = injectSubset(input.pod, ws, subset, uid, input.subsetPatches);
   if (!injected.ok) return { kind: 'error', cause: 'injection', message: injected.error, ws };
-  const decision: PodCreateDecision = { kind: 'placed', ws, subset, pod: injected.pod, injected: injected.injected };
+  let placed = injected.pod;
+  if (cost !== undefined && injected.injected) {
+    placed = deepClone(placed);
+    placed.metadata.annotations = { ...placed.metadata.annotations, [POD_DELETION_COST_ANNOTATION]: String(cost) };
+  }
+  const decision: PodCreateDecision = { kind: 'placed', ws, subset, pod: placed, injected: injected.injected };
   if (status !== undefined) decision.status = status;
   if (injected.refusedPatch !== undefined) decision.refusedPatch = injected.refusedPatch;
   return decision;
@@ -218,6 +236,53 @@ function deletionsObservedIn(view: ClusterView, namespace: string, ws: WorkloadS
     }
   }
   return { observed: (name) => !running.has(name) };
+}
+
+/**
+ * D21: the deletion cost the controller will give the new pod — the last
+ * place of its subset among this version's pods (the stored counts, the new
+ * reservation included), forward order when the pod's version is the
+ * workload's latest, reverse otherwise. The caller gives none when the target
+ * gets no costs (StatefulSet, Job, custom kinds: the controller decides
+ * those) or whether the version is the latest is not known here.
+ */
+function costAtBirth(
+  ws: WorkloadSpread,
+  version: string,
+  subset: string,
+  status: WorkloadSpreadStatus | undefined,
+  reserved: boolean,
+  latest: boolean,
+  workloadReplicas: () => WorkloadReplicasResult,
+): number | undefined {
+  const statuses = status?.versionedSubsetStatuses?.[version] ?? [];
+  const counts = ws.spec.subsets.map((s) => {
+    const stored = statuses.find((st) => st.name === s.name);
+    const held = stored === undefined ? 0 : Math.max(0, occupancy(stored));
+    // Without a reservation (an unlimited subset of an integer spec keeps no bookkeeping) the new pod is not counted yet.
+    return s.name === subset && !reserved ? held + 1 : held;
+  });
+  const replicas = workloadReplicas();
+  return birthCost(ws, subset, counts, replicas.ok ? replicas.replicas : 0, latest);
+}
+
+/** Whether the pod's version is the workload's latest (spec §6.2); undefined when that cannot be told here. */
+function isLatestVersion(view: ClusterView, namespace: string, ws: WorkloadSpread, pod: Pod, version: string): { latest: boolean | undefined } | { read: ReadRequest } {
+  const target = ws.spec.targetRef;
+  const workload = view.object(namespace, target, { exactVersion: true });
+  if ('read' in workload) return { read: workload.read };
+  if (!('found' in workload)) return { latest: undefined };
+  const owner = controllerRef(pod);
+  let replicaSets: KubeObject[] = [];
+  if (target.kind === 'Deployment' && owner !== undefined && owner.kind === 'ReplicaSet') {
+    const rs = view.object(namespace, { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name });
+    if ('read' in rs) return { read: rs.read };
+    if ('found' in rs) replicaSets = [rs.found];
+  }
+  const cloneSetRecreate = target.kind === 'CloneSet' && version !== VERSION_IGNORED_KEY;
+  const latest = latestWorkloadVersion(target, workload.found, replicaSets, { cloneSetRecreate });
+  if (latest.ok) return { latest: latest.version === version };
+  return { latest: latest.notFound ? false : undefined };
 }
 
 /** D11: the pod gets no subset; the Warning names it (or its generateName) and the workload. */

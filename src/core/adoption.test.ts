@@ -5,6 +5,7 @@ import type { Node, Pod, Taint, Toleration } from '../k8s/types.ts';
 import { adoptionPatch, groupPodsBySubset, ignoresPatchMetadata, matchesSubset, requiredTermsWithSubset } from './adoption.ts';
 
 const MARKER = 'apps.kruise.io/matched-workloadspread';
+const MANAGED = 'workloadspread.io/managed';
 const FAKE = 'kruise.io/workloadspread-fake-subset-name';
 
 function node(name: string, labels: Record<string, string>, taints: Taint[] = []): Node {
@@ -281,7 +282,7 @@ describe('groupPodsBySubset (spec §4.3)', () => {
       {
         pod: 'u',
         subset: 'a',
-        patch: { metadata: { labels: { tier: 'spot' }, annotations: { note: 'x', [MARKER]: '{"name":"ws","subset":"a"}' } } },
+        patch: { metadata: { labels: { tier: 'spot', [MANAGED]: 'true' }, annotations: { note: 'x', [MARKER]: '{"name":"ws","subset":"a"}' } } },
       },
     ]);
     const grouped = g.bySubset.get('a')?.[0];
@@ -294,12 +295,12 @@ describe('groupPodsBySubset (spec §4.3)', () => {
   });
 
   for (const value of ['true', 'TRUE', 'True']) {
-    test(`ignore-patch-existing-pods-metadata: "${value}" copies only the marker`, () => {
+    test(`ignore-patch-existing-pods-metadata: "${value}" copies only the marker (and our managed label)`, () => {
       const w = ws([{ name: 'a', patch: { metadata: { labels: { tier: 'spot' } } } }], {
         'workloadspread.kruise.io/ignore-patch-existing-pods-metadata': value,
       });
       assert.equal(ignoresPatchMetadata(w), true);
-      assert.deepEqual(adoptionPatch(w, w.spec.subsets[0] as Subset), { metadata: { annotations: { [MARKER]: '{"name":"ws","subset":"a"}' } } });
+      assert.deepEqual(adoptionPatch(w, w.spec.subsets[0] as Subset), { metadata: { labels: { [MANAGED]: 'true' }, annotations: { [MARKER]: '{"name":"ws","subset":"a"}' } } });
     });
   }
 
@@ -307,7 +308,7 @@ describe('groupPodsBySubset (spec §4.3)', () => {
     const w = ws([{ name: 'a', patch: { metadata: { labels: { tier: 'spot' } } } }], {
       'workloadspread.kruise.io/ignore-patch-existing-pods-metadata': 'yes',
     });
-    assert.deepEqual(adoptionPatch(w, w.spec.subsets[0] as Subset).metadata.labels, { tier: 'spot' });
+    assert.deepEqual(adoptionPatch(w, w.spec.subsets[0] as Subset).metadata['labels'], { tier: 'spot', [MANAGED]: 'true' });
   });
 
   test('quotas are per version; the union keeps listing order', () => {
@@ -330,6 +331,6 @@ describe('groupPodsBySubset (spec §4.3)', () => {
     const w = ws([{ name: 'a', patch: { metadata: 'nope' } as unknown as Record<string, unknown> }]);
     const odd = { metadata: { name: 'odd' }, spec: { nodeName: 'n1' } } as unknown as Pod;
     const g = groupPodsBySubset({ ws: w, pods: [odd], nodeByName, workloadReplicas: 1 });
-    assert.deepEqual(g.adoptions.map((a) => a.patch), [{ metadata: { annotations: { [MARKER]: '{"name":"ws","subset":"a"}' } } }]);
+    assert.deepEqual(g.adoptions.map((a) => a.patch), [{ metadata: { labels: { [MANAGED]: 'true' }, annotations: { [MARKER]: '{"name":"ws","subset":"a"}' } } }]);
   });
 });

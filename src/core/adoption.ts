@@ -20,6 +20,8 @@ import { patchableMetadata } from '../api/subset-patch-policy.ts';
 import {
   FAKE_SUBSET_NAME,
   IGNORE_PATCH_EXISTING_PODS_METADATA_ANNOTATION,
+  MANAGED_LABEL,
+  MANAGED_LABEL_VALUE,
   MATCHED_WORKLOADSPREAD_ANNOTATION,
 } from '../api/keys.ts';
 import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
@@ -104,7 +106,8 @@ export function ignoresPatchMetadata(ws: Pick<WorkloadSpread, 'metadata'>): bool
 
 /**
  * The adoption patch: the subset patch's `metadata` (unless ignored) plus the
- * marker without a uid. Identity and ownership fields (D20: name, namespace,
+ * marker without a uid, and our managed label (so the pod's deletion reaches
+ * the webhook). Identity and ownership fields (D20: name, namespace,
  * ownerReferences, finalizers, ...) and strategic-merge directives are never
  * copied onto a running pod, even from a WorkloadSpread stored before the rule.
  */
@@ -116,7 +119,9 @@ export function adoptionPatch(ws: Pick<WorkloadSpread, 'metadata'>, subset: Subs
   }
   const annotations = isPlainObject(metadata['annotations']) ? metadata['annotations'] : {};
   annotations[MATCHED_WORKLOADSPREAD_ANNOTATION] = formatMarker({ name: ws.metadata?.name ?? '', subset: subset.name });
-  return { metadata: { ...metadata, annotations } };
+  const labels = isPlainObject(metadata['labels']) ? metadata['labels'] : {};
+  labels[MANAGED_LABEL] = MANAGED_LABEL_VALUE;
+  return { metadata: { ...metadata, labels, annotations } };
 }
 
 /** The pod as it reads once the adoption patch is applied (a new object). */

@@ -370,3 +370,43 @@ describe('D17: balanced costs (a percentage limit)', () => {
     assert.equal(balancedCost({ num: 1, den: 1 }, 20_000, 9, 10), MAX - 10 - (10_000 * 19_999 * 10 + 9));
   });
 });
+
+describe('D21: balanced places stick to the pods that hold them', () => {
+  const subsets: Subset[] = [{ name: 'a', maxReplicas: '50%' }, { name: 'b', maxReplicas: '50%' }];
+  const ws = wsWith(subsets);
+  const annotate = (pods: Pod[], costs: Map<string, number>): Pod[] =>
+    pods.map((p) => ({ ...p, metadata: { ...p.metadata, annotations: { 'controller.kubernetes.io/pod-deletion-cost': String(costs.get(p.metadata.name ?? '')) } } }));
+
+  test('a pod that falls behind in value (not ready any more) keeps its place: nothing to re-cost', () => {
+    const a = podsFor('a', 3);
+    const first = computeDeletionCosts({ ws, byVersion: new Map([['v', new Map([['a', a]])]]), latestVersion: 'v', workloadReplicas: 6 });
+    const held = annotate(a, first);
+    held[0]!.status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] };
+    const again = computeDeletionCosts({ ws, byVersion: new Map([['v', new Map([['a', held]])]]), latestVersion: 'v', workloadReplicas: 6 });
+    assert.deepEqual(deletionCostPatches(held, again), []);
+    assert.deepEqual([...again.entries()].sort(), [...first.entries()].sort());
+  });
+
+  test('a pod without a valid place takes the best free one; duplicates are resolved in value order', () => {
+    const a = podsFor('a', 3);
+    const first = computeDeletionCosts({ ws, byVersion: new Map([['v', new Map([['a', a]])]]), latestVersion: 'v', workloadReplicas: 6 });
+    const held = annotate(a, first);
+    // The oldest two claim the same place (a duplicate); the third has none.
+    held[1]!.metadata.annotations = { ...held[0]!.metadata.annotations };
+    delete held[2]!.metadata.annotations;
+    const again = computeDeletionCosts({ ws, byVersion: new Map([['v', new Map([['a', held]])]]), latestVersion: 'v', workloadReplicas: 6 });
+    assert.deepEqual([...again.values()].sort(), [...first.values()].sort(), 'every place is held once');
+    assert.equal(again.get(held[0]!.metadata.name ?? ''), first.get(a[0]!.metadata.name ?? ''), 'the most valuable keeps its place');
+  });
+
+  test('integer specs are ranked afresh, as the reference ranks them', () => {
+    const a = podsFor('a', 3);
+    const spec = wsWith([{ name: 'a', maxReplicas: 2 }, { name: 'b' }]);
+    const first = computeDeletionCosts({ ws: spec, byVersion: new Map([['v', new Map([['a', a]])]]), latestVersion: 'v', workloadReplicas: 3 });
+    assert.deepEqual(costsOf(first, a), [200, 200, -100]);
+    const held = annotate(a, first);
+    held[0]!.status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] };
+    const again = computeDeletionCosts({ ws: spec, byVersion: new Map([['v', new Map([['a', held]])]]), latestVersion: 'v', workloadReplicas: 3 });
+    assert.deepEqual(costsOf(again, held), [-100, 200, 200], 'the not-ready pod is the surplus now');
+  });
+});

@@ -108,16 +108,45 @@ export function computeDeletionCosts(input: DeletionCostInput): Map<string, numb
   const subsets = input.ws.spec.subsets;
   const n = subsets.length;
   const costs = new Map<string, number>();
+  const setCost = (pod: Pod, cost: number | undefined): void => {
+    const name = pod.metadata?.name;
+    if (cost !== undefined && typeof name === 'string' && name !== '') costs.set(name, cost);
+  };
   for (const [version, groups] of input.byVersion) {
+    const latest = version === input.latestVersion;
     const ranked = subsets.map((subset) => rankedPods(groups, subset));
-    const table = costsByPlace(input.ws, ranked.map((r) => r.length), input.workloadReplicas, version === input.latestVersion);
+    const table = costsByPlace(input.ws, ranked.map((r) => r.length), input.workloadReplicas, latest);
+    const sticky = latest && usesBalancedCosts(input.ws);
     ranked.forEach((pods, i) => {
-      pods.forEach((pod, index) => {
-        // The j-th most valuable pod: the list is least valuable first.
-        const cost = table[i]?.[pods.length - 1 - index];
-        const name = pod.metadata?.name;
-        if (cost !== undefined && typeof name === 'string' && name !== '') costs.set(name, cost);
-      });
+      const places = table[i] ?? [];
+      // Most valuable first: the list is least valuable first.
+      const byValue = [...pods].reverse();
+      if (!sticky) {
+        byValue.forEach((pod, j) => setCost(pod, places[j]));
+        return;
+      }
+      // D17/D21: a pod keeps a place it already holds — the cost it was born with — so readiness and
+      // same-second creations reordering pods never re-cost them; the free places go in value order.
+      const free = new Map<number, number>();
+      for (const c of places) if (c !== undefined) free.set(c, (free.get(c) ?? 0) + 1);
+      const waiting: Pod[] = [];
+      for (const pod of byValue) {
+        const held = heldCost(pod);
+        if (held !== undefined && (free.get(held) ?? 0) > 0) {
+          free.set(held, (free.get(held) ?? 0) - 1);
+          setCost(pod, held);
+        } else {
+          waiting.push(pod);
+        }
+      }
+      let next = 0;
+      for (const pod of waiting) {
+        while (next < places.length && ((places[next] === undefined) || (free.get(places[next] as number) ?? 0) === 0)) next++;
+        const cost = places[next];
+        if (cost === undefined) break;
+        free.set(cost, (free.get(cost) ?? 0) - 1);
+        setCost(pod, cost);
+      }
     });
     for (const pod of groups.get(FAKE_SUBSET_NAME) ?? []) {
       const name = pod.metadata?.name;
@@ -125,6 +154,14 @@ export function computeDeletionCosts(input: DeletionCostInput): Map<string, numb
     }
   }
   return costs;
+}
+
+/** The deletion cost a pod carries now, if it carries a valid one. */
+function heldCost(pod: Pod): number | undefined {
+  const raw = pod.metadata?.annotations?.[POD_DELETION_COST_ANNOTATION];
+  if (raw === undefined || !/^-?\d+$/.test(raw)) return undefined;
+  const value = Number(raw);
+  return Number.isSafeInteger(value) ? value : undefined;
 }
 
 /**
@@ -139,6 +176,19 @@ export function computeDeletionCosts(input: DeletionCostInput): Map<string, numb
 export function costsByPlace(ws: Pick<WorkloadSpread, 'spec'>, counts: readonly number[], workloadReplicas: number, latest: boolean): (number | undefined)[][] {
   const subsets = ws.spec.subsets;
   return latest && usesBalancedCosts(ws) ? balancedTable(subsets, counts, workloadReplicas) : referenceTable(subsets, counts, !latest, workloadReplicas);
+}
+
+/**
+ * D21: the cost a new pod is born with. It is the least valuable pod of its
+ * subset — the last place — among `counts` (this version's pods per subset,
+ * the new one included), so the controller later computes the same value
+ * for it and writes nothing.
+ */
+export function birthCost(ws: Pick<WorkloadSpread, 'spec'>, subsetName: string, counts: readonly number[], workloadReplicas: number, latest: boolean): number | undefined {
+  const i = ws.spec.subsets.findIndex((s) => s.name === subsetName);
+  const count = counts[i] ?? 0;
+  if (i < 0 || count < 1) return undefined;
+  return costsByPlace(ws, counts, workloadReplicas, latest)[i]?.[count - 1];
 }
 
 /** The active pods of a subset, least valuable first (ActivePods order; Array.prototype.sort is stable, like the reference's). */

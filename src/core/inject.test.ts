@@ -37,7 +37,7 @@ describe('injectSubset (§2.5)', () => {
   test('an empty subset still creates affinity.nodeAffinity {} and the marker', () => {
     const got = inject(basePod(), { name: 'a' });
     assert.deepEqual(got.spec.affinity, { nodeAffinity: {} });
-    assert.deepEqual(got.metadata.labels, {});
+    assert.deepEqual(got.metadata.labels, { 'workloadspread.io/managed': 'true' });
     assert.deepEqual(got.metadata.annotations, { [MARKER]: '{"name":"ws","subset":"a"}' });
     assert.equal(got.spec.tolerations, undefined);
   });
@@ -101,7 +101,7 @@ describe('injectSubset (§2.5)', () => {
         spec: { containers: [{ name: 'main', env: [{ name: 'B', value: '2' }] }] },
       },
     });
-    assert.deepEqual(got.metadata.labels, { app: 'web', zone: 'a' });
+    assert.deepEqual(got.metadata.labels, { app: 'web', zone: 'a', 'workloadspread.io/managed': 'true' });
     assert.equal(got.metadata.annotations?.note, 'x');
     assert.equal(got.metadata.annotations?.[MARKER], '{"name":"ws","subset":"a"}');
     // Which end of the env list a new name lands at is strategic-merge's business; membership is ours.

@@ -1,7 +1,9 @@
 /**
  * Injection of a subset into a new pod (spec §2.5), in the reference's exact
  * order: tolerations, node affinity (preferred, then required), the subset's
- * strategic merge patch, then labels/annotations and the marker annotation.
+ * strategic merge patch, then labels/annotations and the marker annotation —
+ * plus, beyond the reference, our `workloadspread.io/managed` label (the pod
+ * DELETE webhook's objectSelector).
  *
  * Works on a deep clone of the raw pod JSON: fields this project does not know
  * survive untouched, because the webhook answers with the JSON Patch between
@@ -18,7 +20,7 @@
  * The pod keeps the placement (affinity, tolerations, marker) and the result
  * names what was refused (`refusedPatch`) for the caller's Warning event.
  */
-import { MATCHED_WORKLOADSPREAD_ANNOTATION } from '../api/keys.ts';
+import { MANAGED_LABEL, MANAGED_LABEL_VALUE, MATCHED_WORKLOADSPREAD_ANNOTATION } from '../api/keys.ts';
 import { DEFAULT_SUBSET_PATCH_POLICY, forbiddenPodChanges, type SubsetPatchPolicy } from '../api/subset-patch-policy.ts';
 import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
 import { deepClone, isPlainObject } from '../k8s/json.ts';
@@ -77,6 +79,7 @@ export function injectSubset(pod: Pod, ws: WorkloadSpread, subsetName: string, u
   if (!isPlainObject(metadata.annotations)) metadata.annotations = {};
   const marker = uid === undefined || uid === '' ? { name: ws.metadata?.name ?? '', subset: subsetName } : { name: ws.metadata?.name ?? '', subset: subsetName, uid };
   metadata.annotations[MATCHED_WORKLOADSPREAD_ANNOTATION] = formatMarker(marker);
+  metadata.labels[MANAGED_LABEL] = MANAGED_LABEL_VALUE;
   return refusedPatch === undefined ? { ok: true, pod: result, injected: true } : { ok: true, pod: result, injected: true, refusedPatch };
 }
 

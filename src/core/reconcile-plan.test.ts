@@ -91,6 +91,7 @@ describe('planReconcile (spec §4.2)', () => {
       versionedSubsetStatuses: { h1: subsetStatuses },
       subsetCount: 2,
       ready: '5/5',
+      placed: '5/5',
     });
     assert.equal(plan.statusChanged, true);
     assert.deepEqual(plan.scheduleFailed.map((f) => f.pod), []);
@@ -185,6 +186,7 @@ describe('planReconcile (spec §4.2)', () => {
       ],
       subsetCount: 2,
       ready: '0/0',
+      placed: '0/0',
     });
   });
 

@@ -104,9 +104,17 @@ export function findRecordedSubset(statuses: readonly SubsetStatus[], podName: s
   return undefined;
 }
 
-/** D2: unlimited subsets with a minReplicas keep creating/deleting entries so their occupancy is exact. */
-export function keepsBookkeeping(subset: Subset | undefined): boolean {
-  return typeof subset?.minReplicas === 'number' && subset.minReplicas > 0;
+/**
+ * Whether an unlimited subset keeps creating/deleting entries, so that its
+ * occupancy is exact: with D2 a `minReplicas`; with D17/D21 any unlimited
+ * subset of a spec with a percentage — its pods' deletion costs depend on
+ * their place in it, and a pod is born with its cost. (Limited subsets always
+ * keep them.)
+ */
+export function keepsBookkeeping(ws: WorkloadSpread, subset: Subset | undefined): boolean {
+  if (subset === undefined) return false;
+  if (typeof subset.minReplicas === 'number' && subset.minReplicas > 0) return true;
+  return subset.maxReplicas === undefined && ws.spec.subsets.some((s) => typeof s.maxReplicas === 'string');
 }
 
 /** A copy of the status with `versionedSubsetStatuses[version]` replaced. */
@@ -156,7 +164,7 @@ export function chooseSubset(input: ChooseSubsetInput): SubsetChoice {
   if (index === undefined) return { kind: 'none' };
 
   const chosen = statuses[index] as SubsetStatus;
-  if (chosen.missingReplicas === -1 && !keepsBookkeeping(subsets.find((s) => s.name === chosen.name))) {
+  if (chosen.missingReplicas === -1 && !keepsBookkeeping(ws, subsets.find((s) => s.name === chosen.name))) {
     return { kind: 'chosen', subset: chosen.name };
   }
   let uid: string | undefined;
@@ -190,7 +198,7 @@ function pickSubset(
   const eligible = (status: SubsetStatus, subset: Subset | undefined): boolean =>
     !isSchedulableFalse(status) && hasQuota(status, deletionObserved) && (canHost === undefined || subset === undefined || canHost(subset));
   for (const subset of subsets) {
-    if (!keepsBookkeeping(subset)) continue;
+    if (!(typeof subset.minReplicas === 'number' && subset.minReplicas > 0)) continue;
     const index = statuses.findIndex((s) => s.name === subset.name);
     const status = statuses[index];
     if (status === undefined) continue; // §9.19: not in this version's status yet

@@ -4,12 +4,12 @@ import fc from 'fast-check';
 import type { Subset, SubsetStatus, WorkloadSpread } from '../api/workloadspread.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { Pod } from '../k8s/types.ts';
-import { computeSubsetStatus, computeWorkloadSpreadStatus, readyColumn, soonerRequeue } from './subset-status.ts';
+import { computeSubsetStatus, computeWorkloadSpreadStatus, placedColumn, soonerRequeue } from './subset-status.ts';
 
 const WS = { namespace: 'ns', name: 'ws' };
 const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);
 
-function pod(name: string, opts: { phase?: string; deleting?: boolean; uid?: string } = {}): Pod {
+function pod(name: string, opts: { phase?: string; deleting?: boolean; uid?: string; ready?: boolean } = {}): Pod {
   const marker: Record<string, string> = { name: 'ws', subset: 'a' };
   if (opts.uid !== undefined) marker['uid'] = opts.uid;
   return {
@@ -20,7 +20,7 @@ function pod(name: string, opts: { phase?: string; deleting?: boolean; uid?: str
       ...(opts.deleting ? { deletionTimestamp: formatTime(T0) } : {}),
     },
     spec: { containers: [{ name: 'main' }] },
-    status: { phase: opts.phase ?? 'Running' },
+    status: { phase: opts.phase ?? 'Running', ...(opts.ready === true ? { conditions: [{ type: 'Ready', status: 'True' }] } : {}) },
   };
 }
 
@@ -244,11 +244,11 @@ function ws(status?: WorkloadSpread['status'], subsets: Subset[] = [{ name: 'a',
 describe('computeWorkloadSpreadStatus: assembly (spec §4.4)', () => {
   const FAKE = 'kruise.io/workloadspread-fake-subset-name';
 
-  test('top level over all pods, one list per version, display fields', () => {
-    const a1 = pod('a1');
+  test('top level over all pods, one list per version, display fields (Ready: ready pods in subsets; Placed: pods in subsets)', () => {
+    const a1 = pod('a1', { ready: true });
     const a2 = pod('a2');
-    const b1 = pod('b1');
-    const f1 = pod('f1');
+    const b1 = pod('b1', { ready: true });
+    const f1 = pod('f1', { ready: true }); // in no subset: counted in neither column
     const r = computeWorkloadSpreadStatus({
       ws: ws(),
       bySubset: new Map([['a', [a1, a2]], ['b', [b1]], [FAKE, [f1]]]),
@@ -276,7 +276,8 @@ describe('computeWorkloadSpreadStatus: assembly (spec §4.4)', () => {
         ],
       },
       subsetCount: 2,
-      ready: '3/5',
+      ready: '2/5',
+      placed: '3/5',
     });
   });
 
@@ -366,13 +367,13 @@ describe('computeWorkloadSpreadStatus: assembly (spec §4.4)', () => {
 });
 
 describe('small helpers', () => {
-  test('readyColumn: placed pods over workload replicas, ? when unknown', () => {
+  test('placedColumn: placed pods over workload replicas, ? when unknown', () => {
     const statuses = [
       { name: 'a', replicas: 3, missingReplicas: 0 },
       { name: 'b', replicas: 4, missingReplicas: -1 },
     ];
-    assert.equal(readyColumn(statuses, 10), '7/10');
-    assert.equal(readyColumn(statuses, -1), '7/?');
+    assert.equal(placedColumn(statuses, 10), '7/10');
+    assert.equal(placedColumn(statuses, -1), '7/?');
   });
 
   test('soonerRequeue keeps the smallest positive delay', () => {

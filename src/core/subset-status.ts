@@ -5,7 +5,8 @@
  *
  * Start at `computeSubsetStatus` (one subset, one pod list), then
  * `computeWorkloadSpreadStatus` (the top-level list, one list per pod version,
- * and the display fields of DECISIONS D1).
+ * and the display fields of DECISIONS D1: `subsetCount`, `ready` — ready pods
+ * in subsets over workload replicas — and `placed`).
  *
  * Invariants and deliberate reproductions:
  * - `replicas` counts active pods only (user-issues #16); `missingReplicas` is
@@ -23,7 +24,7 @@
  */
 import { CREATE_POD_TIMEOUT_MS, DELETE_POD_TIMEOUT_MS } from '../api/keys.ts';
 import type { Subset, SubsetStatus, WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
-import { isPodActive } from '../k8s/pod.ts';
+import { isPodActive, isPodReady } from '../k8s/pod.ts';
 import { parseTime } from '../k8s/time.ts';
 import type { Pod } from '../k8s/types.ts';
 import { createPodFailedEvent, deletePodFailedEvent, workloadSpreadRef } from './events.ts';
@@ -268,15 +269,21 @@ export function computeWorkloadSpreadStatus(input: WorkloadSpreadStatusInput): W
   if (top.statuses.length > 0) status.subsetStatuses = top.statuses;
   if (Object.keys(versioned).length > 0) status.versionedSubsetStatuses = versioned;
   status.subsetCount = subsets.length;
-  status.ready = readyColumn(top.statuses, workloadReplicas);
+  const readyPods = subsets.reduce((sum, s) => sum + (bySubset.get(s.name) ?? noPods).filter((p) => isPodActive(p) && isPodReady(p)).length, 0);
+  status.ready = displayRatio(readyPods, workloadReplicas);
+  status.placed = placedColumn(top.statuses, workloadReplicas);
   const result: WorkloadSpreadStatusResult = { status, events };
   if (requeue !== undefined) result.requeueAfterMs = requeue;
   return result;
 }
 
-/** D1's `Ready` column: active pods placed in a subset over workload replicas ("?" when unknown). */
-export function readyColumn(statuses: readonly SubsetStatus[], workloadReplicas: number): string {
-  const placed = statuses.reduce((sum, s) => sum + s.replicas, 0);
-  return `${placed}/${workloadReplicas < 0 ? '?' : workloadReplicas}`;
+/** `7/10` of the display columns ("?" when the workload's replicas are unknown). */
+export function displayRatio(count: number, workloadReplicas: number): string {
+  return `${count}/${workloadReplicas < 0 ? '?' : workloadReplicas}`;
+}
+
+/** D1's `Placed` column: active pods placed in a subset over workload replicas (the `Ready` column counts the ready ones among them). */
+export function placedColumn(statuses: readonly SubsetStatus[], workloadReplicas: number): string {
+  return displayRatio(statuses.reduce((sum, s) => sum + s.replicas, 0), workloadReplicas);
 }
 

@@ -200,7 +200,7 @@ export class ManagerCaches {
   #decode(obj: KubeObject): CachedWorkloadSpread {
     const stripped = withoutManagedFields<KubeObject>(obj);
     const decoded = decodeWorkloadSpread(stripped);
-    if (!decoded.ok) this.#log.error({ workloadspread: `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`, err: decoded.error }, 'WorkloadSpread ignored: it cannot be decoded');
+    if (!decoded.ok) this.#log.error({ namespace: obj.metadata?.namespace ?? '', name: obj.metadata?.name ?? '', err: decoded.error }, 'WorkloadSpread ignored: it cannot be decoded');
     return Object.assign(stripped, { [DECODED]: decoded.ok ? { ok: true as const, ws: decoded.value } : decoded });
   }
 

@@ -113,7 +113,7 @@ export class WhitelistSource {
       if (raw !== this.#lastRejected) {
         this.#lastRejected = raw;
         const note = `invalid ${WHITELIST_CONFIGMAP_KEY} in ConfigMap ${this.#opts.namespace}/${this.configMapName}: ${parsed.error}; keeping the previous whitelist (${this.#current.workloads.length} workload kinds)`;
-        this.#log.warn({ configMap: `${this.#opts.namespace}/${this.configMapName}`, err: parsed.error }, 'invalid custom workload whitelist, keeping the previous one');
+        this.#log.warn({ namespace: this.#opts.namespace, name: this.configMapName, err: parsed.error }, 'invalid custom workload whitelist, keeping the previous one');
         if (cm !== undefined) this.#opts.recorder?.record(cm, { type: 'Warning', reason: EVENT_INVALID_WHITELIST, note, action: 'LoadWhitelist' });
       }
       return;
@@ -122,7 +122,7 @@ export class WhitelistSource {
     const previous = this.#current;
     if (deepEqual(previous, parsed.whitelist)) return;
     this.#current = parsed.whitelist;
-    this.#log.info({ configMap: `${this.#opts.namespace}/${this.configMapName}`, workloads: parsed.whitelist.workloads.map((w) => `${w.group}/${w.version}/${w.kind}`) }, 'custom workload whitelist changed');
+    this.#log.info({ namespace: this.#opts.namespace, name: this.configMapName, workloads: parsed.whitelist.workloads.map((w) => `${w.group}/${w.version}/${w.kind}`) }, 'custom workload whitelist changed');
     for (const fn of this.#listeners) {
       try {
         fn(parsed.whitelist, previous);

@@ -130,7 +130,7 @@ export class WorkloadResolver {
     try {
       return await this.#client.getScale(resolved.ref as ResourceRef, target.name, { namespace: ws.metadata?.namespace ?? '' });
     } catch (err) {
-      if (!isNotFound(err)) this.#log.warn({ workloadspread: `${ws.metadata?.namespace ?? ''}/${ws.metadata?.name ?? ''}`, err: describeError(err) }, 'cannot read the scale subresource');
+      if (!isNotFound(err)) this.#log.warn({ namespace: ws.metadata?.namespace ?? '', name: ws.metadata?.name ?? '', err: describeError(err) }, 'cannot read the scale subresource');
       return undefined;
     }
   }

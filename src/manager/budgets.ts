@@ -53,7 +53,7 @@ export class ManagerBudgets {
     this.#o = options;
     const settings = options.settings ?? {};
     this.guardPodDeletion = settings.guardPodDeletion ?? false;
-    this.cache = new BudgetCache({ client: options.client, log: options.log, ...(options.watcher === undefined ? {} : { watcher: options.watcher }) });
+    this.cache = new BudgetCache({ client: options.client, log: withFields(options.log, { logger: 'caches' }), ...(options.watcher === undefined ? {} : { watcher: options.watcher }) });
     this.writer = new BudgetStatusWriter({ client: options.client, metrics: options.metrics.budgets });
     this.enforcement = budgetEnforcementFromKube({
       clock: options.clock,
@@ -61,7 +61,7 @@ export class ManagerBudgets {
       budgets: this.cache,
       writer: this.writer,
       metrics: options.metrics.budgets,
-      log: withFields(options.log, { component: 'webhook', budgets: true }),
+      log: withFields(options.log, { logger: 'webhook' }),
     });
   }
 
@@ -78,7 +78,7 @@ export class ManagerBudgets {
       writer: this.writer,
       clock: this.#o.clock,
       recorder: this.#o.recorder,
-      log: withFields(this.#o.log, { component: 'budget-controller' }),
+      log: withFields(this.#o.log, { logger: 'controller' }),
       metrics: this.#o.metrics.budgets,
       ...(settings.workers === undefined ? {} : { workers: settings.workers }),
       ...(settings.blockedThresholdMs === undefined ? {} : { blockedThresholdMs: settings.blockedThresholdMs }),

@@ -58,10 +58,9 @@ import { probeRoute, sendText, startHttpEndpoint, urlHost, type BindAddress, typ
 import { ManagerBudgets, type BudgetSettings } from './budgets.ts';
 import { ManagerMetrics } from './metrics.ts';
 import { aborted, Runnables, type LeaderRunnable, type Runnable, type RunnableGroup } from './runnables.ts';
+import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE } from './defaults.ts';
 
-export const DEFAULT_LEASE_NAME = 'workloadspread-manager';
-export const DEFAULT_WEBHOOK_SERVICE = 'workloadspread-webhook';
-export const DEFAULT_WEBHOOK_PORT = 9443;
+export { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE };
 /** controller-runtime's CacheSyncTimeout. */
 export const DEFAULT_CACHE_SYNC_TIMEOUT_MS = 120_000;
 /** How long stop() lets admissions in flight finish. */
@@ -237,7 +236,7 @@ class ManagerRun {
 
   constructor(options: ManagerOptions) {
     this.#o = options;
-    this.#log = options.log ?? silentLogger;
+    this.#log = withFields(options.log ?? silentLogger, { logger: 'manager' });
     this.#clock = options.clock ?? options.client?.clock ?? realClock();
     this.#identity = options.identity ?? `${hostname()}_${randomUUID()}`;
     this.#metrics = options.metrics ?? new ManagerMetrics();
@@ -303,6 +302,7 @@ class ManagerRun {
     const o = this.#o;
     if (o.client === undefined && o.connection === undefined) throw new Error('startManager needs a connection or a client');
     const client = (this.#client = o.client ?? new KubeClient(o.connection as Connection, { clock: this.#clock, userAgent: MANAGER_USER_AGENT, fieldManager: MANAGER_USER_AGENT }));
+    client.instrument(this.#metrics.restClient);
     this.#compose(client);
     await this.#runnables.start(this.#abortStart.signal);
     this.#check();
@@ -316,15 +316,16 @@ class ManagerRun {
     const add = (group: RunnableGroup, runnable: Runnable) => this.#runnables.add(group, runnable);
 
     // The shared kube layer: one cache, one lock, one local copy for both halves.
-    const webhookEvents = new EngineEventSink(createEventRecorder(client, WEBHOOK_COMPONENT, this.#identity, log), log);
-    const controllerRecorder = createEventRecorder(client, CONTROLLER_COMPONENT, this.#identity, log);
-    const controllerEvents = new EngineEventSink(controllerRecorder, log);
+    const eventLog = withFields(log, { logger: 'events' });
+    const webhookEvents = new EngineEventSink(createEventRecorder(client, WEBHOOK_COMPONENT, this.#identity, eventLog), eventLog);
+    const controllerRecorder = createEventRecorder(client, CONTROLLER_COMPONENT, this.#identity, eventLog);
+    const controllerEvents = new EngineEventSink(controllerRecorder, eventLog);
     // ManagerCaches hands its `watcher` settings to every informer it builds: the metrics hooks ride along.
     const watcher: Partial<Pick<WatcherOptions, 'metrics' | 'resyncMs'>> = { metrics: this.#metrics.watcher };
     const caches = new ManagerCaches({
       client,
       namespace: o.namespace,
-      log,
+      log: withFields(log, { logger: 'caches' }),
       recorder: controllerRecorder,
       ...(o.whitelistConfigMap === undefined ? {} : { configMapName: o.whitelistConfigMap }),
       watcher,
@@ -428,7 +429,7 @@ class ManagerRun {
       writer: shared.statusWriter,
       events,
       metrics: this.#metrics.webhook,
-      log: withFields(this.#log, { component: 'webhook' }),
+      log: withFields(this.#log, { logger: 'webhook' }),
       ...(o.unschedulableRecoverySeconds === undefined ? {} : { unschedulableRecoverySeconds: o.unschedulableRecoverySeconds }),
       budgets: shared.budgets.enforcement,
       guardPodDeletion: shared.budgets.guardPodDeletion,
@@ -446,7 +447,7 @@ class ManagerRun {
       certificates: this.#certificates as CertificateSource,
       handlers,
       metrics: this.#metrics.webhook,
-      log: withFields(this.#log, { component: 'webhook' }),
+      log: withFields(this.#log, { logger: 'webhook' }),
       ...(this.#clientAuth === undefined ? {} : { clientAuth: this.#clientAuth }),
     });
     this.#log.info({ url: this.#server.url, clientAuthentication: this.#clientAuth !== undefined }, 'webhook server listening');
@@ -490,7 +491,7 @@ class ManagerRun {
     };
     let source: CertificateSource & { stop(): void };
     if (webhookOptions.certDir !== undefined) {
-      const dir = new CertDirSource({ dir: webhookOptions.certDir, clock: this.#clock, log: this.#log });
+      const dir = new CertDirSource({ dir: webhookOptions.certDir, clock: this.#clock, log: withFields(this.#log, { logger: 'certificates' }) });
       await dir.start();
       source = dir;
     } else {
@@ -503,7 +504,7 @@ class ManagerRun {
         names: servingNames({ service: { name: serviceName, namespace: o.namespace }, ...(urlForNames === undefined ? {} : { webhookUrl: urlForNames }) }),
         mutatingConfigurations: [MUTATING_CONFIGURATION_NAME],
         validatingConfigurations: [VALIDATING_CONFIGURATION_NAME],
-        log: this.#log,
+        log: withFields(this.#log, { logger: 'certificates' }),
         ...(webhookOptions.secretName === undefined ? {} : { secretName: webhookOptions.secretName }),
       });
       await secret.start();
@@ -563,7 +564,7 @@ class ManagerRun {
       podWriter: new PodWriter(shared.client),
       events: shared.controllerEvents,
       clock: this.#clock,
-      log: withFields(this.#log, { component: 'controller' }),
+      log: withFields(this.#log, { logger: 'controller' }),
       workers,
       metrics: this.#metrics.controller,
       ...(this.#o.unschedulableRecoverySeconds === undefined ? {} : { recoverySeconds: this.#o.unschedulableRecoverySeconds }),
@@ -597,7 +598,7 @@ class ManagerRun {
       namespace: this.#o.namespace,
       name: leaseName,
       identity: this.#identity,
-      log: this.#log,
+      log: withFields(this.#log, { logger: 'leader-election' }),
       ...(s.leaseDurationMs === undefined ? {} : { leaseDurationMs: s.leaseDurationMs }),
       ...(s.renewDeadlineMs === undefined ? {} : { renewDeadlineMs: s.renewDeadlineMs }),
       ...(s.retryPeriodMs === undefined ? {} : { retryPeriodMs: s.retryPeriodMs }),
@@ -609,7 +610,7 @@ class ManagerRun {
       onStoppedLeading: () => {
         this.#metrics.leading(leaseName, false);
         if (this.#stopping) return;
-        this.#log.error({ lease: leaseName, identity: this.#identity }, 'leadership lost: the manager must exit');
+        this.#log.error({ namespace: this.#o.namespace, name: leaseName, identity: this.#identity }, 'leadership lost: the manager must exit');
         this.#done.resolve({ reason: 'lost-leadership' });
       },
     });

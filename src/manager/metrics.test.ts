@@ -3,16 +3,49 @@
  * per hook, read back from the exposition text), series of a deleted
  * WorkloadSpread disappear, two instances never share series; and a real
  * manager's `/metrics` after a Deployment is spread, with values that follow
- * from what happened (5 admissions, 2 reservations, 2/3 pods per subset, a
- * NoSubsetAvailable, the leader, the certificate's expiry, process metrics).
+ * from what happened (5 admissions, 2 reservations, per subset 2/3 pods, all
+ * ready, a's limit and quota, a NoSubsetAvailable, the leader, the
+ * certificate's expiry, the manager's API requests, process metrics).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { BUILTIN } from '../client/resources.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { deployment, workloadSpreadObject, zoneTerm } from '../testing/webhook-bed.ts';
+import type { SubsetReading } from '../controller/subset-readings.ts';
+import { VERSION } from './defaults.ts';
 import { ManagerMetrics } from './metrics.ts';
 import { sample, scrape, startManagerCluster, startTestManager, stopOnClock, type ManagerCluster } from '../testing/manager-bed.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** The metric families of an exposition (`# TYPE name type`). */
+function families(text: string): Map<string, string> {
+  return new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => [m[1] ?? '', m[2] ?? '']));
+}
+
+const PROMQL_WORDS = new Set(['sum', 'max', 'min', 'count', 'avg', 'rate', 'increase', 'histogram_quantile', 'time', 'by', 'without', 'and', 'or', 'unless', 'bool', 'offset']);
+
+/** The series an expression selects; every selector is written `name{…}` in the dashboard, and anything else must be PromQL's own. */
+function selectedSeries(expr: string): string[] {
+  const text = expr.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+  const names = [...text.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{/g)].map((m) => m[1] ?? '');
+  const rest = text.replace(/([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{[^}]*\}/g, ' ').replace(/\b(by|without)\s*\([^)]*\)/g, ' ').replace(/\[[^\]]*\]/g, ' ');
+  for (const word of rest.match(/[a-zA-Z_:][a-zA-Z0-9_:]*/g) ?? []) assert.ok(PROMQL_WORDS.has(word), `${JSON.stringify(word)} in ${expr} is neither a selector written name{…} nor a PromQL function`);
+  assert.ok(names.length > 0, `no series in ${expr}`);
+  return names;
+}
+
+/** Whether the exposition has the series `name` (a histogram's _bucket, _sum and _count included). */
+function exposes(fams: Map<string, string>, name: string): boolean {
+  if (fams.has(name)) return true;
+  const base = name.replace(/_(bucket|sum|count)$/, '');
+  return base !== name && fams.get(base) === 'histogram';
+}
+
+const READING: SubsetReading = { subset: 'a', limit: 10, pods: 4, ready: 3, missing: 6, creating: 2, deleting: 1, schedulable: false };
 
 describe('ManagerMetrics hooks', () => {
   const cases: { hook: string; feed: (m: ManagerMetrics) => void; series: string; labels?: Record<string, string>; value: number }[] = [
@@ -27,7 +60,19 @@ describe('ManagerMetrics hooks', () => {
     { hook: 'queue.retries', feed: (m) => m.controller.queue?.retries?.(), series: 'workqueue_retries_total', value: 1 },
     { hook: 'queue.latency (ms in, seconds out)', feed: (m) => m.controller.queue?.latency?.(250), series: 'workqueue_queue_duration_seconds_sum', value: 0.25 },
     { hook: 'queue.workDuration', feed: (m) => m.controller.queue?.workDuration?.(1500), series: 'workqueue_work_duration_seconds_sum', value: 1.5 },
-    { hook: 'podsPerSubset', feed: (m) => m.controller.podsPerSubset?.('ns', 'ws', 'a', 4), series: 'workloadspread_subset_pods', labels: { namespace: 'ns', workloadspread: 'ws', subset: 'a' }, value: 4 },
+    ...(
+      [
+        ['workloadspread_spec_subsets_max_replicas', 10],
+        ['workloadspread_status_subset_replicas', 4],
+        ['workloadspread_status_subset_replicas_ready', 3],
+        ['workloadspread_status_subset_replicas_missing', 6],
+        ['workloadspread_status_subset_creating_pods', 2],
+        ['workloadspread_status_subset_deleting_pods', 1],
+        ['workloadspread_status_subset_schedulable', 0],
+      ] as const
+    ).map(([series, value]) => ({ hook: `subsets → ${series}`, feed: (m: ManagerMetrics) => m.controller.subsets?.('ns', 'ws', [{ ...READING, subset: 'a' }]), series, labels: { namespace: 'ns', workloadspread: 'ws', subset: 'a' }, value })),
+    { hook: 'restClient.request → rest_client_requests_total', feed: (m) => m.restClient.request('PUT', '10.0.0.1:443', '409', 0.02), series: 'rest_client_requests_total', labels: { code: '409', method: 'PUT', host: '10.0.0.1:443' }, value: 1 },
+    { hook: 'restClient.request → rest_client_request_duration_seconds', feed: (m) => m.restClient.request('GET', '10.0.0.1:443', '200', 0.03), series: 'rest_client_request_duration_seconds_sum', labels: { verb: 'GET', host: '10.0.0.1:443' }, value: 0.03 },
     { hook: 'webhook.admission', feed: (m) => m.webhook.admission?.('/mutate-pod', 'CREATE', 'patched', 0.003), series: 'workloadspread_admission_duration_seconds_count', labels: { webhook: '/mutate-pod', operation: 'CREATE', result: 'patched' }, value: 1 },
     { hook: 'webhook.admission (controller-runtime count)', feed: (m) => m.webhook.admission?.('/validate-pod', 'DELETE', 'allowed', 0.001), series: 'controller_runtime_webhook_requests_total', labels: { webhook: '/validate-pod', code: '200' }, value: 1 },
     { hook: 'webhook.admission (controller-runtime latency)', feed: (m) => m.webhook.admission?.('/validate-pod', 'DELETE', 'allowed', 0.004), series: 'controller_runtime_webhook_latency_seconds_sum', labels: { webhook: '/validate-pod' }, value: 0.004 },
@@ -58,17 +103,27 @@ describe('ManagerMetrics hooks', () => {
     }
   });
 
-  test('a deleted WorkloadSpread takes its series with it', async () => {
+  test('a deleted WorkloadSpread takes its series with it; so does a subset taken out of the spec, and the limit of one made unlimited', async () => {
     const m = new ManagerMetrics({ processMetrics: false });
-    m.controller.podsPerSubset?.('ns', 'gone', 'a', 1);
-    m.controller.podsPerSubset?.('ns', 'gone', 'b', 2);
-    m.controller.podsPerSubset?.('ns', 'kept', 'a', 3);
+    m.controller.subsets?.('ns', 'gone', [READING, { ...READING, subset: 'b', pods: 2 }]);
+    m.controller.subsets?.('ns', 'kept', [{ ...READING, pods: 3 }, { ...READING, subset: 'b' }]);
     m.webhook.noSubsetAvailable?.('ns', 'gone');
     m.controller.forgetWorkloadSpread?.('ns', 'gone');
+    m.controller.subsets?.('ns', 'kept', [{ ...READING, pods: 3, limit: null, missing: null }]);
     const text = await m.text();
-    assert.equal(sample(text, 'workloadspread_subset_pods', { workloadspread: 'gone' }), undefined);
+    for (const series of ['workloadspread_status_subset_replicas', 'workloadspread_status_subset_replicas_ready', 'workloadspread_spec_subsets_max_replicas', 'workloadspread_status_subset_schedulable']) {
+      assert.equal(sample(text, series, { workloadspread: 'gone' }), undefined, series);
+      assert.equal(sample(text, series, { workloadspread: 'kept', subset: 'b' }), undefined, `${series}: subset b left the spec`);
+    }
     assert.equal(sample(text, 'workloadspread_no_subset_available_total', { workloadspread: 'gone' }), undefined);
-    assert.equal(sample(text, 'workloadspread_subset_pods', { workloadspread: 'kept' }), 3);
+    assert.equal(sample(text, 'workloadspread_status_subset_replicas', { workloadspread: 'kept', subset: 'a' }), 3);
+    assert.equal(sample(text, 'workloadspread_spec_subsets_max_replicas', { workloadspread: 'kept', subset: 'a' }), undefined, 'unlimited: no limit series');
+    assert.equal(sample(text, 'workloadspread_status_subset_replicas_missing', { workloadspread: 'kept', subset: 'a' }), undefined, 'unlimited: no missing series');
+  });
+
+  test('workloadspread_build_info says which release and which Node.js run', async () => {
+    const text = await new ManagerMetrics({ processMetrics: false }).text();
+    assert.equal(sample(text, 'workloadspread_build_info', { version: VERSION, nodejs_version: process.version }), 1);
   });
 
   test('two instances keep separate series; process metrics are included by default', async () => {
@@ -108,8 +163,42 @@ describe('a manager’s /metrics', () => {
       assert.equal(sample(text, 'workloadspread_admission_duration_seconds_count', { webhook: '/mutate-pod', operation: 'CREATE', result: 'patched' }), 5);
       assert.equal(sample(text, 'controller_runtime_webhook_requests_total', { webhook: '/mutate-pod', code: '200' }), 5);
       assert.equal(sample(text, 'workloadspread_group_commit_batch_size_sum'), 2, 'two reservations (subset a); b is unlimited and needs none');
-      assert.equal(sample(text, 'workloadspread_subset_pods', { namespace: ns, workloadspread: 'spread', subset: 'a' }), 2);
-      assert.equal(sample(text, 'workloadspread_subset_pods', { namespace: ns, workloadspread: 'spread', subset: 'b' }), 3);
+      const subset = (series: string, name: string) => sample(text, series, { namespace: ns, workloadspread: 'spread', subset: name });
+      assert.equal(subset('workloadspread_status_subset_replicas', 'a'), 2);
+      assert.equal(subset('workloadspread_status_subset_replicas', 'b'), 3);
+      assert.equal(subset('workloadspread_status_subset_replicas_ready', 'a'), 2);
+      assert.equal(subset('workloadspread_status_subset_replicas_ready', 'b'), 3);
+      assert.equal(subset('workloadspread_spec_subsets_max_replicas', 'a'), 2);
+      assert.equal(subset('workloadspread_spec_subsets_max_replicas', 'b'), undefined, 'b is unlimited');
+      assert.equal(subset('workloadspread_status_subset_replicas_missing', 'a'), 0);
+      assert.equal(subset('workloadspread_status_subset_creating_pods', 'a'), 0);
+      assert.equal(subset('workloadspread_status_subset_deleting_pods', 'a'), 0);
+      assert.equal(subset('workloadspread_status_subset_schedulable', 'a'), 1);
+      // The manager's own API requests, by client-go's names and labels.
+      const host = new URL(env.cluster.apiServer.url).host;
+      assert.ok((sample(text, 'rest_client_requests_total', { code: '200', method: 'GET', host }) ?? 0) > 0, 'GETs (lists, watches) counted');
+      assert.ok((sample(text, 'rest_client_requests_total', { code: '200', method: 'PUT', host }) ?? 0) > 0, 'status writes counted');
+      assert.ok((sample(text, 'rest_client_request_duration_seconds_count', { verb: 'GET', host }) ?? 0) > 0);
+      assert.equal(sample(text, 'workloadspread_build_info', { version: VERSION }), 1);
+
+      // docs/grafana/workloadspread.json queries only series this manager exposes …
+      const fams = families(text);
+      const dashboard = JSON.parse(readFileSync(join(ROOT, 'docs/grafana/workloadspread.json'), 'utf8')) as { panels: { title: string; targets?: { expr: string }[] }[]; templating: { list: { query?: { query?: string } }[] } };
+      const queried = new Set<string>();
+      for (const panel of dashboard.panels) for (const t of panel.targets ?? []) for (const s of selectedSeries(t.expr)) queried.add(s);
+      for (const v of dashboard.templating.list) {
+        const m = /label_values\(([a-zA-Z_:][a-zA-Z0-9_:]*)/.exec(v.query?.query ?? '');
+        if (m?.[1] !== undefined) queried.add(m[1]);
+      }
+      assert.ok(queried.size >= 30, `the dashboard queries ${queried.size} series`);
+      assert.deepEqual([...queried].filter((s) => !exposes(fams, s)), [], 'series the dashboard queries that the manager does not expose');
+      // … and docs/operations.md lists every family the manager exposes, and nothing else.
+      const ops = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
+      const section = ops.slice(ops.indexOf('## Metrics and alerts'), ops.indexOf('Alerts worth having'));
+      const documented = new Set([...section.matchAll(/^\| (`[^|]+`) \|/gm)].flatMap((m) => [...(m[1] ?? '').matchAll(/`([a-z_:*]+)`/g)].map((n) => n[1] ?? '')));
+      const covered = (name: string) => documented.has(name) || [...documented].some((d) => d.endsWith('*') && name.startsWith(d.slice(0, -1)));
+      assert.deepEqual([...fams.keys()].filter((f) => !covered(f)), [], 'exposed but not in docs/operations.md');
+      assert.deepEqual([...documented].filter((d) => !d.endsWith('*') && !fams.has(d)), [], 'in docs/operations.md but not exposed');
       assert.ok((sample(text, 'controller_runtime_reconcile_total', { result: 'success' }) ?? 0) + (sample(text, 'controller_runtime_reconcile_total', { result: 'requeue_after' }) ?? 0) > 0);
       assert.equal(sample(text, 'controller_runtime_reconcile_errors_total'), sample(text, 'controller_runtime_reconcile_total', { result: 'error' }));
       assert.ok((sample(text, 'controller_runtime_reconcile_time_seconds_count') ?? 0) > 0);
@@ -135,7 +224,8 @@ describe('a manager’s /metrics', () => {
       await env.cluster.client.delete(WORKLOADSPREAD_REF, 'spread', { namespace: ns });
       await env.cluster.settle();
       text = await scrape(manager);
-      assert.equal(sample(text, 'workloadspread_subset_pods', { namespace: ns, workloadspread: 'spread' }), undefined, 'the deleted WorkloadSpread has no series left');
+      assert.equal(sample(text, 'workloadspread_status_subset_replicas', { namespace: ns, workloadspread: 'spread' }), undefined, 'the deleted WorkloadSpread has no series left');
+      assert.equal(sample(text, 'workloadspread_spec_subsets_max_replicas', { namespace: ns, workloadspread: 'spread' }), undefined);
     } finally {
       await stopOnClock(env, manager);
     }

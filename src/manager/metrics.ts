@@ -18,7 +18,16 @@
  *   workqueue_depth / workqueue_adds_total / workqueue_retries_total{name,controller}
  *   workqueue_queue_duration_seconds / workqueue_work_duration_seconds{name,controller}
  *   leader_election_master_status{name}
- * and `workloadspread_*` for what is ours (README "Metrics" lists each).
+ *   rest_client_requests_total{code,method,host}
+ *   rest_client_request_duration_seconds{verb,host}
+ * the per-subset gauges with the names kruise-state-metrics gives them
+ * (`kruise_` dropped) where it has them —
+ *   workloadspread_spec_subsets_max_replicas, workloadspread_status_subset_replicas,
+ *   workloadspread_status_subset_replicas_missing
+ * — and in their style for the rest (`…_replicas_ready`, `…_creating_pods`,
+ * `…_deleting_pods`, `…_schedulable`), labelled `namespace`, `workloadspread`,
+ * `subset`; and `workloadspread_*` for what else is ours
+ * (docs/operations.md "Metrics" lists every series).
  * Node's default process metrics (`process_*`, `nodejs_*`) are registered too.
  *
  * Invariants: one instance per manager (several managers in one process —
@@ -27,6 +36,7 @@
  * so on a virtual clock they are virtual seconds. Start at the constructor.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { RequestMetrics } from '../client/transport.ts';
 import type { WatcherMetrics } from '../client/watcher.ts';
 import type { WorkQueueMetrics } from '../client/workqueue.ts';
 import { BUDGET_CONTROLLER_NAME, type BudgetControllerMetrics } from '../controller/budget-controller.ts';
@@ -35,6 +45,8 @@ import type { BudgetStatusWriterMetrics } from '../kube/budget-status-writer.ts'
 import type { StatusWriterMetrics } from '../kube/status-writer.ts';
 import type { BudgetEnforcementMetrics } from '../webhook/budget-eviction.ts';
 import type { WebhookMetrics } from '../webhook/metrics.ts';
+import type { SubsetReading } from '../controller/subset-readings.ts';
+import { VERSION } from './defaults.ts';
 
 /** controller-runtime's buckets for reconcile time, in seconds. */
 const RECONCILE_BUCKETS = [
@@ -47,6 +59,19 @@ const QUEUE_BUCKETS = Array.from({ length: 10 }, (_, i) => 1e-8 * 10 ** i);
 const ADMISSION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Admissions carried by one status write (D13). */
 const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+/** client-go's buckets for rest_client_request_duration_seconds. */
+const REST_CLIENT_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
+
+/** The per-subset gauges: metric name → what it reads (null: no series, e.g. the limit of an unlimited subset). */
+const SUBSET_GAUGES: readonly { name: string; help: string; read: (r: SubsetReading) => number | null }[] = [
+  { name: 'workloadspread_spec_subsets_max_replicas', help: 'The subset\'s maxReplicas, resolved against the workload\'s replicas (no series when unlimited)', read: (r) => r.limit },
+  { name: 'workloadspread_status_subset_replicas', help: 'Active pods placed in the subset, as of the last reconcile', read: (r) => r.pods },
+  { name: 'workloadspread_status_subset_replicas_ready', help: 'Ready pods placed in the subset, as of the last reconcile', read: (r) => r.ready },
+  { name: 'workloadspread_status_subset_replicas_missing', help: 'Quota left in the subset (missingReplicas; no series when unlimited)', read: (r) => r.missing },
+  { name: 'workloadspread_status_subset_creating_pods', help: 'Admissions into the subset not yet seen as pods (creatingPods)', read: (r) => r.creating },
+  { name: 'workloadspread_status_subset_deleting_pods', help: 'Deletions from the subset not yet seen done (deletingPods)', read: (r) => r.deleting },
+  { name: 'workloadspread_status_subset_schedulable', help: '1 unless the subset\'s Schedulable condition is False (Adaptive rescheduling gave up on it)', read: (r) => (r.schedulable ? 1 : 0) },
+];
 
 export interface ManagerMetricsOptions {
   /** Register Node's default process metrics (default true). */
@@ -62,12 +87,14 @@ export class ManagerMetrics {
   /** Hooks for the informers' watchers (all resources share them). */
   readonly watcher: WatcherMetrics;
   readonly statusWriter: StatusWriterMetrics;
+  /** Hooks for the manager's API client: client-go's rest_client_* series. */
+  readonly restClient: RequestMetrics;
   /** Hooks for DomainDisruptionBudget enforcement, status writes and the budget controller (D14). */
   readonly budgets: BudgetEnforcementMetrics & BudgetStatusWriterMetrics & BudgetControllerMetrics;
 
   readonly #leader: Gauge<'name'>;
   readonly #maxReconciles: Gauge<'controller'>;
-  /** Subset names with a `workloadspread_subset_pods` series, by `namespace/name`. */
+  /** Subset names with per-subset series, by `namespace/name`. */
   readonly #subsetSeries = new Map<string, Set<string>>();
 
   constructor(options: ManagerMetricsOptions = {}) {
@@ -97,7 +124,10 @@ export class ManagerMetrics {
     const queueDuration = new Histogram({ name: 'workqueue_queue_duration_seconds', help: 'How long in seconds an item stays in workqueue before being requested', labelNames: ['name', 'controller'] as const, buckets: QUEUE_BUCKETS, registers });
     const workDuration = new Histogram({ name: 'workqueue_work_duration_seconds', help: 'How long in seconds processing an item from workqueue takes', labelNames: ['name', 'controller'] as const, buckets: QUEUE_BUCKETS, registers });
 
-    const subsetPods = new Gauge({ name: 'workloadspread_subset_pods', help: 'Active pods per subset of a WorkloadSpread, as of its last reconcile', labelNames: ['namespace', 'workloadspread', 'subset'] as const, registers });
+    const subsetGauges = SUBSET_GAUGES.map((g) => ({ ...g, gauge: new Gauge({ name: g.name, help: g.help, labelNames: ['namespace', 'workloadspread', 'subset'] as const, registers }) }));
+    const removeSubset = (namespace: string, workloadspread: string, subset: string) => {
+      for (const g of subsetGauges) g.gauge.remove({ namespace, workloadspread, subset });
+    };
 
     const queueHooks: WorkQueueMetrics = {
       depth: (n) => depth.set(queue, n),
@@ -117,16 +147,24 @@ export class ManagerMetrics {
       },
       reconcileTime: (seconds) => reconcileTime.observe({ controller }, seconds),
       activeWorkers: (n) => activeWorkers.set({ controller }, n),
-      podsPerSubset: (namespace, workloadspread, subset, pods) => {
+      subsets: (namespace, workloadspread, readings) => {
         const key = `${namespace}/${workloadspread}`;
-        let known = this.#subsetSeries.get(key);
-        if (known === undefined) this.#subsetSeries.set(key, (known = new Set()));
-        known.add(subset);
-        subsetPods.set({ namespace, workloadspread, subset }, pods);
+        const now = new Set(readings.map((r) => r.subset));
+        // A subset taken out of the spec takes its series with it.
+        for (const subset of this.#subsetSeries.get(key) ?? []) if (!now.has(subset)) removeSubset(namespace, workloadspread, subset);
+        this.#subsetSeries.set(key, now);
+        for (const r of readings) {
+          const labels = { namespace, workloadspread, subset: r.subset };
+          for (const g of subsetGauges) {
+            const value = g.read(r);
+            if (value === null) g.gauge.remove(labels);
+            else g.gauge.set(labels, value);
+          }
+        }
       },
       forgetWorkloadSpread: (namespace, workloadspread) => {
         const key = `${namespace}/${workloadspread}`;
-        for (const subset of this.#subsetSeries.get(key) ?? []) subsetPods.remove({ namespace, workloadspread, subset });
+        for (const subset of this.#subsetSeries.get(key) ?? []) removeSubset(namespace, workloadspread, subset);
         this.#subsetSeries.delete(key);
         noSubset.remove({ namespace, workloadspread });
       },
@@ -207,6 +245,20 @@ export class ManagerMetrics {
         errors: () => {},
       },
     };
+
+    // ---- the manager's own API requests (client-go's names and labels) ----
+    const restRequests = new Counter({ name: 'rest_client_requests_total', help: 'Number of HTTP requests, partitioned by status code, method, and host.', labelNames: ['code', 'method', 'host'] as const, registers });
+    const restLatency = new Histogram({ name: 'rest_client_request_duration_seconds', help: 'Request latency in seconds. Broken down by verb, and host.', labelNames: ['verb', 'host'] as const, buckets: REST_CLIENT_BUCKETS, registers });
+    this.restClient = {
+      request: (method, host, code, seconds) => {
+        restRequests.inc({ code, method, host });
+        restLatency.observe({ verb: method, host }, seconds);
+      },
+    };
+
+    // ---- what runs ----
+    const buildInfo = new Gauge({ name: 'workloadspread_build_info', help: 'Always 1; the labels say which release and which Node.js runs', labelNames: ['version', 'nodejs_version'] as const, registers });
+    buildInfo.set({ version: VERSION, nodejs_version: process.version }, 1);
 
     this.#leader = new Gauge({ name: 'leader_election_master_status', help: '1 while this replica holds the lease named, else 0', labelNames: ['name'] as const, registers });
   }

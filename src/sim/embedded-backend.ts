@@ -80,7 +80,7 @@ export async function settleVirtual(clock: VirtualClock, maxMs: number, fingerpr
     const next = clock.pendingTimers().reduce<{ at: number; name: string } | undefined>((min, t) => (t.background || (min !== undefined && t.at >= min.at) ? min : t), undefined);
     if (next === undefined) return { quiescent: true, elapsedMs: clock.now() - start };
     if (next.at > deadline) {
-      await clock.advanceTo(deadline);
+      await clock.advanceTo(deadline, signal);
       return { quiescent: false, elapsedMs: clock.now() - start };
     }
     if (next.at - clock.now() > SPIN_STEP_MS) {
@@ -91,7 +91,7 @@ export async function settleVirtual(clock: VirtualClock, maxMs: number, fingerpr
       if ((await fingerprint()) === before) return { quiescent: false, elapsedMs: clock.now() - start, spinning: next.name };
       shortSteps = 0;
     }
-    await clock.advanceTo(next.at);
+    await clock.advanceTo(next.at, signal);
   }
 }
 
@@ -144,8 +144,8 @@ class EmbeddedBackend implements SimBackend {
     return settleVirtual(this.clock, timeoutMs, fingerprint, signal);
   }
 
-  advance(ms: number): Promise<void> {
-    return this.clock.advance(ms);
+  advance(ms: number, signal?: AbortSignal): Promise<void> {
+    return this.clock.advance(ms, signal);
   }
 
   stop(): Promise<void> {

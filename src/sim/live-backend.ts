@@ -44,6 +44,8 @@ export const LONG_ADVANCE_MS = 60_000;
 export interface LiveBackendOptions {
   /** Path of the kubeconfig file. */
   kubeconfig: string;
+  /** A context of that file other than its current-context. */
+  context?: string;
   log?: Logger;
   /** Called with a one-line warning (long waits). */
   warn?: (message: string) => void;
@@ -235,7 +237,7 @@ class LiveBackend implements SimBackend {
 /** Connects, checks that the manager runs, starts the kubelet and registers the scenario's nodes. */
 export async function startLiveBackend(scenario: Scenario, options: LiveBackendOptions): Promise<SimBackend> {
   const log = options.log ?? silentLogger;
-  const loaded = await connectionFromFiles([options.kubeconfig]);
+  const loaded = await connectionFromFiles([options.kubeconfig], options.context === undefined ? {} : { context: options.context });
   if (!loaded.ok) throw new Error(`${loaded.error.source}: ${loaded.error.message}`);
   const connection = loaded.connection;
   const clock = options.clock ?? realClock();

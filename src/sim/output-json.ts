@@ -1,5 +1,8 @@
 /**
- * `simulate --output json`: JSON Lines, one object per step, with exactly
+ * `simulate --output json`: JSON Lines. The first line is the setup record
+ * (`"step":"setup"`, `"action":"setup"`): the cluster once the scenario's
+ * objects were applied and settled, with the events recorded meanwhile; it
+ * has the keys of a step (its `expectations` are empty). Then one object per step, with exactly
  * the keys of issue 6 first and in its order —
  *   step, action, time, pods[{name, subset, node, phase, ready, deletionCost}],
  *   workloadSpreads[{namespace, name, status}], events[{reason, type, message}],
@@ -11,10 +14,10 @@
  * Users script against this:
  * keys are only ever added. Pure.
  */
-import type { StepResult } from './runner.ts';
+import type { Snapshot, StepResult } from './runner.ts';
 
-/** The JSON object of one step, keys in the documented order. */
-export function stepJson(s: StepResult): Record<string, unknown> {
+/** The JSON object of one step (or of the setup), keys in the documented order. */
+export function stepJson(s: StepResult | SetupRecord): Record<string, unknown> {
   const out: Record<string, unknown> = {
     step: s.step,
     action: s.action,
@@ -38,4 +41,23 @@ export function stepJson(s: StepResult): Record<string, unknown> {
 /** One line (with its newline) per step. */
 export function jsonLine(s: StepResult): string {
   return `${JSON.stringify(stepJson(s))}\n`;
+}
+
+/** The setup as a step-shaped record. */
+export interface SetupRecord extends Snapshot {
+  step: 'setup';
+  action: 'setup';
+  summary: string;
+  expectations: [];
+  description?: undefined;
+  error?: undefined;
+  notes?: undefined;
+  settled?: undefined;
+  evictions?: undefined;
+}
+
+/** The first line: the cluster after the `objects` were applied (and the events they caused). */
+export function setupJsonLine(setup: Snapshot, objects: number): string {
+  const record: SetupRecord = { ...setup, step: 'setup', action: 'setup', summary: `apply ${objects} object${objects === 1 ? '' : 's'} and settle`, expectations: [] };
+  return `${JSON.stringify(stepJson(record))}\n`;
 }

@@ -102,6 +102,8 @@ export interface RunOptions {
   onStart?: (backend: SimBackend) => void | (() => Promise<void>) | Promise<void | (() => Promise<void>)>;
   /** Run against the cluster of this kubeconfig file instead of the embedded one. */
   kubeconfig?: string;
+  /** With `kubeconfig`: a context other than the file's current-context. */
+  context?: string;
   log?: Logger;
   /** One-line warnings for the user (long real-time waits). */
   warn?: (message: string) => void;
@@ -243,7 +245,9 @@ class Ledger implements ApplyPolicy {
 
 async function startBackend(scenario: Scenario, options: RunOptions): Promise<SimBackend> {
   const log = options.log ?? silentLogger;
-  if (options.kubeconfig !== undefined) return startLiveBackend(scenario, { kubeconfig: options.kubeconfig, log, ...(options.warn === undefined ? {} : { warn: options.warn }) });
+  if (options.kubeconfig !== undefined) {
+    return startLiveBackend(scenario, { kubeconfig: options.kubeconfig, log, ...(options.context === undefined ? {} : { context: options.context }), ...(options.warn === undefined ? {} : { warn: options.warn }) });
+  }
   return startEmbeddedBackend(scenario, { log, ...(options.certificate === undefined ? {} : { certificate: options.certificate }) });
 }
 

@@ -35,7 +35,7 @@ import {
   Problems,
   type Problem,
 } from './field-reader.ts';
-import { builtinClusterScoped, builtinKinds, parseSteps, TAINT_EFFECTS, type ParseContext, type Step } from './steps.ts';
+import { builtinClusterScoped, builtinKinds, checkReplicaFields, MAX_SCENARIO_NODES, parseSteps, TAINT_EFFECTS, type ParseContext, type Step } from './steps.ts';
 
 export type { Problem } from './field-reader.ts';
 
@@ -195,6 +195,10 @@ function readNodeEntry(value: unknown, path: string, problems: Problems): NodeSp
   }
   const prefix = readString(map['namePrefix'], child(path, 'namePrefix'), problems);
   const count = map['count'] === undefined ? 1 : readNonNegativeInt(map['count'], child(path, 'count'), problems);
+  if (count !== undefined && count > MAX_SCENARIO_NODES) {
+    problems.add(child(path, 'count'), `must be at most ${MAX_SCENARIO_NODES} (the simulator's bound on a scenario's nodes), not ${count}`);
+    return [];
+  }
   if (prefix === undefined || count === undefined) return [];
   // `namePrefix: normal-` and `namePrefix: normal` both give normal-1, normal-2, …
   const stem = prefix.endsWith('-') ? prefix : `${prefix}-`;
@@ -211,7 +215,10 @@ function readNodeList(value: unknown, path: string, problems: Problems, taken: S
       const checked = expandNodeSpecs([spec]);
       if (!checked.ok) problems.add(item(path, i), checked.error);
       else if (taken.has(spec.name)) problems.add(item(path, i), `duplicate node name ${spec.name}`);
-      else {
+      else if (taken.size >= MAX_SCENARIO_NODES) {
+        problems.add(item(path, i), `more than ${MAX_SCENARIO_NODES} nodes in the scenario (the simulator's bound)`);
+        return;
+      } else {
         taken.add(spec.name);
         nodes.push(spec);
       }
@@ -230,6 +237,7 @@ function readObject(value: unknown, path: string, problems: Problems, clusterSco
   let namespace: string | undefined;
   if (metadata !== undefined && metadata['namespace'] !== undefined) namespace = readString(metadata['namespace'], child(child(path, 'metadata'), 'namespace'), problems);
   if (apiVersion === undefined || kind === undefined || metadata === undefined || name === undefined) return undefined;
+  checkReplicaFields(map, path, problems);
   const object = deepClone(map) as KubeObject;
   const meta = { ...(object.metadata ?? {}) };
   if (clusterScoped.has(kind)) delete meta.namespace;

@@ -27,6 +27,61 @@ import { parseDuration } from './duration.ts';
 import { parseExpectations, type ExpectSpec, type WorkloadSpreadRef } from './expectations.ts';
 import { child, describeType, item, readList, readMapping, readNonNegativeInt, readString, rejectUnknownKeys, type Problems } from './field-reader.ts';
 
+/**
+ * Bounds of a scenario (docs/scenarios.md "Bounds"), checked when it is
+ * parsed, before anything runs: the simulator replays every timer on the
+ * way, so virtual time costs real CPU (about 4 s per virtual hour for a
+ * small cluster on a busy 2-CPU machine), and every pod is a real object in
+ * the embedded API server.
+ */
+export const MAX_VIRTUAL_DURATION_MS = 24 * 3600_000;
+/** Replicas (and a Job's parallelism or completions) one workload may ask for. */
+export const MAX_SCENARIO_REPLICAS = 1_000;
+/** Fake nodes in a scenario, `nodes` and every `addNodes` together. */
+export const MAX_SCENARIO_NODES = 500;
+
+/** `24h` for messages. */
+export function durationText(ms: number): string {
+  return ms % 3600_000 === 0 ? `${ms / 3600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms / 1000}s`;
+}
+
+/** A duration of virtual time within `MAX_VIRTUAL_DURATION_MS`, or a problem at `path`. */
+function boundedDuration(value: unknown, path: string, problems: Problems): number | undefined {
+  const d = parseDuration(value);
+  if (!d.ok) {
+    problems.add(path, d.error);
+    return undefined;
+  }
+  if (d.ms > MAX_VIRTUAL_DURATION_MS) {
+    problems.add(path, `must be at most ${durationText(MAX_VIRTUAL_DURATION_MS)} of virtual time, not ${durationText(d.ms)} (the simulator replays every timer on the way; split a longer wait into several steps)`);
+    return undefined;
+  }
+  return d.ms;
+}
+
+/** A replica count within `MAX_SCENARIO_REPLICAS`, or a problem at `path`. */
+export function boundedReplicas(value: unknown, path: string, problems: Problems): number | undefined {
+  const n = readNonNegativeInt(value, path, problems);
+  if (n !== undefined && n > MAX_SCENARIO_REPLICAS) {
+    problems.add(path, `must be at most ${MAX_SCENARIO_REPLICAS} (the simulator's bound on one workload's pods), not ${n}`);
+    return undefined;
+  }
+  return n;
+}
+
+/** The replica-like fields of a workload (`spec.replicas`, a Job's `spec.parallelism` and `spec.completions`). */
+export const REPLICA_FIELDS = ['replicas', 'parallelism', 'completions'] as const;
+
+/** Problems for replica-like numbers over the bound in an object's (or a merge patch's) `spec`. */
+export function checkReplicaFields(obj: unknown, path: string, problems: Problems): void {
+  if (!isPlainObject(obj) || !isPlainObject(obj['spec'])) return;
+  const spec = obj['spec'];
+  for (const field of REPLICA_FIELDS) {
+    const value = spec[field];
+    if (typeof value === 'number' && value > MAX_SCENARIO_REPLICAS) boundedReplicas(value, child(child(path, 'spec'), field), problems);
+  }
+}
+
 /** How long `settle` waits by default (virtual time on the embedded cluster). */
 export const DEFAULT_SETTLE_TIMEOUT_MS = 30 * 60_000;
 
@@ -196,7 +251,7 @@ export const ACTIONS: Readonly<Record<ActionName, ActionDefinition>> = {
       const map = readMapping(value, path, problems);
       if (map === undefined) return undefined;
       const target = readObjectRef(map, path, ctx, problems, ['replicas']);
-      const replicas = readNonNegativeInt(map['replicas'], child(path, 'replicas'), problems);
+      const replicas = boundedReplicas(map['replicas'], child(path, 'replicas'), problems);
       return target === undefined || replicas === undefined ? undefined : { action: 'scale', target, replicas };
     },
   },
@@ -223,6 +278,12 @@ export const ACTIONS: Readonly<Record<ActionName, ActionDefinition>> = {
         problems.add(child(path, 'patch'), type === 'json' ? 'must be a list of JSON Patch operations' : `must be a mapping (a ${type} patch), not ${describeType(patch)}`);
         return undefined;
       }
+      if (Array.isArray(patch)) {
+        patch.forEach((op, i) => {
+          const field = isPlainObject(op) && typeof op['path'] === 'string' ? REPLICA_FIELDS.find((f) => op['path'] === `/spec/${f}`) : undefined;
+          if (field !== undefined && typeof (op as Record<string, unknown>)['value'] === 'number') boundedReplicas((op as Record<string, unknown>)['value'], child(item(child(path, 'patch'), i), 'value'), problems);
+        });
+      } else checkReplicaFields(patch, child(path, 'patch'), problems);
       return target === undefined ? undefined : { action: 'patch', target, patch, patchType: type };
     },
   },
@@ -310,9 +371,8 @@ export const ACTIONS: Readonly<Record<ActionName, ActionDefinition>> = {
   advance: {
     settles: false,
     parse: (value, path, _ctx, problems) => {
-      const d = parseDuration(value);
-      if (!d.ok) problems.add(path, d.error);
-      return d.ok ? { action: 'advance', ms: d.ms } : undefined;
+      const ms = boundedDuration(value, path, problems);
+      return ms === undefined ? undefined : { action: 'advance', ms };
     },
   },
   settle: {
@@ -339,9 +399,7 @@ function readSettleTimeout(value: unknown, path: string, problems: Problems): nu
   if (map === undefined) return undefined;
   rejectUnknownKeys(map, ['timeout'], path, problems);
   if (map['timeout'] === undefined) return DEFAULT_SETTLE_TIMEOUT_MS;
-  const d = parseDuration(map['timeout']);
-  if (!d.ok) problems.add(child(path, 'timeout'), d.error);
-  return d.ok ? d.ms : undefined;
+  return boundedDuration(map['timeout'], child(path, 'timeout'), problems);
 }
 
 function readAfter(value: unknown, path: string, problems: Problems, byDefault: boolean): SettlePolicy | undefined {

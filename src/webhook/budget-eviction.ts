@@ -26,7 +26,7 @@
  * checked and never recorded. Start at `enforceBudgets`.
  */
 import type { Clock } from '../clock/clock.ts';
-import { silentLogger, type Logger } from '../client/logger.ts';
+import { podLogFields, silentLogger, type Logger } from '../client/logger.ts';
 import { budgetKey, type DomainDisruptionBudget, type DomainDisruptionBudgetStatus } from '../api/disruption-budget.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { decideBudgetEviction, decideEviction, podBypassesBudgets, releaseRecord, type BudgetDenial, type BudgetEvictionDecision, type ObservedState } from '../core/disruption-decision.ts';
@@ -121,7 +121,7 @@ export async function enforceBudgets(pod: Pod, namespace: string, kind: Disrupti
   }
   if (first.kind === 'allow') return nothingRecorded();
 
-  const plog = { pod: `${namespace}/${pod.metadata?.name ?? ''}`, kind };
+  const plog = { ...podLogFields(namespace, pod.metadata), kind };
   const recorded: { budget: DomainDisruptionBudget; domain: string }[] = [];
   for (const { budget } of first.records) {
     const key = budgetKey(budget);
@@ -135,7 +135,7 @@ export async function enforceBudgets(pod: Pod, namespace: string, kind: Disrupti
     );
     if (!outcome.ok) {
       metrics.budgetEviction?.(namespace, nameOf(key), 'failed');
-      log.warn({ ...plog, budget: key, err: outcome.error }, 'disruption refused: the budget record could not be stored');
+      log.warn({ ...plog, budget: budget.metadata?.name ?? '', err: outcome.error }, 'disruption refused: the budget record could not be stored');
       await giveBack(recorded, pod, deps, log);
       const message = `Cannot ${kind === 'Eviction' ? 'evict' : 'delete'} pod: the approval could not be recorded in the status of DomainDisruptionBudget ${key}, so the disruption is refused (${outcome.error})`;
       return { allowed: false, code: outcome.conflict ? 429 : 500, message, budget: key };
@@ -149,7 +149,7 @@ export async function enforceBudgets(pod: Pod, namespace: string, kind: Disrupti
     if (d.kind === 'record') recorded.push({ budget, domain: d.domain });
     metrics.budgetEviction?.(namespace, nameOf(key), 'allowed');
   }
-  log.debug({ ...plog, budgets: recorded.map((r) => `${budgetKey(r.budget)}[${r.domain}]`) }, 'disruption recorded in DomainDisruptionBudgets');
+  log.debug({ ...plog, budgets: recorded.map((r) => `${r.budget.metadata?.name ?? ''}[${r.domain}]`) }, 'disruption recorded in DomainDisruptionBudgets');
   return { allowed: true, recorded: recorded.map((r) => ({ budget: budgetKey(r.budget), domain: r.domain })), release: () => giveBack(recorded, pod, deps, log) };
 }
 
@@ -175,6 +175,6 @@ async function giveBack(recorded: readonly { budget: DomainDisruptionBudget; dom
       const status = fresh === undefined ? undefined : releaseRecord(fresh.status, domain, pod, deps.clock.now());
       return status === undefined ? { value: false } : { value: true, status };
     });
-    if (!outcome.ok) log.warn({ budget: key, pod: pod.metadata?.name ?? '', err: outcome.error }, 'could not give back a budget record; it expires within 2 minutes');
+    if (!outcome.ok) log.warn({ ...podLogFields(budget.metadata?.namespace ?? '', pod.metadata), budget: budget.metadata?.name ?? '', err: outcome.error }, 'could not give back a budget record; it expires within 2 minutes');
   }
 }

@@ -43,7 +43,9 @@ export function staticCertificates(pair: KeyPair): CertificateSource {
   return { current: () => pair, onChange: () => () => {} };
 }
 
-export const DEFAULT_SECRET_NAME = 'workloadspread-webhook-certs';
+import { DEFAULT_SECRET_NAME } from './names.ts';
+
+export { DEFAULT_SECRET_NAME };
 
 class Listeners {
   #fns: ((pair: KeyPair) => void)[] = [];
@@ -158,7 +160,7 @@ export class SecretCertificates implements CertificateSource {
         } else {
           await client.update(BUILTIN.secrets, { ...secret, data: { ...(isPlainObject(secret['data']) ? secret['data'] : {}), ...secretData(renewed.certs) } });
         }
-        this.#log.info({ secret: `${namespace}/${this.secretName}`, reason: renewed.reason }, 'webhook certificates written');
+        this.#log.info({ namespace, name: this.secretName, reason: renewed.reason }, 'webhook certificates written');
         this.#adopt(renewed.certs);
         break;
       } catch (err) {

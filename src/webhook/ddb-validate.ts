@@ -13,7 +13,7 @@ import { isPlainObject } from '../k8s/json.ts';
 import { allowed, errored, invalidObject, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
 import type { ClusterView } from '../core/cluster-view.ts';
 
-export const VALIDATE_DDB_PATH = '/validate-policy-workloadspread-io-domaindisruptionbudget';
+export { VALIDATE_DDB_PATH } from './names.ts';
 
 /** Answers one DomainDisruptionBudget CREATE/UPDATE review. */
 export function admitDomainDisruptionBudget(req: AdmissionRequest, view: Pick<ClusterView, 'workloadSpread'>): AdmissionResponse {

@@ -205,7 +205,7 @@ export class GroupCommit<O extends StatusObject<unknown> = WorkloadSpread, S = W
     } catch (err) {
       // #round never throws by design; this keeps a bug from stranding the waiters.
       const message = `group commit failed: ${err instanceof Error ? err.message : String(err)}`;
-      this.#log.error({ workloadspread: `${queue.key.namespace}/${queue.key.name}`, err: message }, 'group commit failed');
+      this.#log.error({ namespace: queue.key.namespace, name: queue.key.name, err: message }, 'group commit failed');
       for (const w of queue.waiting.splice(0)) w.resolve({ ok: false, conflict: false, error: message });
     } finally {
       queue.running = false;
@@ -291,7 +291,7 @@ export class GroupCommit<O extends StatusObject<unknown> = WorkloadSpread, S = W
             retry.push(waiter);
           }
         }
-        this.#log.debug({ workloadspread: `${key.namespace}/${key.name}`, batch: carried.length, retrying: retry.length }, 'status write conflict, re-deciding');
+        this.#log.debug({ namespace: key.namespace, name: key.name, batch: carried.length, retrying: retry.length }, 'status write conflict, re-deciding');
         return retry;
       }
       if (written.reason === 'NotFound') {

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock/clock.ts';
-import { silentLogger, type Logger } from '../client/logger.ts';
+import { podLogFields, silentLogger, type Logger } from '../client/logger.ts';
 import { decidePodCreate, type PodCreateDecision, type PodCreateInput } from '../core/admission.ts';
 import type { ClusterView } from '../core/cluster-view.ts';
 import { subsetPatchRefusedEvent, workloadSpreadRef, type EngineEvent } from '../core/events.ts';
@@ -44,12 +44,6 @@ export interface PodAdmissionDeps {
   subsetPatches?: SubsetPatchPolicy;
 }
 
-/** `namespace/name` of a pod for logs; the generateName prefix when it has no name yet. */
-export function podLabel(pod: Pod, namespace: string): string {
-  const name = pod.metadata?.name ?? '';
-  return `${namespace}/${name !== '' ? name : `${pod.metadata?.generateName ?? ''}*`}`;
-}
-
 const REFUSALS: Record<Extract<PodCreateDecision, { kind: 'error' }>['cause'], string> = {
   'owner-not-found': "the new pod's owner is not in the cache yet; refusing so the workload controller retries",
   whitelist: 'pod admission refused: the custom workload whitelist cannot be read',
@@ -77,13 +71,13 @@ export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDe
       return value.kind === 'placed' && value.status !== undefined ? { value, status: value.status } : { value };
     });
     if (!outcome.ok) {
-      log.warn({ workloadspread: `${namespace}/${ws.metadata.name ?? ''}`, pod: podLabel(pod, namespace), err: outcome.error }, 'pod admission failed: the subset reservation was not stored');
+      log.warn({ ...podLogFields(namespace, pod.metadata), requestID: uid, workloadspread: ws.metadata.name ?? '', err: outcome.error }, 'pod admission failed: the subset reservation was not stored');
       return errored(uid, 500, new Error(outcome.error));
     }
     decision = outcome.value;
   }
 
-  const plog = { pod: podLabel(pod, namespace), ...('ws' in decision && decision.ws !== undefined ? { workloadspread: `${namespace}/${decision.ws.metadata.name ?? ''}` } : {}) };
+  const plog = { ...podLogFields(namespace, pod.metadata), requestID: uid, ...('ws' in decision && decision.ws !== undefined ? { workloadspread: decision.ws.metadata.name ?? '' } : {}) };
   switch (decision.kind) {
     case 'admit':
       return allowed(uid);

@@ -10,12 +10,12 @@
  * side effect even when a later check (a PodDisruptionBudget) refuses the
  * eviction, and expires after 15 s (§3.5). Start at `admitPodDeletion`.
  */
-import { silentLogger } from '../client/logger.ts';
+import { podLogFields, silentLogger } from '../client/logger.ts';
 import { decidePodDeletion, type PodDeletionDecision, type PodDeletionInput } from '../core/admission.ts';
 import { isPlainObject } from '../k8s/json.ts';
 import type { Pod } from '../k8s/types.ts';
 import { allowed, errored, isDryRun, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
-import { podLabel, type PodAdmissionDeps } from './pod-create.ts';
+import type { PodAdmissionDeps } from './pod-create.ts';
 import { ReadThroughView, settle } from './view-reads.ts';
 
 /** The pod a `pods/eviction` CREATE names; undefined for any other request (or an unreadable Eviction). */
@@ -62,7 +62,7 @@ export async function admitPodDeletion(req: AdmissionRequest, deps: PodAdmission
       const value = await settle(view, () => decidePodDeletion({ ...input, now: deps.clock.now(), current: { ws: current } }));
       return value.kind === 'recorded' ? { value, status: value.status } : { value };
     });
-    const plog = { workloadspread: `${namespace}/${ws.metadata.name ?? ''}`, pod: 'pod' in subject ? podLabel(subject.pod, namespace) : `${namespace}/${subject.podName}`, kind };
+    const plog = { ...('pod' in subject ? podLogFields(namespace, subject.pod.metadata) : { namespace, name: subject.podName }), requestID: uid, workloadspread: ws.metadata.name ?? '', kind };
     if (!outcome.ok) {
       log.warn({ ...plog, err: outcome.error }, 'pod deletion refused: its WorkloadSpread bookkeeping was not stored');
       return errored(uid, 400, new Error(outcome.error));

@@ -22,11 +22,9 @@ import { DDB_GROUP, DDB_PLURAL, DDB_VERSION } from '../api/disruption-budget.ts'
 import { GROUP, PLURAL, VERSION } from '../api/workloadspread.ts';
 import { isPlainObject } from '../k8s/json.ts';
 import type { KubeObject } from '../k8s/types.ts';
-import { VALIDATE_DDB_PATH } from './ddb-validate.ts';
-import { MUTATE_POD_PATH, VALIDATE_POD_PATH, VALIDATE_WORKLOADSPREAD_PATH } from './server.ts';
+import { MUTATE_POD_PATH, MUTATING_CONFIGURATION_NAME, VALIDATE_DDB_PATH, VALIDATE_POD_PATH, VALIDATE_WORKLOADSPREAD_PATH, VALIDATING_CONFIGURATION_NAME } from './names.ts';
 
-export const MUTATING_CONFIGURATION_NAME = 'workloadspread-mutating-webhook-configuration';
-export const VALIDATING_CONFIGURATION_NAME = 'workloadspread-validating-webhook-configuration';
+export { MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME };
 
 export const WEBHOOK_NAMES = Object.freeze({
   mutatePod: 'mpod.workloadspread.io',

@@ -47,9 +47,7 @@ import type { CertificateSource, KeyPair } from './certs.ts';
 import { peerAllowed, type ClientAuth, type ClientAuthSource } from './client-auth.ts';
 import type { WebhookMetrics } from './metrics.ts';
 
-export const MUTATE_POD_PATH = '/mutate-pod';
-export const VALIDATE_POD_PATH = '/validate-pod';
-export const VALIDATE_WORKLOADSPREAD_PATH = '/validate-apps-kruise-io-workloadspread';
+export { MUTATE_POD_PATH, VALIDATE_POD_PATH, VALIDATE_WORKLOADSPREAD_PATH } from './names.ts';
 export const HEALTHZ_PATH = '/healthz';
 
 export type AdmissionHandler = (request: AdmissionRequest) => Promise<AdmissionResponse>;
@@ -157,7 +155,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       response = await handler(request);
       if (response.uid !== request.uid) response = { ...response, uid: request.uid };
     } catch (err) {
-      log.error({ webhook: path, uid: request.uid, err: err instanceof Error ? err.message : String(err) }, 'admission handler failed');
+      log.error({ webhook: path, requestID: request.uid, err: err instanceof Error ? err.message : String(err) }, 'admission handler failed');
       response = errored(request.uid, 500, err);
     }
     const result = responseResult(response);

@@ -99,11 +99,11 @@ describe('other printers', () => {
 
 describe('custom resource printer columns', () => {
   const crd = parseYaml(readFileSync(new URL('../../../../deploy/crds/apps.kruise.io_workloadspreads.yaml', import.meta.url), 'utf8')) as KubeObject;
-  const ws: KubeObject = { metadata: { name: 'ws', creationTimestamp: CREATED }, spec: { targetRef: { name: 'web', kind: 'Deployment' }, scheduleStrategy: { type: 'Adaptive' } }, status: { subsetCount: 2, ready: '3/4' } };
+  const ws: KubeObject = { metadata: { name: 'ws', creationTimestamp: CREATED }, spec: { targetRef: { name: 'web', kind: 'Deployment' }, scheduleStrategy: { type: 'Adaptive' } }, status: { subsetCount: 2, ready: '3/4', placed: '4/4' } };
   test('the WorkloadSpread columns, with the boolean-typed filter column empty as upstream prints it', () => {
     const p = customResourcePrinter(crd, 'v1alpha1');
-    assert.deepEqual(p.columns.map((c) => c.name), ['Name', 'WorkloadName', 'WorkloadKind', 'Adaptive', 'Subsets', 'Ready', 'Age']);
-    assert.deepEqual(p.cells(ws, NOW), ['ws', 'web', 'Deployment', null, 2, '3/4', '60m']);
+    assert.deepEqual(p.columns.map((c) => c.name), ['Name', 'WorkloadName', 'WorkloadKind', 'Adaptive', 'Subsets', 'Ready', 'Placed', 'Age']);
+    assert.deepEqual(p.cells(ws, NOW), ['ws', 'web', 'Deployment', null, 2, '3/4', '4/4', '60m']);
   });
   test('types, filters, missing values, priority and the default Age column', () => {
     const custom: KubeObject = {
