@@ -269,6 +269,8 @@ export function computeWorkloadSpreadStatus(input: WorkloadSpreadStatusInput): W
   if (Object.keys(versioned).length > 0) status.versionedSubsetStatuses = versioned;
   status.subsetCount = subsets.length;
   status.ready = readyColumn(top.statuses, workloadReplicas);
+  // D18: the rebalancer's part of the status is its own; the reconcile carries it over unchanged.
+  if (oldStatus.rebalance !== undefined) status.rebalance = oldStatus.rebalance;
   const result: WorkloadSpreadStatusResult = { status, events };
   if (requeue !== undefined) result.requeueAfterMs = requeue;
   return result;
