@@ -7,8 +7,8 @@
  * Where pods belong: the distribution admission would make if the workload
  * were scaled up from nothing — `minReplicas` first, in spec order, then every
  * subset filled front to back up to its limit (`idealCounts`). A pod is out of
- * place when its subset holds more than that, or it is in no subset; `pending`
- * counts them.
+ * place when its subset holds more than that (and more than its minReplicas
+ * protects), or it is in no subset; `pending` counts them.
  *
  * A move evicts ONE pod; the workload controller creates its replacement and
  * admission places it. So a move is made only when the replacement will land
@@ -53,7 +53,7 @@ import { rankPodsForScaleDown } from '../k8s/pod-ranking.ts';
 import { formatTime, parseTime } from '../k8s/time.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import { admissionPath, decidePodCreate, decidePodDeletion } from './admission.ts';
-import type { ClusterView } from './cluster-view.ts';
+import type { ClusterView, ReadRequest } from './cluster-view.ts';
 import { injectSubset } from './inject.ts';
 import { markedSubset } from './marker.ts';
 import { resolveMaxReplicas } from './percent.ts';
@@ -141,6 +141,11 @@ export function idealCounts(subsets: readonly { limit: number | undefined; min: 
   return ideal;
 }
 
+/** The pods a subset holds on to: its ideal share, or what its minReplicas protects if that is more. */
+function keeps(c: SubsetCount): number {
+  return Math.max(c.ideal, Math.min(c.pods.length, c.min));
+}
+
 function nameOf(pod: Pod): string {
   return pod.metadata?.name ?? '';
 }
@@ -225,7 +230,8 @@ export function planRebalance(input: RebalanceInput): RebalancePlan {
   }
   const ideal = idealCounts(counts, Math.max(replicas, active.length));
   counts.forEach((c, i) => (c.ideal = ideal[i] ?? 0));
-  const pending = counts.reduce((n, c) => n + Math.max(0, c.pods.length - c.ideal), 0) + fake.length;
+  // A subset keeps its ideal share, and never gives up the pods its minReplicas protects (D2).
+  const pending = counts.reduce((n, c) => n + Math.max(0, c.pods.length - keeps(c)), 0) + fake.length;
 
   const plan = (next: RebalanceNext): RebalancePlan => {
     const out: RebalancePlan = { pending, inFlight, completed, next };
@@ -267,7 +273,7 @@ export function planRebalance(input: RebalanceInput): RebalancePlan {
   if (fake.length > 0) candidates.push({ from: FAKE_SUBSET_NAME, pods: fake, reason: 'no-subset' });
   for (const c of backToFront) {
     if (c.limit !== undefined && c.pods.length > c.limit) continue;
-    if (c.pods.length > c.ideal && c.pods.length > c.min) candidates.push({ from: c.subset.name, pods: c.pods, reason: 'priority', count: c });
+    if (c.pods.length > keeps(c)) candidates.push({ from: c.subset.name, pods: c.pods, reason: 'priority', count: c });
   }
 
   let firstFailure: { reason: RebalanceReason; message: string } | undefined;
@@ -343,7 +349,7 @@ function tryMove(
   let after = ws;
   const deletion = decidePodDeletion({ view, subject: { pod }, namespace, now, current: { ws } });
   if (deletion.kind === 'recorded') after = { ...ws, status: deletion.status };
-  else if (deletion.kind !== 'admit') return { reason: 'ReplacementWouldNotLand', message: `the eviction of pod ${podName} cannot be predicted${deletion.kind === 'error' ? `: ${deletion.message}` : ''}` };
+  else if (deletion.kind !== 'admit') return { reason: 'ReplacementWouldNotLand', message: `the eviction of pod ${podName} cannot be predicted: ${unpredictable(deletion)}` };
 
   let to: string;
   let placed: Pod;
@@ -357,7 +363,7 @@ function tryMove(
     const decision = decidePodCreate({ view, pod: replacement, namespace, now, newUid: () => 'rebalance-probe', current: { ws: after } });
     if (decision.kind === 'unplaced') return noRoomFor(input, counts, replacement, pod, `no subset has quota left for the replacement of pod ${namespace}/${podName}`);
     if (decision.kind !== 'placed') {
-      return { reason: 'ReplacementWouldNotLand', message: `the admission of the replacement of pod ${podName} cannot be predicted${decision.kind === 'error' ? `: ${decision.message}` : ''}` };
+      return { reason: 'ReplacementWouldNotLand', message: `the admission of the replacement of pod ${podName} cannot be predicted: ${unpredictable(decision)}` };
     }
     to = decision.subset;
     placed = decision.pod;
@@ -377,6 +383,16 @@ function tryMove(
   const move: PlannedMove = { pod: podName, from: candidate.from, to };
   if (typeof pod.metadata?.uid === 'string') move.uid = pod.metadata.uid;
   return { move };
+}
+
+/** Why an admission decision could not be taken from the view alone. */
+function unpredictable(decision: { kind: string; message?: string; read?: ReadRequest }): string {
+  if (decision.kind === 'error') return decision.message ?? 'refused';
+  if (decision.kind === 'read' && decision.read !== undefined) {
+    const r = decision.read;
+    return r.kind === 'pod' ? `pod ${r.namespace}/${r.name} is not in the cache` : `${r.ref.kind} ${r.namespace}/${r.ref.name} is not in the cache`;
+  }
+  return `unexpected answer ${decision.kind}`;
 }
 
 /**
