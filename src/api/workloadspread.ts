@@ -243,6 +243,10 @@ export type RebalanceMove = Type.Static<typeof RebalanceMoveSchema>;
 export type RebalanceStatus = Type.Static<typeof RebalanceStatusSchema>;
 export type RebalanceReason = (typeof REBALANCE_REASONS)[number];
 
+export function isRebalanceReason(value: unknown): value is RebalanceReason {
+  return typeof value === 'string' && (REBALANCE_REASONS as readonly string[]).includes(value);
+}
+
 /** A WorkloadSpread object as stored (metadata as the generic Kubernetes shape). */
 export interface WorkloadSpread {
   apiVersion?: string;

@@ -18,7 +18,7 @@
  *   workqueue_depth / workqueue_adds_total / workqueue_retries_total{name,controller}
  *   workqueue_queue_duration_seconds / workqueue_work_duration_seconds{name,controller}
  *   leader_election_master_status{name}
- * and `workloadspread_*` for what is ours (README "Metrics" lists each).
+ * and `workloadspread_*` for what is ours (docs/operations.md "Metrics" lists each).
  * Node's default process metrics (`process_*`, `nodejs_*`) are registered too.
  *
  * Invariants: one instance per manager (several managers in one process —
@@ -31,6 +31,7 @@ import type { WatcherMetrics } from '../client/watcher.ts';
 import type { WorkQueueMetrics } from '../client/workqueue.ts';
 import { BUDGET_CONTROLLER_NAME, type BudgetControllerMetrics } from '../controller/budget-controller.ts';
 import { CONTROLLER_NAME, type ControllerMetrics } from '../controller/controller.ts';
+import { REBALANCER_NAME, type RebalancerMetrics } from '../controller/rebalancer.ts';
 import type { BudgetStatusWriterMetrics } from '../kube/budget-status-writer.ts';
 import type { StatusWriterMetrics } from '../kube/status-writer.ts';
 import type { BudgetEnforcementMetrics } from '../webhook/budget-eviction.ts';
@@ -64,6 +65,8 @@ export class ManagerMetrics {
   readonly statusWriter: StatusWriterMetrics;
   /** Hooks for DomainDisruptionBudget enforcement, status writes and the budget controller (D14). */
   readonly budgets: BudgetEnforcementMetrics & BudgetStatusWriterMetrics & BudgetControllerMetrics;
+  /** Hooks for the rebalance loop (D18). */
+  readonly rebalance: RebalancerMetrics;
 
   readonly #leader: Gauge<'name'>;
   readonly #maxReconciles: Gauge<'controller'>;
@@ -204,6 +207,38 @@ export class ManagerMetrics {
         retries: () => retries.inc(budgetQueue),
         latency: (ms) => queueDuration.observe(budgetQueue, ms / 1000),
         workDuration: (ms) => workDuration.observe(budgetQueue, ms / 1000),
+        errors: () => {},
+      },
+    };
+
+    // ---- rebalancing (D18) ----
+    const rebalanceEvictions = new Counter({
+      name: 'workloadspread_rebalance_evictions_total',
+      help: 'Evictions the rebalancer sent, by result (evicted, refused = 429 from a disruption budget, failed)',
+      labelNames: ['namespace', 'workloadspread', 'result'] as const,
+      registers,
+    });
+    const rebalancePending = new Gauge({ name: 'workloadspread_rebalance_pending_pods', help: 'Pods not in the subset the spec wants them in, as of the last rebalance look (WorkloadSpreads with rebalancing on)', labelNames: ['namespace', 'workloadspread'] as const, registers });
+    const rebalanceInFlight = new Gauge({ name: 'workloadspread_rebalance_moves_in_flight', help: 'Moves (evictions) whose replacement is not Ready yet', labelNames: ['namespace', 'workloadspread'] as const, registers });
+    const rebalanceQueue = { name: REBALANCER_NAME, controller: REBALANCER_NAME };
+    depth.set(rebalanceQueue, 0);
+    this.rebalance = {
+      rebalanceEviction: (namespace, workloadspread, result) => rebalanceEvictions.inc({ namespace, workloadspread, result }),
+      rebalanceState: (namespace, workloadspread, pending, inFlight) => {
+        rebalancePending.set({ namespace, workloadspread }, pending);
+        rebalanceInFlight.set({ namespace, workloadspread }, inFlight);
+      },
+      forgetRebalance: (namespace, workloadspread) => {
+        rebalancePending.remove({ namespace, workloadspread });
+        rebalanceInFlight.remove({ namespace, workloadspread });
+        for (const result of ['evicted', 'refused', 'failed']) rebalanceEvictions.remove({ namespace, workloadspread, result });
+      },
+      queue: {
+        depth: (n) => depth.set(rebalanceQueue, n),
+        adds: () => adds.inc(rebalanceQueue),
+        retries: () => retries.inc(rebalanceQueue),
+        latency: (ms) => queueDuration.observe(rebalanceQueue, ms / 1000),
+        workDuration: (ms) => workDuration.observe(rebalanceQueue, ms / 1000),
         errors: () => {},
       },
     };
