@@ -99,6 +99,8 @@ export interface RebalanceSyncResult {
   /** What the look ended with (the status reason), or `off` / `gone`. */
   result: string;
   requeueAfterMs?: number;
+  /** The requeue only reports a wait that lasted: it must not hold a virtual clock's settle(). */
+  background?: boolean;
 }
 
 export class Rebalancer {
@@ -139,8 +141,9 @@ export class Rebalancer {
 
   async #handle(key: string): Promise<WorkResult | void> {
     try {
-      const { requeueAfterMs } = await this.sync(key);
-      return requeueAfterMs === undefined ? undefined : { requeueAfterMs };
+      const { requeueAfterMs, background } = await this.sync(key);
+      if (requeueAfterMs === undefined) return undefined;
+      return background === true ? { requeueAfterMs, background } : { requeueAfterMs };
     } catch (err) {
       if (!isConflict(err)) this.#log.debug({ workloadspread: key, err: describeError(err) }, 'rebalance sync failed');
       throw err;
@@ -173,6 +176,7 @@ export class Rebalancer {
     const settings = rebalanceSettings(ws);
     let outcome: RebalanceOutcome & { blocked: boolean };
     let requeueAfterMs: number | undefined;
+    let wakeAfterMs: number | undefined;
     let moved: PlannedMove | undefined;
     if (!settings.ok || !settings.settings.enabled) {
       const error = settings.ok ? 'rebalancing is off' : settings.error;
@@ -191,6 +195,7 @@ export class Rebalancer {
         now,
       });
       requeueAfterMs = plan.requeueAfterMs;
+      wakeAfterMs = plan.wakeAfterMs;
       for (const done of plan.completed) log.info({ pod: `${namespace}/${done.pod}`, from: done.from, to: done.to }, 'move complete');
       if (plan.next.kind === 'none') {
         outcome = { reason: plan.next.reason, message: plan.next.message, moves: plan.inFlight, pending: plan.pending, blocked: plan.next.blocked };
@@ -240,7 +245,8 @@ export class Rebalancer {
       this.#o.events.record(rebalanceBlockedEvent(ref, outcome.reason, outcome.message), [ws]);
     }
     metrics?.rebalanceState?.(namespace, name, status.pending, status.moves?.length ?? 0);
-    return requeueAfterMs === undefined ? { result: outcome.reason } : { result: outcome.reason, requeueAfterMs };
+    if (requeueAfterMs !== undefined) return { result: outcome.reason, requeueAfterMs: wakeAfterMs === undefined ? requeueAfterMs : Math.min(requeueAfterMs, wakeAfterMs) };
+    return wakeAfterMs === undefined ? { result: outcome.reason } : { result: outcome.reason, requeueAfterMs: wakeAfterMs, background: true };
   }
 
   async #evict(namespace: string, move: PlannedMove, log: Logger): Promise<{ result: 'evicted' | 'gone' } | { result: 'refused' | 'failed'; message: string }> {

@@ -15,7 +15,7 @@ import { formatTime } from '../k8s/time.ts';
 import type { KubeObject, Node, Pod } from '../k8s/types.ts';
 import { FakeCluster } from '../testing/admission-kit.ts';
 import type { ObjectRef, ViewLookup } from './cluster-view.ts';
-import { blockedIsNews, idealCounts, MOVE_RECORD_GRACE_MS, moveRecord, planRebalance, rebalanceStatus, type RebalanceInput, type RebalancePlan } from './rebalance.ts';
+import { blockedIsNews, idealCounts, MOVE_RECORD_GRACE_MS, READINESS_PATIENCE_MS, moveRecord, planRebalance, rebalanceStatus, type RebalanceInput, type RebalancePlan } from './rebalance.ts';
 import { planReconcile } from './reconcile-plan.ts';
 
 const NOW = Date.UTC(2026, 0, 1, 1, 0, 0);
@@ -222,6 +222,12 @@ describe('planRebalance', () => {
     assert.equal(reasonOf(p), 'ReplacementWouldNotLand (blocked)');
     assert.ok(p.next.kind === 'none');
     assert.equal(p.next.message, 'the replacement of pod ns/c1 would be placed in subset c, not ahead of subset c');
+    // Marked in the top-level status too (as the controller writes it): said so.
+    const top = (b.ws.status?.subsetStatuses ?? []).map((s) => (s.name === 'a' ? { ...s, conditions: unschedulable } : s));
+    b.ws = { ...b.ws, status: { ...b.ws.status, subsetStatuses: top } };
+    const q = plan(b);
+    assert.ok(q.next.kind === 'none');
+    assert.equal(q.next.message, 'subset a wants more pods but is marked unschedulable (Schedulable=False) until its recovery window ends');
   });
 
   test('over its limit with no room anywhere: NoRoom, the pods counted as pending', () => {
@@ -275,15 +281,31 @@ describe('planRebalance', () => {
     assert.match(p.next.message, /count the pods of subset c/);
   });
 
-  test('readiness gate: with pods not Ready, nothing moves (WaitingForReadiness, blocked) — unless max-in-flight leaves room', () => {
+  test('readiness gate: with pods not Ready, nothing moves (WaitingForReadiness) — unless max-in-flight leaves room', () => {
     const pods = [podIn('a1', 'a', 'a-1'), podIn('a2', 'a', 'a-1'), podIn('a3', 'a', 'a-1', { ready: false })];
     const b = bed([zoneSubset('a', { maxReplicas: 2 }), zoneSubset('c')], pods, threeZones);
     const p = plan(b);
-    assert.equal(reasonOf(p), 'WaitingForReadiness (blocked)');
+    assert.equal(reasonOf(p), 'WaitingForReadiness', 'not news at first: a workload starting or rolling out is not Ready for a while');
+    assert.equal(p.wakeAfterMs, READINESS_PATIENCE_MS + 1, 'looked at again once the wait would be news');
+    assert.equal(p.requeueAfterMs, undefined);
     assert.equal(reasonOf(plan(b, { maxInFlight: 2 })), 'move a3 a→c', 'the pod that is not Ready is the least valuable');
     // A missing replica counts as unavailable too.
     const short = bed([zoneSubset('a', { maxReplicas: 2 }), zoneSubset('c')], pods.slice(0, 2).concat(podIn('a3', 'a', 'a-1')), threeZones, 4);
-    assert.equal(reasonOf(plan(short)), 'WaitingForReadiness (blocked)');
+    assert.equal(reasonOf(plan(short)), 'WaitingForReadiness');
+  });
+
+  test('a wait for readiness longer than 10 minutes is blocked, with a message of its own (so it is reported once)', () => {
+    const pods = [podIn('a1', 'a', 'a-1'), podIn('a2', 'a', 'a-1'), podIn('a3', 'a', 'a-1', { ready: false })];
+    const b = bed([zoneSubset('a', { maxReplicas: 2 }), zoneSubset('c')], pods, threeZones);
+    const first = plan(b);
+    assert.ok(first.next.kind === 'none');
+    const waiting = { ...b, ws: { ...b.ws, status: { ...b.ws.status, rebalance: rebalanceStatus(undefined, { reason: 'WaitingForReadiness', message: first.next.message, moves: [], pending: 1 }, NOW) } } };
+    assert.equal(reasonOf(plan(waiting, { now: NOW + READINESS_PATIENCE_MS - 1 })), 'WaitingForReadiness');
+    const later = plan(waiting, { now: NOW + READINESS_PATIENCE_MS });
+    assert.equal(reasonOf(later), 'WaitingForReadiness (blocked)');
+    assert.ok(later.next.kind === 'none');
+    assert.match(later.next.message, /^the pods of Deployment ns\/web have not all been Ready for 10 minutes: a move starts only while fewer than 1 of its pods are unavailable/);
+    assert.ok(blockedIsNews(waiting.ws.status?.rebalance, later.next));
   });
 
   describe('one move at a time, the next only once the replacement is Ready', () => {

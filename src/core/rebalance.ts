@@ -39,7 +39,9 @@
  *   and `unavailable < maxInFlight`, so the workload never has more than
  *   `maxInFlight` pods unavailable because of the rebalancer;
  * - a recorded move whose pod the cache still shows untouched (the informer
- *   lags the eviction) counts as terminating for 15 s.
+ *   lags the eviction) counts as terminating for 15 s;
+ * - waiting for the workload to be Ready is reported as blocked (a Warning)
+ *   only after 10 minutes: a workload scaling or rolling out is not news.
  * Nothing moves unless the target's pods are replaced by a ReplicaSet-like
  * controller (D7: never StatefulSet or Job), and nothing moves while the stored
  * status lags the pods or the spec (admission would decide on stale quota).
@@ -58,6 +60,10 @@ import { injectSubset } from './inject.ts';
 import { markedSubset } from './marker.ts';
 import { resolveMaxReplicas } from './percent.ts';
 import { nodeCanHostPod, requestedOnNode } from './simulation-schedule.ts';
+import { isSchedulableFalse } from './subset-choice.ts';
+
+/** How long the workload may stay not Ready before the wait is reported as blocked (a Warning). */
+export const READINESS_PATIENCE_MS = 10 * 60_000;
 
 /** How long a recorded move whose pod still looks untouched counts as in flight (the reference's deletion timeout). */
 export const MOVE_RECORD_GRACE_MS = DELETE_POD_TIMEOUT_MS;
@@ -102,6 +108,8 @@ export interface RebalancePlan {
   next: RebalanceNext;
   /** Look again after this long (a recorded move whose pod still looks untouched). */
   requeueAfterMs?: number;
+  /** Look again after this long only to report a wait that lasted (not work: it must not hold a settle). */
+  wakeAfterMs?: number;
 }
 
 /** Per subset: the active pods, and how many the spec wants there. */
@@ -257,11 +265,17 @@ export function planRebalance(input: RebalanceInput): RebalancePlan {
   }
   if (inFlight.length >= maxInFlight || (inFlight.length > 0 && unavailable >= maxInFlight)) return none('Moving', movingMessage(), false);
   if (unavailable >= maxInFlight) {
-    return none(
-      'WaitingForReadiness',
-      `waiting for the pods of ${target.kind} ${namespace}/${target.name} to be Ready: a move starts only while fewer than ${maxInFlight} of its pods are unavailable (not Ready, missing or terminating)`,
-      true,
-    );
+    // A workload scaling, rolling out or starting is not Ready for a while: that is no news. Only a wait
+    // longer than READINESS_PATIENCE_MS is reported as blocked (its message differs, so it is recorded once).
+    const previous = ws.status?.rebalance;
+    const since = previous?.reason === 'WaitingForReadiness' ? (parseTime(previous.lastTransitionTime) ?? now) : now;
+    const rule = `a move starts only while fewer than ${maxInFlight} of its pods are unavailable (not Ready, missing or terminating)`;
+    if (now - since >= READINESS_PATIENCE_MS) {
+      return none('WaitingForReadiness', `the pods of ${target.kind} ${namespace}/${target.name} have not all been Ready for ${READINESS_PATIENCE_MS / 60_000} minutes: ${rule}`, true);
+    }
+    const out = none('WaitingForReadiness', `waiting for the pods of ${target.kind} ${namespace}/${target.name} to be Ready: ${rule}`, false);
+    out.wakeAfterMs = since + READINESS_PATIENCE_MS - now + 1;
+    return out;
   }
   const lag = statusLag(ws, counts);
   if (lag !== undefined) return none('WaitingForStatus', lag, false);
@@ -403,6 +417,10 @@ function unpredictable(decision: { kind: string; message?: string; read?: ReadRe
 function noRoomFor(input: RebalanceInput, counts: readonly SubsetCount[], replacement: Pod, evicted: Pod, message: string): Tried {
   const wanting = counts.find((c) => c.pods.length < c.ideal);
   if (wanting !== undefined) {
+    const stored = input.ws.status?.subsetStatuses?.find((s) => s.name === wanting.subset.name);
+    if (stored !== undefined && isSchedulableFalse(stored)) {
+      return { reason: 'ReplacementWouldNotLand', message: `subset ${wanting.subset.name} wants more pods but is marked unschedulable (Schedulable=False) until its recovery window ends` };
+    }
     const injected = injectSubset(replacement, input.ws, wanting.subset.name);
     if (injected.ok && !canHost(input, injected.pod, evicted)) {
       return { reason: 'NoRoom', message: `subset ${wanting.subset.name} wants more pods but none of its nodes can host one` };
