@@ -235,7 +235,7 @@ describe('planRebalance', () => {
     const b = bed([zoneSubset('a', { maxReplicas: 2 }), zoneSubset('b', { maxReplicas: 1 })], pods, threeZones);
     const p = plan(b);
     assert.equal(p.pending, 1);
-    assert.equal(reasonOf(p), 'ReplacementWouldNotLand (blocked)');
+    assert.equal(reasonOf(p), 'NoRoom (blocked)');
     assert.ok(p.next.kind === 'none');
     assert.match(p.next.message, /no subset has quota left for the replacement of pod ns\/a\d/);
   });

@@ -375,7 +375,7 @@ function tryMove(
     placed = injected.pod;
   } else {
     const decision = decidePodCreate({ view, pod: replacement, namespace, now, newUid: () => 'rebalance-probe', current: { ws: after } });
-    if (decision.kind === 'unplaced') return noRoomFor(input, counts, replacement, pod, `no subset has quota left for the replacement of pod ${namespace}/${podName}`);
+    if (decision.kind === 'unplaced') return noRoomFor(input, counts, replacement, pod, { reason: 'NoRoom', message: `no subset has quota left for the replacement of pod ${namespace}/${podName}` });
     if (decision.kind !== 'placed') {
       return { reason: 'ReplacementWouldNotLand', message: `the admission of the replacement of pod ${podName} cannot be predicted: ${unpredictable(decision)}` };
     }
@@ -389,7 +389,7 @@ function tryMove(
     to !== candidate.from &&
     (candidate.reason !== 'priority' || target.index < (candidate.count?.index ?? Infinity) || target.pods.length < target.min);
   if (!better) {
-    return noRoomFor(input, counts, replacement, pod, `the replacement of pod ${namespace}/${podName} would be placed in subset ${to}, not ahead of ${from}`);
+    return noRoomFor(input, counts, replacement, pod, { reason: 'ReplacementWouldNotLand', message: `the replacement of pod ${namespace}/${podName} would be placed in subset ${to}, not ahead of ${from}` });
   }
   if (!canHost(input, placed, pod)) {
     return { reason: 'NoRoom', message: `no node of subset ${to} can host the replacement of pod ${namespace}/${podName} (${from})` };
@@ -410,11 +410,11 @@ function unpredictable(decision: { kind: string; message?: string; read?: ReadRe
 }
 
 /**
- * Admission would not put the replacement anywhere better: say NoRoom when
- * the subset the spec wants filled next has quota but no node for the pod
- * (waiting for capacity), else ReplacementWouldNotLand with `message`.
+ * Admission would not put the replacement anywhere better: say why in the
+ * words of the subset the spec wants filled next — marked unschedulable, or
+ * with quota but no node for the pod (waiting for capacity) — else `otherwise`.
  */
-function noRoomFor(input: RebalanceInput, counts: readonly SubsetCount[], replacement: Pod, evicted: Pod, message: string): Tried {
+function noRoomFor(input: RebalanceInput, counts: readonly SubsetCount[], replacement: Pod, evicted: Pod, otherwise: { reason: RebalanceReason; message: string }): Tried {
   const wanting = counts.find((c) => c.pods.length < c.ideal);
   if (wanting !== undefined) {
     const stored = input.ws.status?.subsetStatuses?.find((s) => s.name === wanting.subset.name);
@@ -426,7 +426,7 @@ function noRoomFor(input: RebalanceInput, counts: readonly SubsetCount[], replac
       return { reason: 'NoRoom', message: `subset ${wanting.subset.name} wants more pods but none of its nodes can host one` };
     }
   }
-  return { reason: 'ReplacementWouldNotLand', message };
+  return otherwise;
 }
 
 /** Whether some node could take `pod` now, with the evicted pod's requests freed (the scheduler's filters, D3). */
