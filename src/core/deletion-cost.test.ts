@@ -5,7 +5,7 @@ import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
 import { compareActivePodsWithRanks } from '../k8s/pod-ranking.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { Pod } from '../k8s/types.ts';
-import { computeDeletionCosts, deletionCostPatches, writesDeletionCost } from './deletion-cost.ts';
+import { balancedCost, computeDeletionCosts, deletionCostPatches, writesDeletionCost } from './deletion-cost.ts';
 
 const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);
 const FAKE = 'kruise.io/workloadspread-fake-subset-name';
@@ -42,6 +42,7 @@ function costsOf(costs: Map<string, number>, pods: Pod[]): number[] {
 }
 
 const repeat = (value: number, times: number): number[] => Array.from({ length: times }, () => value);
+const MAX = 2147483647;
 
 describe('writesDeletionCost (D7)', () => {
   const cases: { kind: string; ownedByReplicaSets?: boolean; want: boolean }[] = [
@@ -118,12 +119,20 @@ describe('computeDeletionCosts: rules', () => {
     assert.deepEqual([...costs.entries()].sort(), [['p0', 100], ['p3', 100]]);
   });
 
-  test('a percent limit resolves against the total workload replicas, rounding up', () => {
+  test('a percent limit on an older version resolves against the total workload replicas, rounding up (reference costs)', () => {
+    const pods = podsFor('a', 4);
+    const byVersion = new Map([['old', new Map([['a', pods]])]]);
+    // 30% of 10 → 3: one surplus; older versions keep the reference's costs, mirrored (e = 1).
+    const costs = computeDeletionCosts({ ws: wsWith([{ name: 'a', maxReplicas: '30%' }, { name: 'b' }]), byVersion, latestVersion: 'v', workloadReplicas: 10 });
+    assert.deepEqual(costsOf(costs, pods), [100, 100, 100, -200]);
+  });
+
+  test('D17: a percent limit on the latest version ranks its pods by share; the one beyond 30% of 10 comes last', () => {
     const pods = podsFor('a', 4);
     const byVersion = new Map([['v', new Map([['a', pods]])]]);
-    // 30% of 10 → 3: one surplus.
     const costs = computeDeletionCosts({ ws: wsWith([{ name: 'a', maxReplicas: '30%' }, { name: 'b' }]), byVersion, latestVersion: 'v', workloadReplicas: 10 });
-    assert.deepEqual(costsOf(costs, pods), [200, 200, 200, -100]);
+    // Ranks 0, 3.33, 6.67, 10 → R = 0, 333, 666, 1000; key R·2 + 0; TOP = 2^31-1-2.
+    assert.deepEqual(costsOf(costs, pods), [MAX - 2, MAX - 2 - 666, MAX - 2 - 1332, MAX - 2 - 2000]);
   });
 
   test('the surplus is chosen in ActivePods order: a not-ready pod goes before an older ready one', () => {
@@ -149,10 +158,18 @@ describe('computeDeletionCosts: rules', () => {
 
   test('D2: protected pods are never counted as surplus, even when the limit resolves below minReplicas', () => {
     const a = podsFor('a', 3);
-    const byVersion = new Map([['v', new Map([['a', a]])]]);
+    const byVersion = new Map([['old', new Map([['a', a]])]]);
     // 10% of 5 → 1, minReplicas 2: 2 protected, the remaining one is surplus.
     const costs = computeDeletionCosts({ ws: wsWith([{ name: 'a', maxReplicas: '10%', minReplicas: 2 }]), byVersion, latestVersion: 'v', workloadReplicas: 5 });
     assert.deepEqual(costsOf(costs, a), [200, 200, -100]);
+  });
+
+  test('D17 + D2: the minReplicas most valuable pods of a balanced subset get 2^31-1-i, above every balanced cost', () => {
+    const a = podsFor('a', 3);
+    const byVersion = new Map([['v', new Map([['a', a]])]]);
+    const costs = computeDeletionCosts({ ws: wsWith([{ name: 'a', maxReplicas: '10%', minReplicas: 2 }]), byVersion, latestVersion: 'v', workloadReplicas: 5 });
+    // j = 3: rank 20 → R 2000, TOP = 2^31-1-1.
+    assert.deepEqual(costsOf(costs, a), [MAX, MAX, MAX - 1 - 2000]);
   });
 
   test('D2 on an old version uses the reversed index', () => {
@@ -251,5 +268,86 @@ describe('deletion order (property): costs + the ReplicaSet ranking drain surplu
         });
       }),
     );
+  });
+});
+
+describe('D17: balanced costs (a percentage limit)', () => {
+  /** Pods of each subset (oldest first), their costs, and which subsets a ReplicaSet keeps at each size. */
+  function balanced(limits: (number | string | undefined)[], counts: number[], replicas = counts.reduce((a, b) => a + b, 0), mins: number[] = []) {
+    const subsets: Subset[] = limits.map((m, i) => ({ name: `s${i}`, ...(m === undefined ? {} : { maxReplicas: m }), ...((mins[i] ?? 0) > 0 ? { minReplicas: mins[i] } : {}) }));
+    let seq = 0;
+    const groups = new Map(subsets.map((s, i) => [s.name, Array.from({ length: counts[i] ?? 0 }, () => running(`${s.name}-${seq}`, seq++))]));
+    const costs = computeDeletionCosts({ ws: wsWith(subsets), byVersion: new Map([['v', groups]]), latestVersion: 'v', workloadReplicas: replicas });
+    const all = [...groups.values()].flat().map((p) => {
+      const copy = structuredClone(p);
+      copy.metadata.annotations = { 'controller.kubernetes.io/pod-deletion-cost': String(costs.get(p.metadata.name ?? '')) };
+      return copy;
+    });
+    // The upstream scale-down order (least valuable first), as the ReplicaSet controller ranks them.
+    const order = [...all].sort((x, y) => compareActivePodsWithRanks({ pod: x, rank: 0 }, { pod: y, rank: 0 }, T0));
+    const keptAt = (n: number): number[] => {
+      const kept = order.slice(order.length - n);
+      return subsets.map((s) => kept.filter((p) => p.metadata.name?.startsWith(`${s.name}-`)).length);
+    };
+    return { groups, costs, keptAt };
+  }
+
+  test('the worked example, 20/20/60 % at 10 replicas: scaled to 5 → 1/1/3, to 4 → 1/1/2, to 8 → 2/2/4', () => {
+    const { keptAt, costs, groups } = balanced(['20%', '20%', '60%'], [2, 2, 6]);
+    const top = MAX - 3;
+    assert.deepEqual(costsOf(costs, groups.get('s0') ?? []), [top, top - 1500]);
+    assert.deepEqual(costsOf(costs, groups.get('s1') ?? []), [top - 1, top - 1501]);
+    assert.deepEqual(costsOf(costs, groups.get('s2') ?? []), [top - 2, top - 500, top - 1001, top - 1502, top - 2000, top - 2501]);
+    assert.deepEqual(keptAt(5), [1, 1, 3]);
+    assert.deepEqual(keptAt(4), [1, 1, 2]);
+    assert.deepEqual(keptAt(2), [1, 1, 0]);
+    assert.deepEqual(keptAt(8), [2, 2, 4]);
+  });
+
+  test('the issue figures: 1:1:3 from 15 and from 20; 34/33/33 % of 10 → 4 stays within its caps', () => {
+    assert.deepEqual(balanced(['20%', '20%', '60%'], [3, 3, 9]).keptAt(5), [1, 1, 3]);
+    const from20 = balanced(['20%', '20%', '60%'], [4, 4, 12]).keptAt(4);
+    assert.ok(from20[0]! <= 1 && from20[1]! <= 1 && from20[2]! <= 3, JSON.stringify(from20));
+    const kept = balanced(['34%', '33%', '33%'], [4, 4, 2]).keptAt(4);
+    assert.ok(kept.every((k) => k <= 2), JSON.stringify(kept));
+  });
+
+  test('an unset limit shares what the percentages leave (40 %): 30/30/rest at 10 → 4 keeps 1/1/2, within 2/2', () => {
+    const { keptAt } = balanced(['30%', '30%', undefined], [3, 3, 4]);
+    assert.deepEqual(keptAt(4), [1, 1, 2]);
+    for (let n = 1; n <= 10; n++) {
+      const k = keptAt(n);
+      assert.ok(k[0]! <= Math.ceil(0.3 * n) && k[1]! <= Math.ceil(0.3 * n), `n=${n}: ${JSON.stringify(k)}`);
+    }
+  });
+
+  test('unset subsets after 100 % get a share of 0: below every balanced cost, back first', () => {
+    const { costs, groups } = balanced(['50%', '50%', undefined], [1, 1, 2]);
+    assert.deepEqual(costsOf(costs, groups.get('s2') ?? []), [1, 1]);
+  });
+
+  test('integer-only specs keep the reference values (compatibility)', () => {
+    const { costs, groups } = balanced([10, 10, undefined], [20, 20, 20]);
+    assert.deepEqual(costsOf(costs, groups.get('s0') ?? []), [...repeat(300, 10), ...repeat(-100, 10)]);
+    assert.deepEqual(costsOf(costs, groups.get('s2') ?? []), repeat(100, 20));
+  });
+
+  test('a scale-out re-costs no existing pod: new pods rank last in their subset', () => {
+    const before = balanced(['20%', '20%', '60%'], [2, 2, 6]);
+    const after = balanced(['20%', '20%', '60%'], [10, 10, 30]);
+    // Same names for the first pods of each subset? Names differ by sequence; compare by position within the subset.
+    for (const s of ['s0', 's1', 's2']) {
+      const was = costsOf(before.costs, before.groups.get(s) ?? []);
+      const now = costsOf(after.costs, after.groups.get(s) ?? []).slice(0, was.length);
+      assert.deepEqual(now, was, s);
+    }
+  });
+
+  test('costs stay int32; a rank too deep for the range is clamped to S+1', () => {
+    const { costs } = balanced(['1%', '99%'], [2_000, 1], 200_000);
+    assert.ok([...costs.values()].every((c) => Number.isInteger(c) && c >= -(2 ** 31) && c <= MAX));
+    // The 300,000th pod of a 1 % subset of 10: rank 2.99·10^7 % → key 3·10^10, past the range.
+    assert.equal(balancedCost({ num: 1, den: 1 }, 300_000, 0, 10), 11);
+    assert.equal(balancedCost({ num: 1, den: 1 }, 20_000, 9, 10), MAX - 10 - (10_000 * 19_999 * 10 + 9));
   });
 });

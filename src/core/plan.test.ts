@@ -42,19 +42,33 @@ describe('planSpread', () => {
     assert.equal(steps[1]?.unassigned, 0);
   });
 
-  test('1:1:3 by percent keeps the ratio through scale-up and scale-down', () => {
+  test('1:1:3 by percent keeps the ratio through scale-up and scale-down (D17 balanced costs)', () => {
     const spread = ws([{ name: 'a', maxReplicas: '20%' }, { name: 'b', maxReplicas: '20%' }, { name: 'c', maxReplicas: '60%' }]);
-    const steps = plan(spread, [5, 50, 10]);
+    const steps = plan(spread, [5, 50, 10, 5, 20, 4]);
     assert.deepEqual(pods(steps[0]), { a: 1, b: 1, c: 3 });
     assert.deepEqual(pods(steps[1]), { a: 10, b: 10, c: 30 });
     assert.deepEqual(pods(steps[2]), { a: 2, b: 2, c: 6 });
-    assert.deepEqual(Object.values(steps[2]?.subsets ?? {}).map((s) => s.costs), [[300], [200], [100]]);
+    assert.deepEqual(pods(steps[3]), { a: 1, b: 1, c: 3 });
+    assert.deepEqual(pods(steps[5]), { a: 1, b: 1, c: 2 });
+    // Every pod has its own cost, the front subset's first pod the highest.
+    const costs = Object.values(steps[2]?.subsets ?? {}).map((s) => s.costs);
+    assert.deepEqual(costs.map((c) => c.length), [2, 2, 6]);
+    assert.equal(Math.max(...costs.flat()), costs[0]?.at(-1));
   });
 
-  test('pods beyond every limit are admitted without a subset and reported as unassigned', () => {
+  test('D19: a scale-in uses the costs in place; an integer spec keeps the reference order (back subset first)', () => {
+    const steps = plan(ws([{ name: 'a', maxReplicas: 3 }, { name: 'b', maxReplicas: 3 }, { name: 'c' }]), [9, 4]);
+    assert.deepEqual(pods(steps[1]), { a: 3, b: 1, c: 0 });
+    assert.deepEqual(Object.values(steps[1]?.subsets ?? {}).map((s) => s.costs), [[300], [200], []]);
+  });
+
+  test('pods beyond every limit are admitted without a subset (D11), scheduled on the emptiest node and adopted by the next reconcile, as in the cluster', () => {
+    // Without node selectors every subset fits every node, so adoption takes the first subset on a tie (§4.3).
     const steps = plan(ws([{ name: 'a', maxReplicas: 2 }, { name: 'b', maxReplicas: 2 }]), [6]);
-    assert.deepEqual(pods(steps[0]), { a: 2, b: 2 });
-    assert.equal(steps[0]?.unassigned, 2);
+    assert.deepEqual(pods(steps[0]), { a: 4, b: 2 });
+    assert.equal(steps[0]?.unassigned, 0);
+    // The adopted pods are the surplus: negative costs.
+    assert.deepEqual(Object.values(steps[0]?.subsets ?? {}).map((s) => s.costs), [[-100, 200], [100]]);
   });
 
   test('StatefulSet targets follow the ordinals and get no deletion cost', () => {

@@ -4,17 +4,23 @@
  * subset, the limit, the pods and their deletion costs.
  *
  * The engine drives the same decisions the webhook and the controller make,
- * in the order a healthy cluster makes them:
- * - a step starts with a controller reconcile (the workload's replica count
- *   changed, so percentages resolve against the new count);
+ * in the order a healthy cluster makes them (D19: what `plan` predicts is what
+ * the cluster does — a test replays random scale sequences through both):
+ * - a scale-out starts with a controller reconcile (the workload's replica
+ *   count changed, so percentages resolve against the new count);
  * - scale-out admits pods one by one through `decidePodCreate` (admission.ts,
  *   the webhook's own decision) over a small in-memory cluster (`planView`:
  *   the WorkloadSpread, its workload at the step's replica count, the pods);
  *   every pod is assumed to schedule and become ready at once, on one node
- *   per subset;
- * - scale-in assigns deletion costs as the controller does, removes pods in the
- *   upstream ReplicaSet order (or the highest ordinals of a StatefulSet), and
- *   records each deletion through `decidePodDeletion`, as the webhook does;
+ *   per subset (`planNodes`: labelled so the subset's required term matches,
+ *   untainted, room for every pod). A pod no subset can take (D11) goes where
+ *   the scheduler would put it — the node with the fewest pods, the first by
+ *   name on a tie (the embedded scheduler's order; a real one breaks ties at
+ *   random) — and the next reconcile adopts it into that node's subset;
+ * - a scale-in removes pods at once, in the upstream ReplicaSet order with the
+ *   deletion costs the pods carry at that moment (the last reconcile's; or
+ *   the highest ordinals of a StatefulSet), and records each deletion through
+ *   `decidePodDeletion`, as the webhook does;
  * - a step ends with a controller reconcile, whose result is reported.
  * Virtual time advances one second per pod and ten minutes per step, starting
  * at `options.start`. Pure and deterministic: names and uids are sequential.
@@ -26,12 +32,13 @@ import { deepClone, isPlainObject } from '../k8s/json.ts';
 import { lookupOf } from '../k8s/lookup.ts';
 import { apiVersionGroup, isPodActive } from '../k8s/pod.ts';
 import { podsToDeleteOnScaleDown } from '../k8s/pod-ranking.ts';
+import { POD_PATCH_META, strategicMergePatch } from '../k8s/strategic-merge.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { KubeObject, Node, Pod } from '../k8s/types.ts';
 import { decidePodCreate, decidePodDeletion } from './admission.ts';
 import type { ClusterView } from './cluster-view.ts';
 import { writesDeletionCost } from './deletion-cost.ts';
-import { markedSubset, readMarker } from './marker.ts';
+import { markedSubset } from './marker.ts';
 import { resolveMaxReplicas } from './percent.ts';
 import { isSupportedOwner } from './pod-selection.ts';
 import { planReconcile } from './reconcile-plan.ts';
@@ -69,6 +76,8 @@ const STEP_GAP_MS = 10 * 60_000;
 
 interface PlanState {
   ws: WorkloadSpread;
+  /** One node per subset (see `planNodes`), in name order. */
+  nodes: Node[];
   pods: Pod[];
   now: number;
   seq: number;
@@ -79,22 +88,26 @@ export function planSpread(input: WorkloadSpread, counts: readonly number[], opt
   const ws = deepClone(input);
   ws.metadata = { namespace: 'default', ...ws.metadata, generation: ws.metadata?.generation ?? 1 };
   delete ws.status;
-  const state: PlanState = { ws, pods: [], now: options.start ?? Date.UTC(2026, 0, 1), seq: 0, reservations: 0 };
+  const state: PlanState = { ws, nodes: planNodes(ws), pods: [], now: options.start ?? Date.UTC(2026, 0, 1), seq: 0, reservations: 0 };
   // The StatefulSet controller names pods by ordinal (and removes the highest first).
   const ordinal = namesPodsByOrdinal(ws.spec.targetRef);
   const steps: PlanStep[] = [];
   for (const replicas of counts) {
     if (!Number.isInteger(replicas) || replicas < 0) return { ok: false, error: `replica count must be a non-negative integer, got ${replicas}` };
     state.now += STEP_GAP_MS;
-    const before = reconcile(state, replicas);
-    if (!before.ok) return before;
     const active = () => state.pods.filter(isPodActive);
-    if (replicas > active().length) {
-      const added = ordinal ? scaleUpOrdinal(state, replicas) : scaleUp(state, replicas);
-      if (!added.ok) return added;
-    } else if (replicas < active().length) {
+    if (replicas < active().length) {
+      // D19: the ReplicaSet removes pods at once, by the costs they carry now (the last reconcile's).
       const removed = scaleDown(state, replicas, ordinal);
       if (!removed.ok) return removed;
+    } else {
+      // Scale-out: the controller resolves the percentages against the new count before the new pods come.
+      const before = reconcile(state, replicas);
+      if (!before.ok) return before;
+      if (replicas > active().length) {
+        const added = ordinal ? scaleUpOrdinal(state, replicas) : scaleUp(state, replicas);
+        if (!added.ok) return added;
+      }
     }
     const after = reconcile(state, replicas);
     if (!after.ok) return after;
@@ -103,19 +116,27 @@ export function planSpread(input: WorkloadSpread, counts: readonly number[], opt
   return { ok: true, result: { steps } };
 }
 
-/** One controller pass: status, deletion costs. */
+/** One controller pass: adoptions, status, deletion costs. */
 function reconcile(state: PlanState, replicas: number): { ok: true } | { ok: false; error: string } {
   const { ws } = state;
   const plan = planReconcile({
     ws,
     pods: state.pods,
-    nodeByName: (name): Node => ({ metadata: { name } }),
+    nodeByName: (name) => state.nodes.find((n) => n.metadata.name === name),
     workloadReplicas: replicas,
     latestVersion: latestVersion(ws),
     now: state.now,
     writeDeletionCost: writesDeletionCost(ws.spec.targetRef),
   });
   if (plan.error !== undefined) return { ok: false, error: plan.error };
+  // The adoption patches are metadata-only strategic merges, applied as the API server would.
+  const adoptions = new Map(plan.adoptions.map((a) => [a.pod, a.patch]));
+  state.pods = state.pods.map((pod) => {
+    const patch = adoptions.get(pod.metadata.name ?? '');
+    if (patch === undefined) return pod;
+    const merged = strategicMergePatch(pod, patch, POD_PATCH_META);
+    return merged.ok ? (merged.value as Pod) : pod;
+  });
   ws.status = plan.status;
   const costs = new Map(plan.deletionCostPatches.map((p) => [p.pod, p.cost]));
   for (const pod of state.pods) {
@@ -158,7 +179,7 @@ function scaleUp(state: PlanState, replicas: number): { ok: true } | { ok: false
     if (!admitted.ok) return admitted;
     const pod = admitted.pod;
     pod.metadata.name = `${state.ws.spec.targetRef.name}-${String(state.seq).padStart(5, '0')}`;
-    state.pods.push(run(pod, state.now));
+    state.pods.push(run(state, pod));
   }
   return { ok: true };
 }
@@ -171,7 +192,7 @@ function scaleUpOrdinal(state: PlanState, replicas: number): { ok: true } | { ok
     state.now += 1000;
     const admitted = admit(state, replicas, newPod(state, name));
     if (!admitted.ok) return admitted;
-    state.pods.push(run(admitted.pod, state.now));
+    state.pods.push(run(state, admitted.pod));
   }
   return { ok: true };
 }
@@ -322,11 +343,11 @@ function newPod(state: PlanState, name: string | undefined): Pod {
   return { apiVersion: 'v1', kind: 'Pod', metadata, spec: { containers: [{ name: 'main', image: 'plan' }] } };
 }
 
-/** The pod scheduled onto its subset's node and Running+Ready. */
-function run(pod: Pod, now: number): Pod {
-  const subset = readMarker(pod)?.subset;
-  const at = formatTime(now);
-  pod.spec.nodeName = subset === undefined || subset === '' ? 'node-unassigned' : `node-${subset}`;
+/** The pod scheduled (onto its subset's node, or where the scheduler would put an unplaced one) and Running+Ready. */
+function run(state: PlanState, pod: Pod): Pod {
+  const subset = markedSubset(pod, state.ws.metadata.name ?? '');
+  const at = formatTime(state.now);
+  pod.spec.nodeName = subset !== undefined ? `node-${subset}` : leastLoadedNode(state);
   pod.status = {
     phase: 'Running',
     startTime: at,
@@ -337,6 +358,38 @@ function run(pod: Pod, now: number): Pod {
     containerStatuses: [{ name: 'main', ready: true, restartCount: 0 }],
   };
   return pod;
+}
+
+/** The node with the fewest active pods, the first by name on a tie (as the embedded scheduler scores equal nodes). */
+function leastLoadedNode(state: PlanState): string {
+  let best: { name: string; pods: number } | undefined;
+  for (const node of state.nodes) {
+    const name = node.metadata.name ?? '';
+    const pods = state.pods.filter((p) => isPodActive(p) && p.spec.nodeName === name).length;
+    if (best === undefined || pods < best.pods) best = { name, pods };
+  }
+  return best?.name ?? 'node-unassigned';
+}
+
+/**
+ * One node per subset, named `node-<subset>`, with the labels its required
+ * term asks for (`In`: the first value; `Exists`: "true"; `Gt`/`Lt`: one past
+ * the bound; `NotIn`/`DoesNotExist`: none), so a pod there is adopted into
+ * that subset as the controller would adopt it.
+ */
+function planNodes(ws: WorkloadSpread): Node[] {
+  const nodes = ws.spec.subsets.map((subset): Node => {
+    const labels: Record<string, string> = {};
+    for (const e of subset.requiredNodeSelectorTerm?.matchExpressions ?? []) {
+      const first = e.values?.[0];
+      if (e.operator === 'In' && first !== undefined) labels[e.key] = first;
+      else if (e.operator === 'Exists') labels[e.key] = 'true';
+      else if (e.operator === 'Gt' && first !== undefined) labels[e.key] = String(Number(first) + 1);
+      else if (e.operator === 'Lt' && first !== undefined) labels[e.key] = String(Number(first) - 1);
+    }
+    return { apiVersion: 'v1', kind: 'Node', metadata: { name: `node-${subset.name}`, labels } };
+  });
+  return nodes.sort((a, b) => ((a.metadata.name ?? '') < (b.metadata.name ?? '') ? -1 : 1));
 }
 
 function latestVersion(ws: WorkloadSpread): string {
