@@ -240,6 +240,14 @@ describe('planRebalance', () => {
     assert.match(p.next.message, /no subset has quota left for the replacement of pod ns\/a\d/);
   });
 
+  test('percentages above 100 % in total: front subsets are filled to their caps, as a scale-up would (34/33/33 of 10: 4/3/3 → 4/4/2)', () => {
+    const subsets = [zoneSubset('a', { maxReplicas: '34%' }), zoneSubset('b', { maxReplicas: '33%' }), zoneSubset('c', { maxReplicas: '33%' })];
+    const pods = [...[1, 2, 3, 4].map((i) => podIn(`a${i}`, 'a', 'a-1')), ...[1, 2, 3].map((i) => podIn(`b${i}`, 'b', 'b-1')), ...[1, 2, 3].map((i) => podIn(`c${i}`, 'c', 'c-1', { age: [0, 60, 20, 2][i] as number }))];
+    const p = plan(bed(subsets, pods, threeZones, 10));
+    assert.equal(p.pending, 1);
+    assert.equal(reasonOf(p), 'move c3 c→b');
+  });
+
   test('pods in no subset move into a subset with room', () => {
     const pods = [podIn('a1', 'a', 'a-1'), podIn('stray', 'gone', 'c-1')];
     const b = bed([zoneSubset('a', { maxReplicas: 2 }), zoneSubset('b', { maxReplicas: 2 })], pods, threeZones);
