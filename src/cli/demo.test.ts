@@ -33,7 +33,7 @@ describe('workloadspread demo (a full run, --step on a terminal)', () => {
   test('exit code 0: every check of the demo held', () => {
     assert.equal(code, 0, io.stdout + io.stderr);
     assert.doesNotMatch(io.stdout, /✗/);
-    assert.match(io.stdout, /^Done: \d+ checks passed, 6:47 of cluster time in [\d.]+ s\.$/m);
+    assert.match(io.stdout, /^Done: \d+ checks passed, 7:32 of cluster time in [\d.]+ s\.$/m);
   });
 
   test('every chapter is told, in order, with the cluster time', () => {
@@ -61,6 +61,11 @@ describe('workloadspread demo (a full run, --step on a terminal)', () => {
     assert.deepEqual(row(4, 'elastic'), ['██', '2', '100', undefined]);
     assert.deepEqual(row(5, 'zone-b'), ['████··', '4/6', '200', undefined]);
     assert.deepEqual(row(6, 'zone-b'), ['█·····', '1/6', '200', undefined]);
+    // Percentages: balanced costs (D17), one per pod; the scale-in keeps 25 % / 25 % / the rest.
+    assert.deepEqual(row(7, 'elastic'), ['████████', '8', '2147479142…2147483042 (8 values)', undefined]);
+    assert.deepEqual(row(8, 'zone-a'), ['██', '2/2', '2147482444, 2147483644', undefined]);
+    assert.deepEqual(row(8, 'zone-b'), ['██', '2/2', '2147482443, 2147483643', undefined]);
+    assert.deepEqual(row(8, 'elastic'), ['████', '4', '2147481542…2147483042 (4 values)', undefined]);
     assert.match(chapters[4] ?? '', /• 2 pods created, 2 pods deleted \(zone-b −2, elastic \+2\)/);
     assert.match(chapters[5] ?? '', /• event RecoverSchedulable: Subset zone-b of WorkloadSpread default\/web-spread is recovered/);
   });
@@ -93,7 +98,7 @@ describe('workloadspread demo (interrupted)', () => {
     const out = io.out;
     io.out = (text) => {
       out(text);
-      if (text.includes('1/7')) controller.abort(new Error('test'));
+      if (text.includes('1/9')) controller.abort(new Error('test'));
     };
     let pauses = 0;
     const code = await runDemo({}, io, { isTTY: false, signal: controller.signal, pause: async () => void pauses++ });

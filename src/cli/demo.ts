@@ -20,6 +20,7 @@ import { DEMO_FILES, DEMO_NODES, demoFrame, demoScenario, failedChecks, type Dem
 import { describeExpectation } from '../sim/describe.ts';
 import { renderHtmlReport } from '../sim/html-report.ts';
 import { runScenario, type ScenarioRunResult, type Snapshot, type StepResult } from '../sim/runner.ts';
+import { showCosts } from '../sim/spread-summary.ts';
 import { alignColumns } from './style.ts';
 import { barScale, podsOverLimit, renderBar } from './bars.ts';
 import { CommandError, readInput, type CliIo } from './io.ts';
@@ -81,7 +82,7 @@ export function wrap(text: string, width: number, indent: string): string[] {
 
 function costsText(costs: readonly (number | null)[]): string {
   const known = costs.filter((c): c is number => c !== null);
-  return known.length === 0 ? '' : `cost ${known.join(', ')}`;
+  return known.length === 0 ? '' : `cost ${showCosts(known).replaceAll(',', ', ')}`;
 }
 
 /** The bar view of a frame: one row per subset (pods against the limit), then pods in no subset. */

@@ -11,6 +11,7 @@ import { planSpread, type PlanResult } from '../core/plan.ts';
 import { formatFieldError } from '../k8s/field-errors.ts';
 import { CommandError, UsageError, type CliIo } from './io.ts';
 import { describeObject, groupOf, isWorkloadSpread, namespaceOf, readDocuments } from './documents.ts';
+import { showCosts } from '../sim/spread-summary.ts';
 import { renderTable } from './table.ts';
 
 export interface PlanCommandOptions {
@@ -76,7 +77,7 @@ export function renderPlanTable(result: PlanResult): string {
         name,
         s.limit === null ? 'unlimited' : String(s.limit),
         String(s.pods),
-        s.costs.length === 0 ? '-' : s.costs.join(','),
+        showCosts(s.costs),
       ]);
     });
     if (step.unassigned > 0) rows.push(['', '', '(no subset)', '-', String(step.unassigned), '-']);

@@ -312,18 +312,37 @@ describe('D17: balanced costs (a percentage limit)', () => {
     assert.ok(kept.every((k) => k <= 2), JSON.stringify(kept));
   });
 
-  test('an unset limit shares what the percentages leave (40 %): 30/30/rest at 10 → 4 keeps 1/1/2, within 2/2', () => {
-    const { keptAt } = balanced(['30%', '30%', undefined], [3, 3, 4]);
-    assert.deepEqual(keptAt(4), [1, 1, 2]);
+  test('an unset subset (the rest): 30/30/rest at 10 → 4 keeps 2/1/1, within 2/2 at every size', () => {
+    const { keptAt, costs, groups } = balanced(['30%', '30%', undefined], [3, 3, 4]);
+    // The rest's pods are needed from sizes 3, 6, 9, 10: ranks 2, 5, 8, 9 → R·3 + 2.
+    const top = MAX - 3;
+    assert.deepEqual(costsOf(costs, groups.get('s2') ?? []), [top - 602, top - 1502, top - 2402, top - 2702]);
+    assert.deepEqual(keptAt(4), [2, 1, 1]);
     for (let n = 1; n <= 10; n++) {
       const k = keptAt(n);
       assert.ok(k[0]! <= Math.ceil(0.3 * n) && k[1]! <= Math.ceil(0.3 * n), `n=${n}: ${JSON.stringify(k)}`);
     }
   });
 
-  test('unset subsets after 100 % get a share of 0: below every balanced cost, back first', () => {
-    const { costs, groups } = balanced(['50%', '50%', undefined], [1, 1, 2]);
-    assert.deepEqual(costsOf(costs, groups.get('s2') ?? []), [1, 1]);
+  test('an elastic overflow after 100 % is kept only while the limited subsets cannot hold the count: removed first', () => {
+    const { keptAt } = balanced(['50%', '50%', undefined], [5, 5, 3]);
+    assert.deepEqual(keptAt(12), [5, 5, 2]);
+    assert.deepEqual(keptAt(10), [5, 5, 0]);
+    assert.deepEqual(keptAt(6), [3, 3, 0]);
+  });
+
+  test('a limited subset short of pods: the unset pods stand in for it on the way down (within the limits at every size)', () => {
+    // zone-a could not schedule: 2 pods; zone-b 5; the elastic pool took 6.
+    const { keptAt } = balanced(['50%', '50%', undefined], [2, 5, 6]);
+    for (let n = 1; n <= 13; n++) {
+      const [a, b] = keptAt(n);
+      assert.ok(a! <= Math.ceil(n / 2) && b! <= Math.ceil(n / 2), `n=${n}: ${JSON.stringify(keptAt(n))}`);
+    }
+  });
+
+  test('a "0%" subset is below every balanced cost, back first', () => {
+    const { costs, groups } = balanced(['0%', '100%'], [2, 2]);
+    assert.deepEqual(costsOf(costs, groups.get('s0') ?? []), [2, 2]);
   });
 
   test('integer-only specs keep the reference values (compatibility)', () => {

@@ -21,27 +21,36 @@
  * scale-in the percentages no longer hold: 20/20/60 % at 10 replicas costs
  * 300/200/100 and a scale to 5 keeps 2/2/1. Balanced costs interleave the
  * subsets by their shares instead (a divisor method, Adams'):
- * - subset i has a share p_i: its percentage; an unset limit shares what the
- *   percentages leave (100 − Σ%, split evenly between the unset subsets); an
- *   integer limit — only reachable when validation was bypassed — counts as
- *   its share of today's replicas;
- * - the j-th most valuable pod of subset i (ActivePods order, j = 1, 2, …)
- *   ranks at (j−1)/p_i; pods are kept in rank order, the front subset first
- *   on a tie. Because Adams' method never gives a subset more than
+ * - limited subset i has a share p_i, its percentage (an integer limit —
+ *   only reachable when validation was bypassed — counts as its share of
+ *   today's replicas); the j-th most valuable pod of subset i (ActivePods
+ *   order, j = 1, 2, …) ranks at (j−1)/p_i;
+ * - the pods of unset subsets are never over a limit: each is kept down to
+ *   the smallest size n at which the limited subsets can no longer make up n
+ *   within their limits (the k-th most valuable ranks at n_k − 1, pooled over
+ *   the unset subsets), and those never needed — overflow — rank below
+ *   everything else, removed first, the back subset first (the reference's
+ *   "back first" for an elastic pool);
+ * - pods are kept in rank order, the front subset first on a tie. Because Adams' method never gives a subset more than
  *   ceil(p_i·n) of any n seats, keeping the n lowest ranks keeps every subset
  *   within its limit at n — for every n below today's count, in one scale-in
  *   or many, with no controller sync in between — whenever the pods allow it
- *   (a subset short of pods cannot be helped here: the rebalancer is for that);
+ *   (`balanced-scale-in.test.ts` checks it against the ReplicaSet ranking);
  * - the cost is `TOP − (R·S + i)` with R = ⌊10000·(j−1)/p_i⌋ (p_i in
  *   percent): distinct ranks differ by at least 1/100 of a percent point, so
  *   R orders them exactly, and i breaks ties front first. TOP = 2³¹−1−S keeps
  *   the cost an int32; a rank too deep for the range (more than ~20,000 pods
  *   in a 1 % subset of 10 subsets) is clamped to S+1;
  * - D2: the `minReplicas` most valuable pods of subset i get 2³¹−1−i, above
- *   every balanced cost; a subset whose share is 0 (unset limits after
- *   100 %, or "0%") gets S−i, below them; FAKE pods keep −100·(S+1), lowest.
- * A pod's cost depends only on its subset, its share and its place j in the
- * subset, so a scale-out (new pods rank last) re-costs no existing pod.
+ *   every balanced cost; a "0%" subset and overflow pods get S−i, below them;
+ *   FAKE pods keep −100·(S+1), lowest.
+ * A limited pod's cost depends only on its subset, its share and its place j
+ * in the subset, and an unset pod's on sizes up to today's count, which a
+ * healthy scale-out (limited subsets filled first, new pods last) leaves as
+ * they were: a scale-out re-costs no existing pod.
+ *
+ * With 30/30/rest at 10 replicas (3/3/4), the rest's pods are needed from
+ * sizes 3, 6, 9 and 10, so they rank 2, 5, 8, 9 and a scale to 4 keeps 2/1/1.
  *
  * Worked example, 20/20/60 % (S = 3): a's pods rank 0, 5, 10, …; b's 0, 5,
  * 10, …; c's 0, 1.67, 3.33, 5, …. At 10 replicas (2/2/6) R·S+i is
@@ -99,25 +108,38 @@ export function computeDeletionCosts(input: DeletionCostInput): Map<string, numb
   const subsets = input.ws.spec.subsets;
   const n = subsets.length;
   const costs = new Map<string, number>();
-  const assign = (pods: readonly Pod[], cost: number): void => {
-    for (const pod of pods) {
-      const name = pod.metadata?.name;
-      if (typeof name === 'string' && name !== '') costs.set(name, cost);
-    }
-  };
-
-  const balanced = usesBalancedCosts(input.ws);
   for (const [version, groups] of input.byVersion) {
-    const reverse = version !== input.latestVersion;
-    if (balanced && !reverse) assignBalanced(groups, subsets, input.workloadReplicas, assign);
-    else assignReference(groups, subsets, reverse, input.workloadReplicas, assign);
-    const fake = (groups.get(FAKE_SUBSET_NAME) ?? []).filter((p) => isPodActive(p));
-    assign(fake, POD_DELETION_COST_NEGATIVE * (n + 1));
+    const ranked = subsets.map((subset) => rankedPods(groups, subset));
+    const table = costsByPlace(input.ws, ranked.map((r) => r.length), input.workloadReplicas, version === input.latestVersion);
+    ranked.forEach((pods, i) => {
+      pods.forEach((pod, index) => {
+        // The j-th most valuable pod: the list is least valuable first.
+        const cost = table[i]?.[pods.length - 1 - index];
+        const name = pod.metadata?.name;
+        if (cost !== undefined && typeof name === 'string' && name !== '') costs.set(name, cost);
+      });
+    });
+    for (const pod of groups.get(FAKE_SUBSET_NAME) ?? []) {
+      const name = pod.metadata?.name;
+      if (isPodActive(pod) && typeof name === 'string' && name !== '') costs.set(name, POD_DELETION_COST_NEGATIVE * (n + 1));
+    }
   }
   return costs;
 }
 
-type Assign = (pods: readonly Pod[], cost: number) => void;
+/**
+ * The deletion cost of every place in every subset of one pod version:
+ * `table[i][j-1]` is the cost of the j-th most valuable active pod of subset
+ * i when the subsets hold `counts[i]` active pods; `undefined` entries (a limit
+ * that cannot be resolved) get no cost. The controller maps its ranked pods
+ * onto this table; admission reads the new pod's place in it (the new pod is
+ * the least valuable of its subset), so a pod is born with the cost the
+ * controller would give it (D21).
+ */
+export function costsByPlace(ws: Pick<WorkloadSpread, 'spec'>, counts: readonly number[], workloadReplicas: number, latest: boolean): (number | undefined)[][] {
+  const subsets = ws.spec.subsets;
+  return latest && usesBalancedCosts(ws) ? balancedTable(subsets, counts, workloadReplicas) : referenceTable(subsets, counts, !latest, workloadReplicas);
+}
 
 /** The active pods of a subset, least valuable first (ActivePods order; Array.prototype.sort is stable, like the reference's). */
 function rankedPods(groups: ReadonlyMap<string, readonly Pod[]>, subset: Subset): Pod[] {
@@ -128,24 +150,23 @@ function minReplicasOf(subset: Subset): number {
   return typeof subset.minReplicas === 'number' && subset.minReplicas > 0 ? Math.floor(subset.minReplicas) : 0;
 }
 
-/** The reference's costs of one version (spec §4.5 step 2 with D2). */
-function assignReference(groups: ReadonlyMap<string, readonly Pod[]>, subsets: readonly Subset[], reverse: boolean, workloadReplicas: number, assign: Assign): void {
+/** The reference's costs of one version (spec §4.5 step 2 with D2), by place. */
+function referenceTable(subsets: readonly Subset[], counts: readonly number[], reverse: boolean, workloadReplicas: number): (number | undefined)[][] {
   const n = subsets.length;
-  subsets.forEach((subset, i) => {
+  return subsets.map((subset, i) => {
+    const count = counts[i] ?? 0;
     const e = reverse ? n - 1 - i : i;
-    const positive = POD_DELETION_COST_POSITIVE * (n - e);
-    const negative = POD_DELETION_COST_NEGATIVE * (e + 1);
-    const protectedCost = POD_DELETION_COST_POSITIVE * (2 * n - e);
     const max = resolveMaxReplicas(subset.maxReplicas, workloadReplicas);
-    if (max === undefined) return;
-    const ranked = rankedPods(groups, subset);
-    const min = minReplicasOf(subset);
-    const surplus = max >= 0 ? Math.max(0, ranked.length - max) : 0;
-    const protectedCount = Math.min(min, ranked.length);
-    const negativeCount = Math.min(surplus, ranked.length - protectedCount);
-    assign(ranked.slice(0, negativeCount), negative);
-    assign(ranked.slice(negativeCount, ranked.length - protectedCount), positive);
-    assign(ranked.slice(ranked.length - protectedCount), protectedCost);
+    if (max === undefined) return new Array<number | undefined>(count).fill(undefined);
+    const protectedCount = Math.min(minReplicasOf(subset), count);
+    // The surplus (beyond the limit) are the least valuable places, never the protected ones.
+    const negativeCount = Math.min(max >= 0 ? Math.max(0, count - max) : 0, count - protectedCount);
+    return Array.from({ length: count }, (_, index) => {
+      const j = index + 1;
+      if (j <= protectedCount) return POD_DELETION_COST_POSITIVE * (2 * n - e);
+      if (j > count - negativeCount) return POD_DELETION_COST_NEGATIVE * (e + 1);
+      return POD_DELETION_COST_POSITIVE * (n - e);
+    });
   });
 }
 
@@ -154,55 +175,96 @@ export function usesBalancedCosts(ws: Pick<WorkloadSpread, 'spec'>): boolean {
   return ws.spec.subsets.some((s) => typeof s.maxReplicas === 'string');
 }
 
-/** A subset's share in percent as a fraction `num/den`; num 0 for a subset that gets no share. */
+/** A limited subset's share in percent as a fraction `num/den`. */
 export interface Share {
   num: number;
   den: number;
 }
 
-/** D17: each subset's share (see the module comment); undefined for a limit that cannot be parsed. */
-export function subsetShares(subsets: readonly Subset[], workloadReplicas: number): (Share | undefined)[] {
-  let percents = 0;
-  let unset = 0;
-  const parsed = subsets.map((s) => (s.maxReplicas === undefined ? undefined : parseIntOrPercent(s.maxReplicas)));
-  parsed.forEach((p, i) => {
-    if (subsets[i]?.maxReplicas === undefined) unset++;
-    else if (p?.ok === true && p.isPercent) percents += Math.max(0, p.value);
-  });
-  const left = Math.max(0, 100 - percents);
-  return parsed.map((p, i) => {
-    if (subsets[i]?.maxReplicas === undefined) return { num: left, den: unset };
-    if (p === undefined || !p.ok || p.value < 0) return undefined;
+/**
+ * D17: each limited subset's share (see the module comment): its percentage,
+ * or for an integer limit beside percentages (validation forbids mixing them)
+ * its share of today's replicas. Null for an unset limit; undefined for a
+ * limit that cannot be parsed.
+ */
+export function limitedShares(subsets: readonly Subset[], workloadReplicas: number): (Share | null | undefined)[] {
+  return subsets.map((s) => {
+    if (s.maxReplicas === undefined) return null;
+    const p = parseIntOrPercent(s.maxReplicas);
+    if (!p.ok || p.value < 0) return undefined;
     if (p.isPercent) return { num: Math.min(p.value, 100), den: 1 };
-    // An integer limit beside percentages (validation forbids mixing them): its share of today's replicas.
-    return { num: Math.min(100 * p.value, 100 * Math.max(workloadReplicas, 1)), den: Math.max(workloadReplicas, 1) };
+    const replicas = Math.max(workloadReplicas, 1);
+    return { num: Math.min(100 * p.value, 100 * replicas), den: replicas };
   });
 }
 
-/** The balanced cost of the j-th most valuable pod (j ≥ 1) of subset i of S, with share > 0. */
-export function balancedCost(share: Share, j: number, i: number, S: number): number {
+/** The balanced cost of a rank R (⌊100·rank⌋) of subset i of S: TOP − (R·S + i), clamped to S+1. */
+function costOfRank(rank: number, i: number, S: number): number {
   const top = MAX_INT32 - S;
-  const rank = Math.floor((10_000 * (j - 1) * share.den) / share.num);
   const key = rank * S + i;
   return key > top - (S + 1) ? S + 1 : top - key;
 }
 
-/** D17: the balanced costs of the latest version. */
-function assignBalanced(groups: ReadonlyMap<string, readonly Pod[]>, subsets: readonly Subset[], workloadReplicas: number, assign: Assign): void {
+/** The balanced cost of the j-th most valuable pod (j ≥ 1) of limited subset i of S, with a share > 0. */
+export function balancedCost(share: Share, j: number, i: number, S: number): number {
+  return costOfRank(Math.floor((10_000 * (j - 1) * share.den) / share.num), i, S);
+}
+
+/**
+ * D17: the balanced costs of the latest version, by place. Limited subsets:
+ * Adams' ranks. Unset subsets: their pods are never over a limit, so each is
+ * kept down to the smallest size at which the limited subsets cannot make up
+ * the count within their limits — the k-th most valuable unset pod (pooled
+ * over the unset subsets, the subset with the most places left first, then
+ * the front one) ranks at n_k − 1, n_k the first size at which k of them are
+ * needed; those never needed rank below every balanced place (overflow,
+ * removed first, back subset first).
+ */
+function balancedTable(subsets: readonly Subset[], counts: readonly number[], workloadReplicas: number): (number | undefined)[][] {
   const S = subsets.length;
-  const shares = subsetShares(subsets, workloadReplicas);
-  subsets.forEach((subset, i) => {
+  const shares = limitedShares(subsets, workloadReplicas);
+  const mins = subsets.map((subset, i) => Math.min(minReplicasOf(subset), counts[i] ?? 0));
+  const total = counts.reduce((sum, c) => sum + c, 0);
+  const table: (number | undefined)[][] = subsets.map((_, i) => {
     const share = shares[i];
-    if (share === undefined) return;
-    const ranked = rankedPods(groups, subset);
-    const min = minReplicasOf(subset);
-    ranked.forEach((pod, index) => {
-      const j = ranked.length - index;
-      if (j <= min) assign([pod], MAX_INT32 - i);
-      else if (share.num <= 0) assign([pod], S - i);
-      else assign([pod], balancedCost(share, j, i, S));
+    return Array.from({ length: counts[i] ?? 0 }, (_, index) => {
+      const j = index + 1;
+      if (share === undefined) return undefined;
+      if (j <= (mins[i] ?? 0)) return MAX_INT32 - i;
+      if (share === null) return S - i; // an unset place, unless the pass below finds it needed
+      if (share.num <= 0) return S - i;
+      return balancedCost(share, j, i, S);
     });
   });
+
+  // Unset subsets: the places the limited ones cannot stand in for, size by size.
+  const unset = subsets.map((_, i) => i).filter((i) => shares[i] === null);
+  if (unset.length === 0) return table;
+  const heldWithin = (n: number): number =>
+    subsets.reduce((sum, _, i) => {
+      const count = counts[i] ?? 0;
+      const share = shares[i];
+      const min = mins[i] ?? 0;
+      if (share === null) return sum + min;
+      if (share === undefined) return sum;
+      return sum + Math.min(count, Math.max(min, Math.ceil((share.num * n) / (100 * share.den))));
+    }, 0);
+  const next = new Map(unset.map((i) => [i, mins[i] ?? 0])); // the next place to fill, 0-based
+  let needed = 0;
+  for (let n = 1; n <= total; n++) {
+    const need = n - heldWithin(n);
+    while (needed < need) {
+      const i = unset
+        .filter((u) => (next.get(u) ?? 0) < (counts[u] ?? 0))
+        .sort((a, b) => (counts[b] ?? 0) - (next.get(b) ?? 0) - ((counts[a] ?? 0) - (next.get(a) ?? 0)) || a - b)[0];
+      if (i === undefined) break;
+      const place = next.get(i) ?? 0;
+      (table[i] as (number | undefined)[])[place] = costOfRank(100 * (n - 1), i, S);
+      next.set(i, place + 1);
+      needed++;
+    }
+  }
+  return table;
 }
 
 export interface DeletionCostPatch {

@@ -48,9 +48,9 @@ describe('the demo scenario', () => {
     }
   });
 
-  test('the walk covers scale-out, scale-in, a maxReplicas change and an Adaptive reschedule with recovery', () => {
+  test('the walk covers scale-out, scale-in, a maxReplicas change, an Adaptive reschedule with recovery, and a scale-in that keeps a ratio', () => {
     const actions = scenario.steps.map((s) => s.action.action).filter((a) => a !== 'expect');
-    assert.deepEqual(actions, ['scale', 'scale', 'patch', 'scale', 'advance', 'advance', 'advance', 'scale']);
+    assert.deepEqual(actions, ['scale', 'scale', 'patch', 'scale', 'advance', 'advance', 'advance', 'scale', 'patch', 'scale', 'scale']);
     const checks = JSON.stringify(DEMO_CHAPTERS.map((c) => c.expect));
     assert.match(checks, /"Schedulable":"False"/);
     assert.match(checks, /"Schedulable":"True"/);

@@ -96,6 +96,21 @@ export const DEMO_CHAPTERS: readonly DemoChapter[] = [
     steps: [{ scale: { ...WEB, replicas: 5 } }],
     expect: { subsets: { 'zone-a': 4, 'zone-b': 1, elastic: 0 }, pods: 5 },
   },
+  {
+    title: 'Ratios instead of counts: zone-a 25 %, zone-b 25 %, the rest elastic; 5 → 16 replicas',
+    text: 'At 16 replicas 25 % is 4 pods: zone-b fills up to 4 and the elastic pool takes the other 8. With a percentage, every pod gets a cost of its own that interleaves the subsets by their shares.',
+    steps: [
+      { patch: { kind: 'WorkloadSpread', name: 'web-spread', type: 'json', patch: [{ op: 'replace', path: '/spec/subsets/0/maxReplicas', value: '25%' }, { op: 'replace', path: '/spec/subsets/1/maxReplicas', value: '25%' }] } },
+      { scale: { ...WEB, replicas: 16 } },
+    ],
+    expect: { subsets: { 'zone-a': 4, 'zone-b': 4, elastic: 8 }, ready: 16 },
+  },
+  {
+    title: 'Scale in keeping the ratio: 16 → 8 replicas',
+    text: 'Whole-subset costs would drop all 8 elastic pods (4/4/0). The balanced costs keep 25 % / 25 % / the rest at the new count: 2/2/4, each zone within ceil(25 % × 8) = 2.',
+    steps: [{ scale: { ...WEB, replicas: 8 } }],
+    expect: { subsets: { 'zone-a': 2, 'zone-b': 2, elastic: 4 }, pods: 8 },
+  },
 ];
 
 export interface DemoScenario {
