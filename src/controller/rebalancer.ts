@@ -179,7 +179,8 @@ export class Rebalancer {
     let wakeAfterMs: number | undefined;
     let moved: PlannedMove | undefined;
     if (!settings.ok || !settings.settings.enabled) {
-      const error = settings.ok ? 'rebalancing is off' : settings.error;
+      // Asked for (the annotation is there and not "false"), but with a value that is not valid.
+      const error = settings.ok ? `annotation value not understood` : settings.error;
       outcome = { reason: 'InvalidSettings', message: error, moves: previous?.moves ?? [], pending: previous?.pending ?? 0, blocked: true };
     } else {
       const resolved = await this.#o.resolver.resolveForReconcile(ws);
@@ -215,7 +216,7 @@ export class Rebalancer {
             moved = move;
             outcome = {
               reason: 'Moving',
-              message: `evicted pod ${namespace}/${move.pod} from ${subsetLabel(ws, move.from)}; its replacement goes to subset ${move.to}`,
+              message: `evicted pod ${namespace}/${move.pod} from ${subsetLabel(move.from)}; its replacement goes to subset ${move.to}`,
               moves: [...plan.inFlight, moveRecord(move, clock.now())],
               pending: plan.pending,
               blocked: false,
@@ -227,7 +228,7 @@ export class Rebalancer {
             requeueAfterMs = sooner(requeueAfterMs, wait);
             const reason = evicted.result === 'refused' ? 'EvictionRefused' : 'EvictionFailed';
             const verb = evicted.result === 'refused' ? 'was refused' : 'failed';
-            outcome = { reason, message: `the eviction of pod ${namespace}/${move.pod} (${subsetLabel(ws, move.from)} → subset ${move.to}) ${verb}: ${evicted.message}`, moves: plan.inFlight, pending: plan.pending, blocked: true };
+            outcome = { reason, message: `the eviction of pod ${namespace}/${move.pod} (${subsetLabel(move.from)} → subset ${move.to}) ${verb}: ${evicted.message}`, moves: plan.inFlight, pending: plan.pending, blocked: true };
           } else {
             outcome = { reason: 'WaitingForStatus', message: `pod ${namespace}/${move.pod} is already gone`, moves: plan.inFlight, pending: plan.pending, blocked: false };
             requeueAfterMs = sooner(requeueAfterMs, GONE_RETRY_MS);
@@ -351,7 +352,7 @@ function sooner(a: number | undefined, b: number): number {
   return a === undefined ? b : Math.min(a, b);
 }
 
-function subsetLabel(_ws: WorkloadSpread, subset: string): string {
+function subsetLabel(subset: string): string {
   return subset === FAKE_SUBSET_NAME ? 'no subset' : `subset ${subset}`;
 }
 
