@@ -21,6 +21,8 @@
  * - D2: `minReplicas > maxReplicas` is compared only when maxReplicas is an int;
  *   a percentage resolves against replicas that change, so no static check.
  * - D5: a targetFilter with replicasPathList and no selector is valid (it selects every pod).
+ * - D18: the rebalancing annotations (rebalance-settings.ts) are checked with
+ *   the metadata name; their errors do not stop the spec rules.
  * - D10: V24's bound is trunc((window − 5) / (n − 1)) with the manager's window
  *   (default 300 s, Go int32 division), int32 max for one subset.
  * - V21 stays as a rule, but through `validateWorkloadSpread` the CRD enum
@@ -35,6 +37,7 @@ import { asArray, asRecord, asString, jsonTypeName, type JsonRecord } from '../k
 import type { KubeObject, LabelSelector } from '../k8s/types.ts';
 import { isDNS1123Subdomain, validateNodeSelectorTerm, validateObjectMetaUpdate, validatePreferredSchedulingTerms, validateTolerations } from '../k8s/validation.ts';
 import { DEFAULT_UNSCHEDULABLE_RECOVERY_SECONDS, MAX_INT32 } from './keys.ts';
+import { validateRebalanceAnnotations } from './rebalance-settings.ts';
 import { validateStructure } from './structural.ts';
 import { podTemplateForPatches, subsetPatchErrors } from './subset-patch-validation.ts';
 import { isWhitelistedTarget, type Whitelist } from './whitelist.ts';
@@ -240,7 +243,7 @@ export function validateWorkloadSpreadSpec(spec: unknown, context: SpecRulesCont
 /** Missing spec, targetRef or subsets are reported by V1/V9 with their messages, not as bare schema errors. */
 const SEMANTIC_REQUIRED = new Set(['spec', 'spec.targetRef', 'spec.subsets']);
 
-/** The structural check, then (only if it passed) the metadata name; empty means structurally sound. */
+/** The structural check, then (only if it passed) the metadata name and D18's annotations; empty means structurally sound. */
 function structureAndName(ws: unknown): FieldError[] {
   if (jsonTypeName(ws) !== 'object') {
     const actual = jsonTypeName(ws);
@@ -249,8 +252,9 @@ function structureAndName(ws: unknown): FieldError[] {
   const structural = validateStructure(ws, WorkloadSpreadSchema, { skipRequired: SEMANTIC_REQUIRED });
   if (structural.length > 0) return structural;
   const name = asRecord((ws as JsonRecord)['metadata'])?.['name'];
-  if (typeof name === 'string') return isDNS1123Subdomain(name).map((msg) => invalid(root('metadata', 'name'), name, msg));
-  return [];
+  const errs = typeof name === 'string' ? isDNS1123Subdomain(name).map((msg) => invalid(root('metadata', 'name'), name, msg)) : [];
+  // D18: the rebalancing annotations (ours; reported with the metadata, so the spec rules still run).
+  return [...errs, ...validateRebalanceAnnotations(ws)];
 }
 
 /** Every rule that needs no cluster (spec §7: V1–V7, V9–V14, V16–V25, D2, D5, D10). Never throws, whatever `ws` is. */

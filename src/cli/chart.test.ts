@@ -196,6 +196,7 @@ describe('helm template with default values', () => {
     const rules = (kind: string) => find(objects, kind).rules.map((r: Obj) => `${r.apiGroups.join(',')}|${r.resources.join(',')}|${r.verbs.join(',')}|${(r.resourceNames ?? []).join(',')}`);
     assert.deepEqual(rules('ClusterRole'), [
       '|pods|get,list,watch,patch,delete|',
+      '|pods/eviction|create|',
       '|nodes|list,watch|',
       'apps.kruise.io|workloadspreads|get,list,watch|',
       'apps.kruise.io|workloadspreads/status|update|',

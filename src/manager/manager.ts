@@ -40,6 +40,7 @@ import { silentLogger, withFields, type Logger } from '../client/logger.ts';
 import type { WatcherOptions } from '../client/watcher.ts';
 import { WorkloadSpreadController, DEFAULT_WORKERS } from '../controller/controller.ts';
 import type { BudgetController } from '../controller/budget-controller.ts';
+import { Rebalancer } from '../controller/rebalancer.ts';
 import { ManagerCaches } from '../kube/caches.ts';
 import { createEventRecorder, CONTROLLER_COMPONENT, EngineEventSink, WEBHOOK_COMPONENT } from '../kube/events.ts';
 import { PodWriter } from '../kube/pod-writer.ts';
@@ -372,6 +373,7 @@ class ManagerRun {
     this.#metrics.maxConcurrentReconciles(workers);
     this.#runnables.addLeader(whileLeading('workloadspread controller', () => this.#newController(shared, workers)));
     this.#runnables.addLeader(whileLeading('budget controller', () => budgets.newController()));
+    this.#runnables.addLeader(whileLeading('rebalancer', () => this.#newRebalancer(shared)));
   }
 
   async #startEndpoints(): Promise<void> {
@@ -532,6 +534,20 @@ class ManagerRun {
       workers,
       metrics: this.#metrics.controller,
       ...(this.#o.unschedulableRecoverySeconds === undefined ? {} : { recoverySeconds: this.#o.unschedulableRecoverySeconds }),
+    });
+  }
+
+  /** D18: moves pods of the WorkloadSpreads that ask for it, by eviction. */
+  #newRebalancer(shared: Shared): Rebalancer {
+    return new Rebalancer({
+      caches: shared.caches,
+      resolver: shared.resolver,
+      statusWriter: shared.statusWriter,
+      evictor: shared.client,
+      events: shared.controllerEvents,
+      clock: this.#clock,
+      log: withFields(this.#log, { component: 'rebalancer' }),
+      metrics: this.#metrics.rebalance,
     });
   }
 
