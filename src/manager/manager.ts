@@ -364,7 +364,7 @@ class ManagerRun {
       add('startup', { name: 'webhook registration', start: async () => {
         const endpoint = this.#webhookEndpoint(serviceName);
         const caBundle = await this.#caBundle();
-        await registerWebhooks(client, webhookConfigurations({ managerNamespace: o.namespace, endpoint, ...(caBundle === undefined ? {} : { caBundle }) }), log);
+        await registerWebhooks(client, webhookConfigurations({ managerNamespace: o.namespace, endpoint, guardPodDeletion: shared.budgets.guardPodDeletion, ...(caBundle === undefined ? {} : { caBundle }) }), log);
       } });
     }
 
