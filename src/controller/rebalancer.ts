@@ -33,7 +33,7 @@
 import type { Clock } from '../clock/clock.ts';
 import { FAKE_SUBSET_NAME } from '../api/keys.ts';
 import { rebalanceRequested, rebalanceSettings } from '../api/rebalance-settings.ts';
-import { isRebalanceReason, type RebalanceStatus, type WorkloadSpread, type WorkloadSpreadStatus } from '../api/workloadspread.ts';
+import { GROUP, isRebalanceReason, KIND, type RebalanceStatus, type WorkloadSpread, type WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { rebalanceBlockedEvent, rebalancingEvent, workloadSpreadRef } from '../core/events.ts';
 import { readMarker } from '../core/marker.ts';
 import { blockedIsNews, moveRecord, planRebalance, rebalanceStatus, type PlannedMove, type RebalanceOutcome } from '../core/rebalance.ts';
@@ -51,6 +51,13 @@ import { parseKey } from './event-mapping.ts';
 import { QueueLoop } from './queue-loop.ts';
 
 export const REBALANCER_NAME = 'rebalance';
+/** controller-runtime's keys on every line of the loop (the object's namespace and name are added per sync). */
+export const REBALANCER_LOG_FIELDS = { controller: REBALANCER_NAME, controllerGroup: GROUP, controllerKind: KIND } as const;
+
+function keyFields(key: string): { namespace?: string; name?: string } {
+  const parsed = parseKey(key);
+  return parsed === undefined ? {} : { namespace: parsed.namespace, name: parsed.name };
+}
 export const DEFAULT_REBALANCE_WORKERS = 2;
 export const DEFAULT_REBALANCE_RESYNC_MS = 5 * 60_000;
 /** After a refused eviction: the first wait, doubled per refusal up to the cap. */
@@ -145,7 +152,7 @@ export class Rebalancer {
       if (requeueAfterMs === undefined) return undefined;
       return background === true ? { requeueAfterMs, background } : { requeueAfterMs };
     } catch (err) {
-      if (!isConflict(err)) this.#log.debug({ workloadspread: key, err: describeError(err) }, 'rebalance sync failed');
+      if (!isConflict(err)) this.#log.debug({ ...keyFields(key), err: describeError(err) }, 'rebalance sync failed');
       throw err;
     }
   }
@@ -156,7 +163,7 @@ export class Rebalancer {
     if (parsed === undefined) throw new TerminalError(`malformed WorkloadSpread key ${JSON.stringify(key)}`);
     const { namespace, name } = parsed;
     const { caches, statusWriter, clock, metrics } = this.#o;
-    const log = withFields(this.#log, { workloadspread: key, component: 'rebalancer' });
+    const log = withFields(this.#log, { namespace, name });
     const cached = caches.getWorkloadSpread(namespace, name);
     const ws = statusWriter.freshest(cached, namespace, name);
     if (ws === undefined || cached === undefined || isDeleting(ws)) {

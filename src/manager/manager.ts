@@ -40,7 +40,7 @@ import { silentLogger, withFields, type Logger } from '../client/logger.ts';
 import type { WatcherOptions } from '../client/watcher.ts';
 import { WorkloadSpreadController, DEFAULT_WORKERS } from '../controller/controller.ts';
 import type { BudgetController } from '../controller/budget-controller.ts';
-import { Rebalancer } from '../controller/rebalancer.ts';
+import { REBALANCER_LOG_FIELDS, Rebalancer } from '../controller/rebalancer.ts';
 import { ManagerCaches } from '../kube/caches.ts';
 import { createEventRecorder, CONTROLLER_COMPONENT, EngineEventSink, WEBHOOK_COMPONENT } from '../kube/events.ts';
 import { PodWriter } from '../kube/pod-writer.ts';
@@ -546,7 +546,7 @@ class ManagerRun {
       evictor: shared.client,
       events: shared.controllerEvents,
       clock: this.#clock,
-      log: withFields(this.#log, { component: 'rebalancer' }),
+      log: withFields(this.#log, { logger: 'controller', ...REBALANCER_LOG_FIELDS }),
       metrics: this.#metrics.rebalance,
     });
   }
