@@ -59,7 +59,7 @@ export function recordDeletion(input: RecordDeletionInput): DeletionRecord {
   if (findRecordedSubset(statuses, podName) !== undefined) return { changed: false };
   const status = statuses.find((s) => s.name === marker.subset);
   if (status === undefined) return { changed: false };
-  if (status.missingReplicas === -1 && !keepsBookkeeping(ws, ws.spec.subsets.find((s) => s.name === marker.subset))) {
+  if (status.missingReplicas === -1 && !keepsBookkeeping(ws.spec.subsets.find((s) => s.name === marker.subset))) {
     return { changed: false };
   }
   const stillFull = status.missingReplicas === 0 && staysAtLimitWithoutPod(input, status);
