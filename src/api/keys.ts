@@ -31,6 +31,19 @@ export const FAKE_SUBSET_NAME = 'kruise.io/workloadspread-fake-subset-name';
 export const IGNORE_PATCH_EXISTING_PODS_METADATA_ANNOTATION =
   'workloadspread.kruise.io/ignore-patch-existing-pods-metadata';
 
+/**
+ * D18 rebalancing, opt-in per WorkloadSpread (ours, not OpenKruise's: the API
+ * group is shared with Kruise, so the switch is an annotation in our own
+ * prefix rather than a spec field). `"true"` turns it on; absent or `"false"`
+ * leaves it off. See api/rebalance-settings.ts.
+ */
+export const REBALANCE_ANNOTATION = 'workloadspread.io/rebalance';
+/** D18: how many moves may be in flight at once (a positive integer; default 1). */
+export const REBALANCE_MAX_IN_FLIGHT_ANNOTATION = 'workloadspread.io/rebalance-max-in-flight';
+export const DEFAULT_REBALANCE_MAX_IN_FLIGHT = 1;
+/** The largest max-in-flight accepted (a bound that keeps a typo such as 1000 from emptying a subset at once). */
+export const MAX_REBALANCE_MAX_IN_FLIGHT = 100;
+
 /** The only subset condition type, and its reasons (DECISIONS D8). */
 export const SUBSET_SCHEDULABLE = 'Schedulable';
 export const REASON_SUFFICIENT = 'Sufficient';
@@ -63,6 +76,10 @@ export const EVENT_NO_SUBSET_AVAILABLE = 'NoSubsetAvailable';
 export const EVENT_SUBSET_PATCH_REFUSED = 'SubsetPatchRefused';
 /** One WorkloadSpread per workload: this one lost to an older WorkloadSpread of the same workload and is ignored. */
 export const EVENT_DUPLICATE_TARGET = 'DuplicateTarget';
+/** D18: a pod was evicted so that its replacement lands in a better subset (Normal). */
+export const EVENT_REBALANCING = 'Rebalancing';
+/** D18: a move is wanted but cannot be made now; the message says why (Warning). */
+export const EVENT_REBALANCE_BLOCKED = 'RebalanceBlocked';
 
 /** int32 max, the reference's stand-in for "unlimited" in quota arithmetic. */
 export const MAX_INT32 = 2147483647;

@@ -327,3 +327,43 @@ describe('V27 updates', () => {
     assert.deepEqual(texts(validateWorkloadSpreadUpdate(old, variant((ws) => { ws.metadata.name = 'renamed'; }))), ['metadata.name: Invalid value: "renamed": field is immutable']);
   });
 });
+
+describe('D18: the rebalancing annotations', () => {
+  const annotated = (annotations: Record<string, unknown>, kind?: string) =>
+    variant((ws) => {
+      ws.metadata.annotations = annotations;
+      if (kind !== undefined) ws.spec.targetRef = { apiVersion: kind === 'Job' ? 'batch/v1' : 'apps/v1', kind, name: 'demo' };
+    });
+
+  test('accepted: absent, "true", "false", and a max-in-flight from 1 to 100', () => {
+    for (const a of [{}, { 'workloadspread.io/rebalance': 'true' }, { 'workloadspread.io/rebalance': 'false' }, { 'workloadspread.io/rebalance': 'true', 'workloadspread.io/rebalance-max-in-flight': '1' }, { 'workloadspread.io/rebalance': 'true', 'workloadspread.io/rebalance-max-in-flight': '100' }]) {
+      assert.deepEqual(check(annotated(a)), [], JSON.stringify(a));
+    }
+  });
+
+  test('an unknown value names the annotation and the value', () => {
+    assert.deepEqual(check(annotated({ 'workloadspread.io/rebalance': 'yes' })), ['metadata.annotations[workloadspread.io/rebalance]: Invalid value: "yes": must be "true" or "false"']);
+    assert.deepEqual(check(annotated({ 'workloadspread.io/rebalance': 'True' })), ['metadata.annotations[workloadspread.io/rebalance]: Invalid value: "True": must be "true" or "false"']);
+  });
+
+  test('max-in-flight must be an integer from 1 to 100', () => {
+    for (const bad of ['0', '101', '-1', '1.5', 'two', '', ' 1', '99999999999']) {
+      assert.deepEqual(check(annotated({ 'workloadspread.io/rebalance': 'true', 'workloadspread.io/rebalance-max-in-flight': bad })), [`metadata.annotations[workloadspread.io/rebalance-max-in-flight]: Invalid value: ${JSON.stringify(bad)}: must be an integer from 1 to 100`], bad);
+    }
+  });
+
+  test('never for StatefulSet or Job targets', () => {
+    for (const kind of ['StatefulSet', 'Job']) {
+      assert.deepEqual(check(annotated({ 'workloadspread.io/rebalance': 'true' }, kind)), [`metadata.annotations[workloadspread.io/rebalance]: Invalid value: "true": rebalancing is not supported for ${kind} targets: their pods are not replaced by a ReplicaSet-like controller`]);
+      assert.deepEqual(check(annotated({ 'workloadspread.io/rebalance': 'false' }, kind)), [], 'switched off explicitly is fine');
+    }
+  });
+
+  test('annotation errors do not hide the spec rules', () => {
+    const ws = annotated({ 'workloadspread.io/rebalance': 'on' });
+    ws.spec.subsets[0].maxReplicas = -1;
+    const got = check(ws);
+    assert.equal(got.length, 2, got.join('\n'));
+    assert.match(got[0] ?? '', /workloadspread.io\/rebalance/);
+  });
+});

@@ -21,6 +21,8 @@
  * - D2: `minReplicas > maxReplicas` is compared only when maxReplicas is an int;
  *   a percentage resolves against replicas that change, so no static check.
  * - D5: a targetFilter with replicasPathList and no selector is valid (it selects every pod).
+ * - D18: the rebalancing annotations (rebalance-settings.ts) are checked with
+ *   the metadata name; their errors do not stop the spec rules.
  * - D10: V24's bound is trunc((window − 5) / (n − 1)) with the manager's window
  *   (default 300 s, Go int32 division), int32 max for one subset.
  * - V21 stays as a rule, but through `validateWorkloadSpread` the CRD enum
@@ -40,6 +42,7 @@ import { isDNS1123Subdomain, validateNodeSelectorTerm, validateObjectMetaUpdate,
 import { nameIsDNSLabel, nameIsDNSSubdomain, OBJECT_META_FIELDS, validateAnnotations, validateLabels } from '../k8s/meta-validation.ts';
 import { isQualifiedName } from '../k8s/name-formats.ts';
 import { DEFAULT_UNSCHEDULABLE_RECOVERY_SECONDS, MAX_INT32 } from './keys.ts';
+import { validateRebalanceAnnotations } from './rebalance-settings.ts';
 import { validateStructure } from './structural.ts';
 import { podTemplateForPatches, subsetPatchErrors } from './subset-patch-validation.ts';
 import { subsetPatchPolicyErrors, type SubsetPatchPolicy } from './subset-patch-policy.ts';
@@ -285,7 +288,7 @@ export function metadataErrors(metadata: unknown): FieldError[] {
   return errs;
 }
 
-/** The structural check, then (only if it passed) the metadata; empty means structurally sound. */
+/** The structural check, then (only if it passed) the metadata and D18's annotations; empty means structurally sound. */
 function structureAndName(ws: unknown, strict = false): FieldError[] {
   if (jsonTypeName(ws) !== 'object') {
     const actual = jsonTypeName(ws);
@@ -296,7 +299,8 @@ function structureAndName(ws: unknown, strict = false): FieldError[] {
     ...(strict ? { unknownFields: 'error' as const, metadataFields: OBJECT_META_FIELDS } : {}),
   });
   if (structural.length > 0) return structural;
-  return metadataErrors((ws as JsonRecord)['metadata']);
+  // D18: the rebalancing annotations (ours; reported with the metadata, so the spec rules still run).
+  return [...metadataErrors((ws as JsonRecord)['metadata']), ...validateRebalanceAnnotations(ws)];
 }
 
 /** Every rule that needs no cluster (spec §7: V1–V7, V9–V14, V16–V25, D2, D5, D10). Never throws, whatever `ws` is. */

@@ -171,6 +171,47 @@ export const WorkloadSpreadConditionSchema = Type.Object(
   { description: 'A condition of the WorkloadSpread (workloadspread extension; not in OpenKruise).' },
 );
 
+export const REBALANCE_REASONS = [
+  'Balanced',
+  'Moving',
+  'WaitingForStatus',
+  'WaitingForReadiness',
+  'NoRoom',
+  'ReplacementWouldNotLand',
+  'EvictionRefused',
+  'EvictionFailed',
+  'Unsupported',
+  'InvalidSettings',
+] as const;
+
+export const RebalanceMoveSchema = Type.Object(
+  {
+    pod: Type.String({ description: 'The evicted pod.' }),
+    from: Type.String({ description: 'The subset it was in (the fake subset name for a pod in no subset).' }),
+    to: Type.String({ description: 'The subset its replacement was predicted to be placed in.' }),
+    evictedAt: Time({ description: 'When the eviction was accepted.' }),
+  },
+  { description: 'A move in flight: a pod evicted by the rebalancer whose replacement is not Ready yet.' },
+);
+
+export const RebalanceStatusSchema = Type.Object(
+  {
+    pending: Int32({
+      description: 'Active pods not in the subset the spec wants them in (filling subsets front to back, minReplicas first); 0 when balanced.',
+    }),
+    moves: Type.Optional(Type.Array(RebalanceMoveSchema, { description: 'Moves in flight (at most the max-in-flight annotation allows).' })),
+    reason: Type.Optional(
+      Type.String({
+        description:
+          'What the rebalancer is doing: Balanced, Moving, WaitingForStatus, WaitingForReadiness, or why no move can be made now: NoRoom, ReplacementWouldNotLand, EvictionRefused, EvictionFailed, Unsupported, InvalidSettings.',
+      }),
+    ),
+    message: Type.Optional(Type.String({ description: 'Human-readable details of the reason.' })),
+    lastTransitionTime: Type.Optional(Time({ description: 'When the reason last changed.' })),
+  },
+  { description: 'What the rebalancer (workloadspread extension, annotation workloadspread.io/rebalance) is doing; absent when rebalancing is off.' },
+);
+
 export const WorkloadSpreadStatusSchema = Type.Object(
   {
     observedGeneration: Type.Optional(Int64({ description: 'The generation this status was computed for.' })),
@@ -194,6 +235,7 @@ export const WorkloadSpreadStatusSchema = Type.Object(
     placed: Type.Optional(
       Type.String({ description: 'Active pods placed in a subset, ready or not, over workload replicas, e.g. 9/10 (for display).' }),
     ),
+    rebalance: Type.Optional(RebalanceStatusSchema),
   },
   { description: 'Observed state of the WorkloadSpread.' },
 );
@@ -220,6 +262,13 @@ export type SubsetCondition = Type.Static<typeof SubsetConditionSchema>;
 export type SubsetStatus = Type.Static<typeof SubsetStatusSchema>;
 export type WorkloadSpreadCondition = Type.Static<typeof WorkloadSpreadConditionSchema>;
 export type WorkloadSpreadStatus = Type.Static<typeof WorkloadSpreadStatusSchema>;
+export type RebalanceMove = Type.Static<typeof RebalanceMoveSchema>;
+export type RebalanceStatus = Type.Static<typeof RebalanceStatusSchema>;
+export type RebalanceReason = (typeof REBALANCE_REASONS)[number];
+
+export function isRebalanceReason(value: unknown): value is RebalanceReason {
+  return typeof value === 'string' && (REBALANCE_REASONS as readonly string[]).includes(value);
+}
 
 /** A WorkloadSpread object as stored (metadata as the generic Kubernetes shape). */
 export interface WorkloadSpread {

@@ -64,7 +64,7 @@ const NON_DEFAULT: Record<string, unknown> = {
   imagePullSecrets: [{ name: 'pull' }],
   replicas: 3,
   logLevel: 'debug',
-  manager: { workers: 8, unschedulableRecoverySeconds: 120, extraArgs: ['--extra=1'] },
+  manager: { workers: 8, unschedulableRecoverySeconds: 120, extraArgs: ['--extra=1'], guardPodDeletion: true },
   webhook: { port: 10250, failurePolicy: 'Ignore', timeoutSeconds: 5, excludeNamespaces: ['team-a', 'kube-system'], namespaceSelector: { matchExpressions: [{ key: 'workloadspread.io/enabled', operator: 'In', values: ['true'] }] } },
   certificates: { certManager: { enabled: true } },
   metrics: { port: 9090, serviceMonitor: { enabled: true, interval: '30s', scrapeTimeout: '10s', labels: { release: 'prometheus' } } },
@@ -196,6 +196,7 @@ describe('helm template with default values', () => {
     const rules = (kind: string) => find(objects, kind).rules.map((r: Obj) => `${r.apiGroups.join(',')}|${r.resources.join(',')}|${r.verbs.join(',')}|${(r.resourceNames ?? []).join(',')}`);
     assert.deepEqual(rules('ClusterRole'), [
       '|pods|get,list,watch,patch,delete|',
+      '|pods/eviction|create|',
       '|nodes|list,watch|',
       'apps.kruise.io|workloadspreads|get,list,watch|',
       'apps.kruise.io|workloadspreads/status|update|',
@@ -259,6 +260,12 @@ describe('helm template with non-default values', () => {
   let objects: KubeObject[] = [];
   before(async () => {
     objects = await render(NON_DEFAULT);
+  });
+
+  test('guardPodDeletion: every pod deletion reaches the manager (no objectSelector on the pod DELETE webhook)', () => {
+    const hooks = find(objects, 'ValidatingWebhookConfiguration').webhooks as { name: string; objectSelector: unknown }[];
+    assert.deepEqual(hooks.find((h) => h.name === 'vpod.workloadspread.io')?.objectSelector, {});
+    assert.ok(find(objects, 'Deployment').spec.template.spec.containers[0].args.includes('--guard-pod-deletion=true'));
   });
 
   test('namespace, cert-manager objects, no PDB', () => {

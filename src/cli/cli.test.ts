@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { main } from './main.ts';
 import { captureIo } from '../testing/cli-io.ts';
 
-const EXAMPLES = ['elastic', 'zone-ratio', 'adaptive', 'per-arch', 'statefulset', 'min-replicas'];
+const EXAMPLES = ['elastic', 'zone-ratio', 'adaptive', 'per-arch', 'statefulset', 'min-replicas', 'rebalance'];
 
 const INVALID = `
 apiVersion: apps.kruise.io/v1alpha1
@@ -37,6 +37,14 @@ describe('workloadspread validate', () => {
     assert.equal(r.code, 1);
     assert.match(r.out, /bad.yaml: WorkloadSpread default\/bad: invalid/);
     assert.match(r.out, /spec\.subsets\[1\]\.maxReplicas: Invalid value: "70%": the sum of all subsets' maxReplicas exceeds 100%/);
+  });
+
+  test('the rebalancing annotations (D18): a bad value names the annotation and the value', async () => {
+    const text = readFileSync('examples/rebalance.yaml', 'utf8').replace('workloadspread.io/rebalance: "true"', 'workloadspread.io/rebalance: "yes"').replace('# workloadspread.io/rebalance-max-in-flight: "1"', 'workloadspread.io/rebalance-max-in-flight: "0"');
+    const r = await run(['validate', '-f', 'r.yaml'], { 'r.yaml': text });
+    assert.equal(r.code, 1);
+    assert.match(r.out, /metadata\.annotations\[workloadspread\.io\/rebalance\]: Invalid value: "yes": must be "true" or "false"/);
+    assert.match(r.out, /metadata\.annotations\[workloadspread\.io\/rebalance-max-in-flight\]: Invalid value: "0": must be an integer from 1 to 100/);
   });
 
   test('subset patches are checked against a workload found in the same files (V15)', async () => {

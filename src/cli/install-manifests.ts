@@ -166,6 +166,7 @@ function webhooks(namespace: string, values: InstallValues): Obj[] {
     endpoint: { service: { name: INSTALL_NAMES.service, namespace, port: 443 } },
     timeoutSeconds: values.webhook.timeoutSeconds,
     labels: commonLabels(),
+    guardPodDeletion: values.manager.guardPodDeletion,
   });
   const annotations = values.certificates.certManager.enabled ? { 'cert-manager.io/inject-ca-from': `${namespace}/${INSTALL_NAMES.certificate}` } : undefined;
   const adjust = (config: KubeObject): Obj => {

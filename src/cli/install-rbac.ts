@@ -9,6 +9,8 @@
  * - pods: list/watch (kube/caches.ts informer), get (caches.getFullPod for
  *   rules that need fields the trimmed cache drops), patch (kube/pod-writer.ts:
  *   deletion cost, subset metadata), delete (pod-writer: Adaptive reschedule);
+ * - pods/eviction: create (controller/rebalancer.ts moves pods through the
+ *   Eviction API, D18, so disruption budgets decide);
  * - nodes: list/watch (caches; D3 simulation schedule). Never read singly.
  * - workloadspreads: list/watch (caches), get (kube/status-writer.ts re-reads
  *   after a conflict); workloadspreads/status: update (status-writer PUTs).
@@ -83,6 +85,7 @@ const READ = ['get', 'list', 'watch'];
 export function managerClusterRules(options: RbacOptions): PolicyRule[] {
   const rules: PolicyRule[] = [
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'patch', 'delete'] },
+    { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
     { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] },
     { apiGroups: ['apps.kruise.io'], resources: ['workloadspreads'], verbs: READ },
     { apiGroups: ['apps.kruise.io'], resources: ['workloadspreads/status'], verbs: ['update'] },

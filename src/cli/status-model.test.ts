@@ -203,3 +203,43 @@ describe('workloadSpreadView: unassigned pods and problems', () => {
     );
   });
 });
+
+describe('workloadSpreadView: rebalancing (D18)', () => {
+  const on = { annotations: { 'workloadspread.io/rebalance': 'true' } };
+
+  test('off (no annotation, no status.rebalance): no rebalance part at all', () => {
+    assert.equal(workloadSpreadView(input(spread([{ name: 'a' }]), [])).rebalance, undefined);
+  });
+
+  test('on, with what the rebalancer last wrote: reason, since, pending, the moves in flight', () => {
+    const status: WorkloadSpread['status'] = {
+      rebalance: {
+        pending: 2,
+        moves: [{ pod: 'p9', from: 'b', to: 'a', evictedAt: '2026-01-01T00:05:00Z' }, { pod: 'p8', from: 'kruise.io/workloadspread-fake-subset-name', to: 'a', evictedAt: '2026-01-01T00:05:01Z' }],
+        reason: 'Moving',
+        message: 'waiting for the replacement of pod ns/p9 (moved from subset b to subset a) to be Ready',
+        lastTransitionTime: '2026-01-01T00:05:00Z',
+      },
+    };
+    const view = workloadSpreadView(input(spread([{ name: 'a' }, { name: 'b' }], status, { ...on, annotations: { ...on.annotations, 'workloadspread.io/rebalance-max-in-flight': '2' } }), []));
+    assert.deepEqual(view.rebalance, {
+      enabled: true,
+      maxInFlight: 2,
+      reason: 'Moving',
+      message: 'waiting for the replacement of pod ns/p9 (moved from subset b to subset a) to be Ready',
+      since: '2026-01-01T00:05:00Z',
+      pending: 2,
+      moves: [
+        { pod: 'p9', from: 'b', to: 'a', evictedAt: '2026-01-01T00:05:00Z' },
+        { pod: 'p8', from: null, to: 'a', evictedAt: '2026-01-01T00:05:01Z' },
+      ],
+    });
+  });
+
+  test('on, not looked at yet; an invalid value is reported with its error', () => {
+    const fresh = workloadSpreadView(input(spread([{ name: 'a' }], undefined, on), []));
+    assert.deepEqual([fresh.rebalance?.enabled, fresh.rebalance?.maxInFlight, fresh.rebalance?.reason], [true, 1, null]);
+    const bad = workloadSpreadView(input(spread([{ name: 'a' }], undefined, { annotations: { 'workloadspread.io/rebalance': 'yes' } }), []));
+    assert.deepEqual([bad.rebalance?.enabled, bad.rebalance?.error], [false, 'annotation workloadspread.io/rebalance is "yes": must be "true" or "false"']);
+  });
+});

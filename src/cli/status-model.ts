@@ -18,7 +18,8 @@
  * that was removed from the spec). Nothing here decides anything the engine
  * decides: it reads. Pure; start at `workloadSpreadView`.
  */
-import { POD_DELETION_COST_ANNOTATION, SUBSET_SCHEDULABLE } from '../api/keys.ts';
+import { FAKE_SUBSET_NAME, POD_DELETION_COST_ANNOTATION, SUBSET_SCHEDULABLE } from '../api/keys.ts';
+import { rebalanceRequested, rebalanceSettings } from '../api/rebalance-settings.ts';
 import type { SubsetStatus, WorkloadSpread } from '../api/workloadspread.ts';
 import { decodeWorkloadSpread } from '../api/decode.ts';
 import { markedSubset, readMarker } from '../core/marker.ts';
@@ -78,6 +79,20 @@ export interface TargetView {
   replicas: number | null;
 }
 
+/** D18: the rebalancer's settings (annotations) and what it last said (`status.rebalance`). */
+export interface RebalanceView {
+  /** Whether the annotation asks for it; `error` when its value is not valid (nothing moves then). */
+  enabled: boolean;
+  maxInFlight: number | null;
+  error?: string;
+  /** From the stored status; null until the manager has looked. */
+  reason: string | null;
+  message: string | null;
+  since: string | null;
+  pending: number | null;
+  moves: { pod: string; from: string | null; to: string; evictedAt: string }[];
+}
+
 export interface WorkloadSpreadView {
   namespace: string;
   name: string;
@@ -96,6 +111,8 @@ export interface WorkloadSpreadView {
   problems: string[];
   /** Disruption budgets selecting its pods (status-budgets.ts), when the caller listed budgets. */
   budgets?: BudgetView[];
+  /** Rebalancing (D18), when the annotation asks for it or the status still reports it. */
+  rebalance?: RebalanceView;
 }
 
 export interface ViewInput {
@@ -250,7 +267,7 @@ export function workloadSpreadView(input: ViewInput): WorkloadSpreadView {
     };
   });
 
-  return {
+  const view: WorkloadSpreadView = {
     namespace,
     name,
     target,
@@ -262,4 +279,31 @@ export function workloadSpreadView(input: ViewInput): WorkloadSpreadView {
     unassigned,
     problems,
   };
+  const rebalance = rebalanceView(ws);
+  if (rebalance !== undefined) view.rebalance = rebalance;
+  return view;
+}
+
+/** D18's part of the view: undefined when rebalancing is neither asked for nor reported. */
+function rebalanceView(ws: WorkloadSpread): RebalanceView | undefined {
+  const stored: unknown = ws.status?.rebalance;
+  const status = isPlainObject(stored) ? stored : undefined;
+  if (!rebalanceRequested(ws) && status === undefined) return undefined;
+  const settings = rebalanceSettings(ws);
+  const out: RebalanceView = {
+    enabled: settings.ok && settings.settings.enabled,
+    maxInFlight: settings.ok && settings.settings.enabled ? settings.settings.maxInFlight : null,
+    reason: str(status?.['reason']) || null,
+    message: str(status?.['message']) || null,
+    since: str(status?.['lastTransitionTime']) || null,
+    pending: typeof status?.['pending'] === 'number' ? status['pending'] : null,
+    moves: (Array.isArray(status?.['moves']) ? (status['moves'] as unknown[]) : []).filter(isPlainObject).map((m) => ({
+      pod: str(m['pod']),
+      from: str(m['from']) === FAKE_SUBSET_NAME ? null : str(m['from']),
+      to: str(m['to']),
+      evictedAt: str(m['evictedAt']),
+    })),
+  };
+  if (!settings.ok) out.error = settings.error;
+  return out;
 }

@@ -1,17 +1,18 @@
 /**
  * The `workloadspread status` table: per WorkloadSpread a heading (target,
  * replicas, pods placed), one row per subset with a bar, then the target's
- * pods that belong to no subset, then the disruption budgets selecting its
- * pods (status-budgets.ts). `-o wide` adds a PENDING column and lists every
- * pod (subset, node, phase, readiness, deletion cost). Columns are aligned by
- * visible width, so colour never shifts them. The JSON form is the views
- * themselves (`statusJson`), one line per snapshot; the YAML form the same
- * document (`statusYaml`), one per snapshot. Pure.
+ * pods that belong to no subset, then what the rebalancer is doing (D18),
+ * then the disruption budgets selecting its pods (status-budgets.ts).
+ * `-o wide` adds a PENDING column and lists every pod (subset, node, phase,
+ * readiness, deletion cost). Columns are aligned by visible width, so colour
+ * never shifts them. The JSON form is the views themselves (`statusJson`),
+ * one line per snapshot; the YAML form the same document (`statusYaml`), one
+ * per snapshot. Pure.
  */
 import { stringify } from 'yaml';
 import { barLegend, barScale, renderBar, type BarCounts } from './bars.ts';
 import { renderBudgets } from './status-budgets.ts';
-import type { SubsetView, WorkloadSpreadView } from './status-model.ts';
+import type { RebalanceView, SubsetView, WorkloadSpreadView } from './status-model.ts';
 import { alignColumns, type Style } from './style.ts';
 
 /** Bar width of the status table. */
@@ -99,8 +100,24 @@ export function renderView(view: WorkloadSpreadView, style: Style, options: Rend
     ]);
     lines.push(...alignColumns(rows));
   }
+  if (view.rebalance !== undefined) lines.push(...rebalanceLines(view.rebalance, style));
   lines.push(...renderBudgets(view.budgets, style));
   return `${lines.join('\n')}\n`;
+}
+
+/** D18 reasons that mean "a wanted move cannot be made now". */
+const BLOCKED = new Set(['NoRoom', 'ReplacementWouldNotLand', 'EvictionRefused', 'EvictionFailed', 'Unsupported', 'InvalidSettings']);
+
+/** `Rebalancing: on (1 move at a time) — Moving since …: 1 pod to move`, then the moves in flight. */
+export function rebalanceLines(r: RebalanceView, style: Style): string[] {
+  const setting = r.error !== undefined ? style.red(`invalid: ${r.error}`) : r.enabled ? `on (${r.maxInFlight ?? 1} move${(r.maxInFlight ?? 1) === 1 ? '' : 's'} at a time)` : 'off';
+  if (r.reason === null) return [`Rebalancing: ${setting} — not looked at yet`];
+  const reason = BLOCKED.has(r.reason) ? style.yellow(r.reason) : r.reason;
+  const pending = r.pending === null ? '' : `: ${r.pending} pod${r.pending === 1 ? '' : 's'} to move`;
+  const lines = [`Rebalancing: ${setting} — ${reason}${r.since === null ? '' : ` since ${r.since}`}${pending}`];
+  if (r.message !== null && r.reason !== 'Balanced') lines.push(`  ${style.dim(r.message)}`);
+  for (const m of r.moves) lines.push(`  moving ${m.pod}: ${m.from ?? '(no subset)'} → ${m.to}, evicted ${m.evictedAt}`);
+  return lines;
 }
 
 /** Every view, a blank line apart, and the bar legend once. */

@@ -245,6 +245,26 @@ describe('workloadspread status (embedded cluster, real manager)', () => {
     assert.match(table.stdout, /^a\s+1\s+2\s+2\s+0\s+0\s+0\s+-\s+-100\.\.200\s+██$/m);
     assert.match(table.stdout, /^Pods in no subset \(1\):\n {2}web-\S+\s+c[12]\s+Running\s+ready\s+cost -300\s+subset c is not in the spec$/m);
   });
+
+  test('rebalancing (D18): what the rebalancer is doing — waiting for room, then balanced once a limit makes room', async () => {
+    // Continues the previous test: a holds 2 (limit 1), and one pod is in no subset.
+    await env.cluster.client.patch(WORKLOADSPREAD_REF, 'spread', { type: 'merge', body: { metadata: { annotations: { 'workloadspread.io/rebalance': 'true' } } } }, { namespace: ns });
+    await env.cluster.settle();
+    let table = await status({ namespace: ns });
+    if (process.env['SHOW_STATUS'] === '1') console.log(table.stdout);
+    assert.match(table.stdout, /^Rebalancing: on \(1 move at a time\) — NoRoom since \S+: 2 pods to move\n {2}no subset has quota left for the replacement of pod \S+$/m);
+    const [blocked] = await views();
+    assert.deepEqual([blocked?.rebalance?.reason, blocked?.rebalance?.pending, blocked?.rebalance?.moves], ['NoRoom', 2, []]);
+
+    await env.cluster.client.patch(WORKLOADSPREAD_REF, 'spread', { type: 'json', ops: [{ op: 'replace', path: '/spec/subsets/1/maxReplicas', value: 4 }] }, { namespace: ns });
+    await env.cluster.settle();
+    table = await status({ namespace: ns });
+    if (process.env['SHOW_STATUS'] === '1') console.log(table.stdout);
+    assert.match(table.stdout, /^a\s+1\s+1\s+1\s+0\s/m);
+    assert.match(table.stdout, /^b\s+4\s+4\s+4\s+0\s/m);
+    assert.doesNotMatch(table.stdout, /Pods in no subset/);
+    assert.match(table.stdout, /^Rebalancing: on \(1 move at a time\) — Balanced since \S+: 0 pods to move$/m);
+  });
 });
 
 describe('workloadspread status without the CRD', () => {

@@ -14,7 +14,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_CONFIGMAP_NAME, MATCHED_WORKLOADSPREAD_ANNOTATION, WHITELIST_CONFIGMAP_KEY } from '../api/keys.ts';
+import { DEFAULT_CONFIGMAP_NAME, MANAGED_LABEL, MANAGED_LABEL_VALUE, MATCHED_WORKLOADSPREAD_ANNOTATION, POD_DELETION_COST_ANNOTATION, WHITELIST_CONFIGMAP_KEY } from '../api/keys.ts';
 import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
@@ -172,6 +172,33 @@ describe('deletion cost (spec §4.5)', () => {
       await settleUntil(clock, () => assert.deepEqual(Object.values(costs(bed, ns)).sort(), ['-100', '100', '100', '200']));
       assert.deepEqual(listPods(bed, ns).map((p) => p.metadata.uid), uids, 'same pods');
       assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 2/0', 'b 2/-1']);
+    });
+  });
+});
+
+describe('D21: pods born with their cost and the managed label', () => {
+  test('a pod the webhook placed (label and cost at birth) is not written; one placed without the label gets it, with its cost, in one patch', async () => {
+    const ns = await createNamespace(bed);
+    await withController(ns, async () => {
+      const { rs } = await deployment(ns, 'web', 5);
+      await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', 2], ['b', undefined])));
+      const born = (cost: string) => ({ labels: { [MANAGED_LABEL]: MANAGED_LABEL_VALUE }, annotations: { [POD_DELETION_COST_ANNOTATION]: cost } });
+      const patches = () => bed.server.control.requestCount({ resource: 'pods', verb: 'patch', subresource: '' });
+      const before = patches();
+      await createPod(bed, clock, ns, { name: 'p-00', owner: rs, ws: 'ws', subset: 'a', node: 'node-a', ...born('200') });
+      await createPod(bed, clock, ns, { name: 'p-01', owner: rs, ws: 'ws', subset: 'a', node: 'node-a', ...born('200') });
+      await createPod(bed, clock, ns, { name: 'p-02', owner: rs, ws: 'ws', subset: 'b', node: 'node-b', ...born('100') });
+      // Placed by an older release: a cost but no label; and one with neither.
+      await createPod(bed, clock, ns, { name: 'p-03', owner: rs, ws: 'ws', subset: 'b', node: 'node-b', annotations: { [POD_DELETION_COST_ANNOTATION]: '100' } });
+      await createPod(bed, clock, ns, { name: 'p-04', owner: rs, ws: 'ws', subset: 'b', node: 'node-b' });
+      await settleUntil(clock, () => {
+        const pods = listPods(bed, ns);
+        assert.ok(pods.every((p) => p.metadata.labels?.[MANAGED_LABEL] === MANAGED_LABEL_VALUE), 'every placed pod carries the label');
+        assert.deepEqual(costs(bed, ns), { 'p-00': '200', 'p-01': '200', 'p-02': '100', 'p-03': '100', 'p-04': '100' });
+        assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 2/0', 'b 3/-1']);
+      });
+      await clock.advance(60_000);
+      assert.equal(patches() - before, 2, 'one metadata patch each for p-03 and p-04, none for the pods born with both');
     });
   });
 });

@@ -13,8 +13,10 @@
  *    the subset patch applied (the cache keeps a trimmed pod);
  * 3. latest workload version NotFound (a new ReplicaSet not created yet) →
  *    adoptions only, look again in a second, no status write;
- * 4. adopt (metadata patches), then write deletion costs (D7; a failure →
- *    `PatchPodDeletionCostFailed` and the sync fails before the status);
+ * 4. adopt (metadata patches), then write deletion costs that must change
+ *    (D7, D21) and the managed label where a placed pod lacks it, one merge
+ *    patch per pod (a failure → `PatchPodDeletionCostFailed` and the sync
+ *    fails before the status);
  * 5. under the per-WorkloadSpread lock, re-plan against the freshest copy if
  *    the webhook wrote meanwhile, and write the status only when it changed
  *    (D9), conditionally on its resourceVersion;
@@ -156,7 +158,7 @@ export class Reconciler {
       // Only validation-rejected input gets here (an unresolvable maxReplicas): retrying cannot help until the spec changes.
       throw new TerminalError(`${key}: ${plan.error}`);
     }
-    await this.#writeDeletionCosts(ws, plan, pods, log);
+    await this.#writePodMetadata(ws, plan, pods, log);
 
     const final = await this.#writeStatus(ws, inputs, pods, plan, log);
     const failures = await this.#deleteScheduleFailed(ws, final, pods, log);
@@ -212,28 +214,36 @@ export class Reconciler {
     if (failed > 0) throw new Error(`${failed} adoption patch(es) failed`);
   }
 
-  async #writeDeletionCosts(ws: WorkloadSpread, plan: ReconcilePlan, pods: readonly Pod[], log: Logger): Promise<void> {
-    if (plan.deletionCostPatches.length === 0) return;
+  /**
+   * The plan's pod metadata writes: one merge patch per pod carrying its new
+   * deletion cost and/or the managed label. A failed cost write is recorded
+   * as `PatchPodDeletionCostFailed`; any failure fails the sync before the
+   * status is written.
+   */
+  async #writePodMetadata(ws: WorkloadSpread, plan: ReconcilePlan, pods: readonly Pod[], log: Logger): Promise<void> {
+    if (plan.deletionCostPatches.length === 0 && plan.labelPatches.length === 0) return;
     const byName = new Map(pods.map((p) => [p.metadata?.name ?? '', p]));
-    const subsetOf = new Map<string, string>();
+    const changes = new Map<string, { cost?: number; managed?: boolean }>();
+    for (const p of plan.deletionCostPatches) changes.set(p.pod, { cost: p.cost });
+    for (const name of plan.labelPatches) changes.set(name, { ...changes.get(name), managed: true });
     const namespace = ws.metadata?.namespace ?? '';
-    const results = await mapLimit(plan.deletionCostPatches, POD_WRITE_CONCURRENCY, async (patch) => {
-      const pod = byName.get(patch.pod);
-      if (pod === undefined) return { ok: true as const };
-      subsetOf.set(patch.pod, readMarker(pod)?.subset ?? '');
-      return this.#o.podWriter.patchDeletionCost(pod, patch.cost);
+    const work = [...changes];
+    const results = await mapLimit(work, POD_WRITE_CONCURRENCY, async ([name, change]) => {
+      const pod = byName.get(name);
+      return pod === undefined ? { ok: true as const } : this.#o.podWriter.patchMetadata(pod, change);
     });
     const events: EngineEvent[] = [];
+    let failed = 0;
     results.forEach((r, i) => {
-      const patch = plan.deletionCostPatches[i];
-      if (r.ok || r.notFound || patch === undefined) return;
-      log.warn({ pod: patch.pod, cost: patch.cost, err: r.message }, 'deletion cost patch failed');
-      events.push(patchDeletionCostFailedEvent(workloadSpreadRef(ws), { namespace, name: patch.pod }, subsetOf.get(patch.pod) ?? '', patch.cost));
+      const [name, change] = work[i] ?? ['', {}];
+      if (r.ok || r.notFound) return;
+      failed++;
+      log.warn({ pod: name, ...(change.cost === undefined ? {} : { cost: change.cost }), err: r.message }, 'pod metadata patch failed');
+      const pod = byName.get(name);
+      if (change.cost !== undefined) events.push(patchDeletionCostFailedEvent(workloadSpreadRef(ws), { namespace, name }, (pod === undefined ? undefined : readMarker(pod)?.subset) ?? '', change.cost));
     });
-    if (events.length > 0) {
-      this.#o.events.recordAll(events, [ws]);
-      throw new Error(`${events.length} deletion cost patch(es) failed`);
-    }
+    if (events.length > 0) this.#o.events.recordAll(events, [ws]);
+    if (failed > 0) throw new Error(`${failed} pod metadata patch(es) failed`);
   }
 
   /**
@@ -253,7 +263,7 @@ export class Reconciler {
       if (fresh.metadata?.resourceVersion !== ws.metadata?.resourceVersion) {
         base = fresh;
         final = this.#plan(fresh, inputs, pods, false);
-        final = { ...final, deletionCostPatches: [] };
+        final = { ...final, deletionCostPatches: [], labelPatches: [] };
       }
       if (!final.statusChanged) return final;
       const written = await this.#o.statusWriter.writeStatus(base, final.status, 'controller');

@@ -37,20 +37,21 @@ import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
 import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { apiVersionGroup, controllerRef, isPodActive } from '../k8s/pod.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
-import type { ClusterView, ReadRequest } from './cluster-view.ts';
-import { birthCost, writesDeletionCost } from './deletion-cost.ts';
+import type { ClusterView, ReadRequest, RecentPlacement } from './cluster-view.ts';
+import { birthCost, unplacedCost, usesBalancedCosts, writesDeletionCost } from './deletion-cost.ts';
 import { recordDeletion, shouldRecordDeletion } from './deletion.ts';
 import { noSubsetAvailableEvent, workloadSpreadRef, type EngineEvent } from './events.ts';
 import { injectSubset } from './inject.ts';
 import { readMarker } from './marker.ts';
 import { matchWorkloadSpreadForPod, SUPPORTED_WORKLOAD_KINDS } from './pod-selection.ts';
-import { podVersion } from './pod-version.ts';
+import { countPlaced } from './placed-count.ts';
+import { podVersion, type PodVersionOptions } from './pod-version.ts';
 import { admissionWorkloadReplicas } from './replicas.ts';
 import { requestedOnNode, simulationCanHost, simulationScheduleEnabled } from './simulation-schedule.ts';
 import { chooseSubsetByOrdinal, namesPodsByOrdinal } from './statefulset-ordinal.ts';
-import { chooseSubset, occupancy, type WorkloadReplicasResult } from './subset-choice.ts';
+import { chooseSubset, keepsBookkeeping, occupancy, type WorkloadReplicasResult } from './subset-choice.ts';
 import { cloneSetRecreates, latestWorkloadVersion } from './workload-version.ts';
-import { POD_DELETION_COST_ANNOTATION, VERSION_IGNORED as VERSION_IGNORED_KEY } from '../api/keys.ts';
+import { POD_DELETION_COST_ANNOTATION, POD_DELETION_COST_POSITIVE, VERSION_IGNORED as VERSION_IGNORED_KEY } from '../api/keys.ts';
 import { deepClone } from '../k8s/json.ts';
 
 /** How admission decides for a WorkloadSpread (spec §2.3; A is checked before B, as in the reference). */
@@ -108,12 +109,29 @@ export type PodCreateDecision =
   | ReadFirst
   | CommitFirst
   /**
-   * Placed: answer with the patch to `pod`, once `status` (when set) is stored. `injected` is false for a subset gone from the spec.
-   * `refusedPatch`: the subset's patch was left out because it changes these protected fields (D20; the caller records `SubsetPatchRefused`).
+   * Placed: answer with the patch to `pod`, once `status` (when set) is
+   * stored. `injected` is false for a subset gone from the spec.
+   * `refusedPatch`: the subset's patch was left out because it changes these
+   * protected fields (D20; the caller records `SubsetPatchRefused`).
+   * `placement` (D21): a place taken without a reservation that later birth
+   * costs must count until the pod is seen — the caller remembers it.
    */
-  | { kind: 'placed'; ws: WorkloadSpread; subset: string; pod: Pod; injected: boolean; status?: WorkloadSpreadStatus; refusedPatch?: string[] }
-  /** D11: no subset can take the pod; admitted unchanged, and `event` is recorded on the WorkloadSpread. */
-  | { kind: 'unplaced'; ws: WorkloadSpread; event: EngineEvent }
+  | {
+      kind: 'placed';
+      ws: WorkloadSpread;
+      subset: string;
+      pod: Pod;
+      injected: boolean;
+      status?: WorkloadSpreadStatus;
+      refusedPatch?: string[];
+      placement?: RecentPlacement;
+    }
+  /**
+   * D11: no subset can take the pod; `event` is recorded on the
+   * WorkloadSpread. Admitted unchanged, or (D21, a target that gets deletion
+   * costs) with `pod`: the request pod with only its deletion cost added.
+   */
+  | { kind: 'unplaced'; ws: WorkloadSpread; event: EngineEvent; pod?: Pod }
   /** Refused (500): the workload controller retries. `cause` says which rule refused, for the logs. */
   | { kind: 'error'; cause: 'owner-not-found' | 'whitelist' | 'reservation' | 'injection'; message: string; ws?: WorkloadSpread };
 
@@ -143,12 +161,8 @@ export function decidePodCreate(input: PodCreateInput): PodCreateDecision {
   const ws = match.ws;
   const path = admissionPath(ws);
   switch (path.kind) {
-    case 'single-unlimited': {
-      // One subset: its pods are all within it (100 · (1 − 0)); with a minReplicas their place decides, which the shortcut does not read.
-      const only = ws.spec.subsets[0];
-      const cost = writesDeletionCost(ws.spec.targetRef) && !(typeof only?.minReplicas === 'number' && only.minReplicas > 0) ? 100 : undefined;
-      return place(input, ws, path.subset, undefined, undefined, cost);
-    }
+    case 'single-unlimited':
+      return placeInOnlySubset(input, ws, path.subset);
     case 'ordinal': {
       const subset = chooseSubsetByOrdinal(ws, pod.metadata?.name ?? '');
       return subset === undefined ? unplaced(ws, pod) : place(input, ws, subset, undefined, undefined, undefined);
@@ -156,6 +170,30 @@ export function decidePodCreate(input: PodCreateInput): PodCreateDecision {
     case 'quota':
       return { kind: 'commit', ws };
   }
+}
+
+/**
+ * §2.3 A: the one unlimited subset takes the pod, with no status. Its cost
+ * (D21): every pod is within it (100 · (1 − 0)), unless a minReplicas
+ * protects the first places (D2) — then the new pod's place is counted from
+ * the pods known, and the pod is told apart for that count as on the quota path.
+ */
+function placeInOnlySubset(input: PodCreateInput, ws: WorkloadSpread, subset: string): PodCreateDecision {
+  const { view, pod, namespace } = input;
+  if (!writesDeletionCost(ws.spec.targetRef)) return place(input, ws, subset, undefined, undefined, undefined);
+  if (!keepsBookkeeping(ws.spec.subsets[0])) return place(input, ws, subset, undefined, undefined, POD_DELETION_COST_POSITIVE);
+  const version = podVersionIn(view, namespace, pod);
+  if ('read' in version) return { kind: 'read', read: version.read };
+  const latest = isLatestVersion(view, namespace, ws, pod, version.version);
+  if ('read' in latest) return { kind: 'read', read: latest.read };
+  if (latest.latest === undefined) return place(input, ws, subset, undefined, undefined, undefined);
+  const named = pod.metadata?.name !== undefined && pod.metadata.name !== '';
+  const uid = named ? undefined : input.newUid();
+  const placed: Placed = { view, namespace, version: version.version, options: version.options };
+  const cost = costAtBirth(ws, placed, subset, undefined, false, latest.latest, () => ({ ok: true, replicas: 0 }), true);
+  const decision = place(input, ws, subset, uid, undefined, cost);
+  if (decision.kind === 'placed') decision.placement = { key: uid ?? pod.metadata?.name ?? '', subset, version: version.version };
+  return decision;
 }
 
 /** §2.3 C on the freshest copy: version, quota, simulation, reservation. */
@@ -171,6 +209,8 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
   const replicas = workloadReplicasIn(view, namespace, ws, whitelist.whitelist);
   const observed = deletionsObservedIn(view, namespace, ws, version.version);
   if ('read' in observed) return { kind: 'read', read: observed.read };
+  // D21: in a balanced spec a pod's place in an unlimited subset decides its cost; it is counted from the pods, so it must be told apart.
+  const counted = latest.latest === true && usesBalancedCosts(ws);
   const choice = chooseSubset({
     ws,
     pod,
@@ -179,6 +219,7 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
     now: input.now,
     newUid: input.newUid,
     deletionObserved: observed.observed,
+    identifyUnreserved: counted,
     ...(simulationScheduleEnabled(ws)
       ? { canHost: simulationCanHost(ws, pod, view.nodes(), (node) => requestedOnNode(view.podsOnNode(node))) }
       : {}),
@@ -188,11 +229,16 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
     case 'error':
       return { kind: 'error', cause: 'reservation', message: choice.message, ws };
     case 'none':
-      return unplaced(ws, pod);
+      // D21: the pod stays in no subset; it is born with the cost the controller gives such pods.
+      return unplaced(ws, pod, latest.latest === undefined ? undefined : unplacedCost(ws));
     case 'chosen': {
-      const cost = latest.latest === undefined ? undefined : costAtBirth(ws, version.version, choice.subset, choice.status ?? ws.status, choice.status !== undefined, latest.latest, replicas.get);
+      const placed: Placed = { view, namespace, version: version.version, options: version.options };
+      const cost = latest.latest === undefined ? undefined : costAtBirth(ws, placed, choice.subset, choice.status ?? ws.status, choice.status !== undefined, latest.latest, replicas.get);
       if (replicas.read !== undefined) return { kind: 'read', read: replicas.read };
-      return place(input, ws, choice.subset, choice.uid, choice.status, cost);
+      const decision = place(input, ws, choice.subset, choice.uid, choice.status, cost);
+      const key = choice.uid ?? pod.metadata?.name ?? '';
+      if (counted && choice.status === undefined && decision.kind === 'placed' && key !== '') decision.placement = { key, subset: choice.subset, version: version.version };
+      return decision;
     }
   }
 }
@@ -248,22 +294,41 @@ function deletionsObservedIn(view: ClusterView, namespace: string, ws: WorkloadS
  */
 function costAtBirth(
   ws: WorkloadSpread,
-  version: string,
+  placed: Placed,
   subset: string,
   status: WorkloadSpreadStatus | undefined,
   reserved: boolean,
   latest: boolean,
   workloadReplicas: () => WorkloadReplicasResult,
+  countAll = false,
 ): number | undefined {
+  const { version } = placed;
   const statuses = status?.versionedSubsetStatuses?.[version] ?? [];
+  // A balanced table needs the size of every subset. Those keeping reservations have it in the status;
+  // the others (unlimited, no minReplicas) are counted from the pods known and this process's recent placements.
+  let known: Map<string, number> | undefined;
+  const counted = (name: string): number => {
+    known ??= countPlaced(placed.view.placedPods(placed.namespace, ws.metadata.name ?? ''), placed.view.recentPlacements(ws.metadata.uid ?? ''), ws.metadata.name ?? '', version, placed.options);
+    return known.get(name) ?? 0;
+  };
+  const balanced = latest && usesBalancedCosts(ws);
   const counts = ws.spec.subsets.map((s) => {
     const stored = statuses.find((st) => st.name === s.name);
-    const held = stored === undefined ? 0 : Math.max(0, occupancy(stored));
-    // Without a reservation (an unlimited subset of an integer spec keeps no bookkeeping) the new pod is not counted yet.
+    const bookkept = s.maxReplicas !== undefined || keepsBookkeeping(s);
+    const held = countAll || (balanced && !bookkept) ? counted(s.name) : stored === undefined ? 0 : Math.max(0, occupancy(stored));
+    // Without a reservation the new pod is not counted yet.
     return s.name === subset && !reserved ? held + 1 : held;
   });
   const replicas = workloadReplicas();
   return birthCost(ws, subset, counts, replicas.ok ? replicas.replicas : 0, latest);
+}
+
+/** Where a new pod's version is counted (`countPlaced`). */
+interface Placed {
+  view: ClusterView;
+  namespace: string;
+  version: string;
+  options: PodVersionOptions;
 }
 
 /** Whether the pod's version is the workload's latest (spec §6.2); undefined when that cannot be told here. */
@@ -285,12 +350,19 @@ function isLatestVersion(view: ClusterView, namespace: string, ws: WorkloadSprea
   return { latest: latest.notFound ? false : undefined };
 }
 
-/** D11: the pod gets no subset; the Warning names it (or its generateName) and the workload. */
-function unplaced(ws: WorkloadSpread, pod: Pod): PodCreateDecision {
+/**
+ * D11: the pod gets no subset; the Warning names it (or its generateName) and
+ * the workload. With a `cost` (D21) the pod carries only that annotation: no
+ * marker, no injection.
+ */
+function unplaced(ws: WorkloadSpread, pod: Pod, cost?: number): PodCreateDecision {
   const name = pod.metadata?.name ?? '';
   const target = ws.spec.targetRef;
   const event = noSubsetAvailableEvent(workloadSpreadRef(ws), name !== '' ? name : (pod.metadata?.generateName ?? ''), { kind: target.kind, name: target.name });
-  return { kind: 'unplaced', ws, event };
+  if (cost === undefined) return { kind: 'unplaced', ws, event };
+  const costed = deepClone(pod);
+  costed.metadata = { ...costed.metadata, annotations: { ...costed.metadata?.annotations, [POD_DELETION_COST_ANNOTATION]: String(cost) } };
+  return { kind: 'unplaced', ws, event, pod: costed };
 }
 
 /**
@@ -396,14 +468,15 @@ export function decidePodDeletion(input: PodDeletionInput): PodDeletionDecision 
  * CloneSet recreates pods; a CloneSet the view does not have counts as
  * recreating (its default), one it cannot say about needs a read.
  */
-function podVersionIn(view: ClusterView, namespace: string, pod: Pod): { version: string } | { read: ReadRequest } {
+function podVersionIn(view: ClusterView, namespace: string, pod: Pod): { version: string; options: PodVersionOptions } | { read: ReadRequest } {
   const owner = controllerRef(pod);
-  if (owner === undefined || owner.kind !== 'CloneSet') return { version: podVersion(pod) };
+  if (owner === undefined || owner.kind !== 'CloneSet') return { version: podVersion(pod), options: {} };
   const gv = apiVersionGroup(owner.apiVersion);
-  if (!gv.ok || gv.group !== 'apps.kruise.io') return { version: podVersion(pod) };
+  if (!gv.ok || gv.group !== 'apps.kruise.io') return { version: podVersion(pod), options: {} };
   const found = view.object(namespace, { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name });
   if ('read' in found) return { read: found.read };
-  return { version: podVersion(pod, { cloneSetRecreate: 'found' in found ? cloneSetRecreates(found.found) : true }) };
+  const options = { cloneSetRecreate: 'found' in found ? cloneSetRecreates(found.found) : true };
+  return { version: podVersion(pod, options), options };
 }
 
 /**

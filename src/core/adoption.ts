@@ -136,6 +136,7 @@ function applyAdoption(pod: Pod, patch: AdoptionPatch): Pod {
     ...(copy.metadata.annotations ?? {}),
     [MATCHED_WORKLOADSPREAD_ANNOTATION]: String(patch.metadata.annotations[MATCHED_WORKLOADSPREAD_ANNOTATION]),
   };
+  copy.metadata.labels = { ...(copy.metadata.labels ?? {}), [MANAGED_LABEL]: MANAGED_LABEL_VALUE };
   return copy;
 }
 

@@ -31,6 +31,19 @@ export type ReadRequest =
   /** One pod, as the API server has it now. */
   | { kind: 'pod'; namespace: string; name: string };
 
+/**
+ * A pod this manager's admission placed without reserving anything (an
+ * unlimited subset), which its cache may not show yet (D21: such pods are
+ * counted for their birth costs from the pods known, not from the status).
+ */
+export interface RecentPlacement {
+  /** The pod's name, or the uid in its marker when it had no name yet. */
+  key: string;
+  subset: string;
+  /** The pod's version (`podVersion`). */
+  version: string;
+}
+
 /** What a view answers: a lookup, or the read that would answer it. */
 export type ViewLookup<T> = Lookup<T> | { read: ReadRequest };
 
@@ -59,6 +72,10 @@ export interface ClusterView {
   nodes(): readonly Node[];
   /** The pods bound to a node (what they request, D3). */
   podsOnNode(nodeName: string): readonly Pod[];
+  /** The pods whose marker names this WorkloadSpread (any subset, any state). */
+  placedPods(namespace: string, wsName: string): readonly Pod[];
+  /** `RecentPlacement`s of the WorkloadSpread with this uid, in admission order. */
+  recentPlacements(wsUid: string): readonly RecentPlacement[];
 }
 
 /** Whether a view answer is a lookup (as opposed to a read to make first). */

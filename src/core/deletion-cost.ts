@@ -150,10 +150,15 @@ export function computeDeletionCosts(input: DeletionCostInput): Map<string, numb
     });
     for (const pod of groups.get(FAKE_SUBSET_NAME) ?? []) {
       const name = pod.metadata?.name;
-      if (isPodActive(pod) && typeof name === 'string' && name !== '') costs.set(name, POD_DELETION_COST_NEGATIVE * (n + 1));
+      if (isPodActive(pod) && typeof name === 'string' && name !== '') costs.set(name, unplacedCost(input.ws));
     }
   }
   return costs;
+}
+
+/** The cost of a pod in no subset of the spec (FAKE, spec §4.5): below every subset's, in every version. */
+export function unplacedCost(ws: Pick<WorkloadSpread, 'spec'>): number {
+  return POD_DELETION_COST_NEGATIVE * (ws.spec.subsets.length + 1);
 }
 
 /** The deletion cost a pod carries now, if it carries a valid one. */

@@ -111,6 +111,35 @@ describe('recordDeletion (§3.4 step 4)', () => {
     assert.deepEqual(got, { changed: true, status: versioned([st('a', 0), st('b', -1, { replicas: 1, deletingPods: { p: STAMP } })]) });
   });
 
+  describe('D18: with rebalancing on, a subset above its limit gets no quota back', () => {
+    const rebalancing = (ws: WorkloadSpread): WorkloadSpread => ({ ...ws, metadata: { ...ws.metadata, annotations: { 'workloadspread.io/rebalance': 'true' } } });
+    const missingOf = (got: ReturnType<typeof record>) => (got.changed ? got.status.versionedSubsetStatuses?.[V]?.[0]?.missingReplicas : undefined);
+
+    test('4 pods in a subset of limit 2: the deletion is recorded, missing stays 0 (its replacement must not come back)', () => {
+      const ws = rebalancing(spread(two, versioned([st('a', 0, { replicas: 4 }), st('b', -1)])));
+      const got = record(ws, pod('p'), marker('a'));
+      assert.deepEqual(got, { changed: true, status: versioned([st('a', 0, { replicas: 4, deletingPods: { p: STAMP } }), st('b', -1)]) });
+    });
+
+    test('at its limit (2 of 2), or once the surplus is already deleting (3 of 2, one deleting): missing++ as in the reference', () => {
+      assert.equal(missingOf(record(rebalancing(spread(two, versioned([st('a', 0, { replicas: 2 }), st('b', -1)]))), pod('p'), marker('a'))), 1);
+      assert.equal(missingOf(record(rebalancing(spread(two, versioned([st('a', 0, { replicas: 3, deletingPods: { q: STAMP } }), st('b', -1)]))), pod('p'), marker('a'))), 1);
+    });
+
+    test('a percentage limit resolves against the workload replicas (30% of 10 = 3: 4 pods stay full)', () => {
+      const pct: Subset[] = [{ name: 'a', maxReplicas: '30%' }, { name: 'b' }];
+      assert.equal(missingOf(record(rebalancing(spread(pct, versioned([st('a', 0, { replicas: 4 }), st('b', -1)]))), pod('p'), marker('a'))), 0);
+      assert.equal(missingOf(record(rebalancing(spread(pct, versioned([st('a', 0, { replicas: 3 }), st('b', -1)]))), pod('p'), marker('a'))), 1);
+    });
+
+    test('without the annotation (or with "false"), the reference frees quota even above the limit', () => {
+      const ws = spread(two, versioned([st('a', 0, { replicas: 4 }), st('b', -1)]));
+      assert.equal(missingOf(record(ws, pod('p'), marker('a'))), 1);
+      const off = { ...ws, metadata: { ...ws.metadata, annotations: { 'workloadspread.io/rebalance': 'false' } } };
+      assert.equal(missingOf(record(off, pod('p'), marker('a'))), 1);
+    });
+  });
+
   test('the input is not mutated', () => {
     const ws = spread(two, versioned([st('a', 0, { replicas: 2 }), st('b', -1)]));
     const before = deepClone(ws);

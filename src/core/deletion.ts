@@ -10,14 +10,18 @@
  * the version entry (initialized as on create), an already recorded name, a
  * marker subset absent from the status, and unlimited subsets (-1) — except
  * those with a minReplicas, which keep bookkeeping (D2).
- * The increment has no upper cap: the controller caps at the limit later.
+ * The increment has no upper cap: the controller caps at the limit later —
+ * except, with D18's rebalancing on, in a subset above its limit
+ * (`staysAtLimitWithoutPod`).
  */
-import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
+import { rebalanceSettings } from '../api/rebalance-settings.ts';
+import type { SubsetStatus, WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { controllerRef, isPodActive } from '../k8s/pod.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { Pod } from '../k8s/types.ts';
 import type { Marker } from './marker.ts';
-import { findRecordedSubset, keepsBookkeeping, versionSubsetStatuses, withVersionStatuses, type WorkloadReplicasResult } from './subset-choice.ts';
+import { resolveMaxReplicas } from './percent.ts';
+import { findRecordedSubset, keepsBookkeeping, occupancy, versionSubsetStatuses, withVersionStatuses, type WorkloadReplicasResult } from './subset-choice.ts';
 
 /** Whether a DELETE/eviction of this pod is the WorkloadSpread's business at all (no marker, inactive or unowned pods are not). */
 export function shouldRecordDeletion(pod: Pod, marker: Marker | undefined): boolean {
@@ -55,10 +59,34 @@ export function recordDeletion(input: RecordDeletionInput): DeletionRecord {
   if (findRecordedSubset(statuses, podName) !== undefined) return { changed: false };
   const status = statuses.find((s) => s.name === marker.subset);
   if (status === undefined) return { changed: false };
-  if (status.missingReplicas === -1 && !keepsBookkeeping(ws, ws.spec.subsets.find((s) => s.name === marker.subset))) {
+  if (status.missingReplicas === -1 && !keepsBookkeeping(ws.spec.subsets.find((s) => s.name === marker.subset))) {
     return { changed: false };
   }
+  const stillFull = status.missingReplicas === 0 && staysAtLimitWithoutPod(input, status);
   status.deletingPods = { ...status.deletingPods, [podName]: formatTime(input.now) };
-  if (status.missingReplicas >= 0) status.missingReplicas++;
+  if (status.missingReplicas >= 0 && !stillFull) status.missingReplicas++;
   return { changed: true, status: withVersionStatuses(ws, version, statuses) };
+}
+
+/**
+ * D18: with rebalancing on, a deletion frees no quota in a subset that still
+ * holds at least its limit without the pod (it is above its limit): otherwise
+ * the replacement of a pod the rebalancer moves out of an over-full subset
+ * would be admitted straight back into it. Without the annotation the
+ * reference's unconditional increment stands (spec §3.4). A percentage limit
+ * that cannot be resolved keeps the reference's behaviour too.
+ */
+function staysAtLimitWithoutPod(input: RecordDeletionInput, status: SubsetStatus): boolean {
+  const settings = rebalanceSettings(input.ws);
+  if (!settings.ok || !settings.settings.enabled) return false;
+  const subset = input.ws.spec.subsets.find((s) => s.name === status.name);
+  if (subset?.maxReplicas === undefined) return false;
+  let total = 0;
+  if (typeof subset.maxReplicas === 'string') {
+    const replicas = input.workloadReplicas();
+    if (!replicas.ok) return false;
+    total = replicas.replicas;
+  }
+  const limit = resolveMaxReplicas(subset.maxReplicas, total);
+  return limit !== undefined && limit >= 0 && occupancy(status) - 1 >= limit;
 }

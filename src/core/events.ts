@@ -10,15 +10,19 @@
  * plain number where the reference prints a Go formatting error (`%!d(string=…)`).
  *
  * The reference records all of these on the WorkloadSpread, so `involved` names
- * the WorkloadSpread.
+ * the WorkloadSpread; so do D18's `Rebalancing` and `RebalanceBlocked`, which
+ * are ours.
  */
 import {
   EVENT_CREATE_POD_FAILED,
   EVENT_DELETE_POD_FAILED,
   EVENT_NO_SUBSET_AVAILABLE,
   EVENT_PATCH_DELETION_COST_FAILED,
+  EVENT_REBALANCE_BLOCKED,
+  EVENT_REBALANCING,
   EVENT_RECOVER_SCHEDULABLE,
   EVENT_SUBSET_PATCH_REFUSED,
+  FAKE_SUBSET_NAME,
 } from '../api/keys.ts';
 import { ALLOW_PRIVILEGED_FLAG } from '../api/subset-patch-policy.ts';
 
@@ -140,6 +144,27 @@ export function subsetPatchRefusedEvent(ws: WorkloadSpreadRef, subset: string, p
     type: 'Warning',
     reason: EVENT_SUBSET_PATCH_REFUSED,
     message: `The patch of subset ${subset} of WorkloadSpread ${ws.namespace}/${ws.name} was not applied to ${podLabel}: it changes ${fields.join(', ')}, which a subset patch may not change (identity and ownership never; privilege-bearing fields only with ${ALLOW_PRIVILEGED_FLAG}); the pod was placed without it`,
+    involved: onWorkloadSpread(ws),
+  };
+}
+
+/** D18: a pod was evicted so that its replacement is placed in `to` (`from` may be the FAKE name: no subset). */
+export function rebalancingEvent(ws: WorkloadSpreadRef, pod: string, from: string, to: string): EngineEvent {
+  const source = from === FAKE_SUBSET_NAME ? 'no subset' : `subset ${from}`;
+  return {
+    type: 'Normal',
+    reason: EVENT_REBALANCING,
+    message: `Evicted pod ${ws.namespace}/${pod} from ${source}: its replacement goes to subset ${to}`,
+    involved: onWorkloadSpread(ws),
+  };
+}
+
+/** D18: a move is wanted and cannot be made now; `reason` is the status reason (NoRoom, EvictionRefused, ...). */
+export function rebalanceBlockedEvent(ws: WorkloadSpreadRef, reason: string, message: string): EngineEvent {
+  return {
+    type: 'Warning',
+    reason: EVENT_REBALANCE_BLOCKED,
+    message: `Rebalancing of WorkloadSpread ${ws.namespace}/${ws.name} is blocked (${reason}): ${message}`,
     involved: onWorkloadSpread(ws),
   };
 }

@@ -9,8 +9,13 @@
  * name, subset, uid (uid omitted when empty), byte for byte as Kruise writes it.
  * `markedSubset` is the one test of "this pod was placed by this WorkloadSpread,
  * in this subset" that grouping, adoption, status views and plans share.
+ *
+ * Beside the marker, a pod placed or adopted carries the label
+ * `workloadspread.io/managed=true` (D21): labels, unlike annotations, can be
+ * selected on, and the pod DELETE webhook is registered with an
+ * objectSelector on it, so deletions of other pods never reach the manager.
  */
-import { MATCHED_WORKLOADSPREAD_ANNOTATION } from '../api/keys.ts';
+import { MANAGED_LABEL, MANAGED_LABEL_VALUE, MATCHED_WORKLOADSPREAD_ANNOTATION } from '../api/keys.ts';
 import type { KubeObject } from '../k8s/types.ts';
 
 export interface Marker {
@@ -72,4 +77,9 @@ export function readMarker(obj: KubeObject): Marker | undefined {
 export function markedSubset(obj: KubeObject, wsName: string): string | undefined {
   const marker = readMarker(obj);
   return marker !== undefined && marker.name === wsName && marker.subset !== '' ? marker.subset : undefined;
+}
+
+/** Whether the pod carries `workloadspread.io/managed=true`. */
+export function hasManagedLabel(obj: KubeObject): boolean {
+  return obj.metadata?.labels?.[MANAGED_LABEL] === MANAGED_LABEL_VALUE;
 }

@@ -162,8 +162,9 @@ function admit(state: PlanState, replicas: number, template: Pod): { ok: true; p
     case 'placed':
       if (decision.status !== undefined) state.ws.status = decision.status;
       return { ok: true, pod: decision.pod };
-    case 'admit':
     case 'unplaced':
+      return { ok: true, pod: decision.pod ?? template };
+    case 'admit':
       return { ok: true, pod: template };
     case 'error':
       return { ok: false, error: decision.message };
@@ -251,6 +252,9 @@ function planView(state: PlanState, replicas: number): ClusterView {
     pod: (ns, name) => lookupOf(state.pods.find((p) => p.metadata.namespace === ns && p.metadata.name === name)),
     nodes: () => [],
     podsOnNode: () => [],
+    // The plan's pods are its own: every admitted pod is in `state.pods` before the next admission.
+    placedPods: (ns, wsName) => (ns === namespace && wsName === ws.metadata.name ? state.pods : []),
+    recentPlacements: () => [],
   };
 }
 

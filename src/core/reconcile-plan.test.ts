@@ -67,6 +67,16 @@ const basePods = (): Pod[] => [
 ];
 
 describe('planReconcile (spec §4.2)', () => {
+  test('D21: marked pods without the managed label are labelled; labelled, adopted and finished pods are not', () => {
+    const pods = basePods();
+    (pods[0] as Pod).metadata.labels = { ...pods[0]?.metadata.labels, 'workloadspread.io/managed': 'true' };
+    const done = pod('b2', 6, { subset: 'b', node: 'n2' });
+    done.status = { phase: 'Succeeded' };
+    const plan = planReconcile(input(ws(), [...pods, done]));
+    assert.deepEqual(plan.labelPatches, ['a2', 'a3', 'b1'], 'u1 is adopted (the adoption patch carries the label), b2 is finished');
+    assert.deepEqual(plan.adoptions[0]?.patch.metadata.labels, { 'workloadspread.io/managed': 'true' });
+  });
+
   test('group → adopt → costs → status, in one plan', () => {
     const w = ws();
     const pods = basePods();

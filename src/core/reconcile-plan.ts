@@ -14,6 +14,7 @@
  * status is the stored one, and only the adoptions remain.
  */
 import { deepClone, deepEqual } from '../k8s/json.ts';
+import { isPodActive } from '../k8s/pod.ts';
 import type { Node, Pod } from '../k8s/types.ts';
 import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { groupPodsBySubset } from './adoption.ts';
@@ -21,6 +22,7 @@ import type { Adoption } from './adoption.ts';
 import { computeDeletionCosts, deletionCostPatches } from './deletion-cost.ts';
 import type { DeletionCostPatch } from './deletion-cost.ts';
 import type { EngineEvent } from './events.ts';
+import { hasManagedLabel, markedSubset } from './marker.ts';
 import { resolveMaxReplicas } from './percent.ts';
 import type { PodVersionOptions } from './pod-version.ts';
 import { applySchedulableConditions } from './reschedule.ts';
@@ -49,6 +51,13 @@ export interface ReconcilePlan {
   statusChanged: boolean;
   adoptions: Adoption[];
   deletionCostPatches: DeletionCostPatch[];
+  /**
+   * Active pods marked in one of this WorkloadSpread's subsets that lack the
+   * managed label (placed by an older release or by Kruise): without it the
+   * pod DELETE webhook's objectSelector would hide their deletions. Written
+   * with the same merge patch as a cost change of the same pod.
+   */
+  labelPatches: string[];
   /** Pods to delete after the status write (Adaptive rescheduling), with their subsets for `deleteUnschedulablePodFailedEvent`. */
   scheduleFailed: { pod: string; subset: string }[];
   events: EngineEvent[];
@@ -73,11 +82,12 @@ function dedupe(events: readonly EngineEvent[]): EngineEvent[] {
 
 /** A sync that cannot proceed: keep the stored status, apply nothing but the adoptions. */
 function failedPlan(stored: WorkloadSpreadStatus, adoptions: Adoption[], error: string): ReconcilePlan {
-  return { status: stored, statusChanged: false, adoptions, deletionCostPatches: [], scheduleFailed: [], events: [], error };
+  return { status: stored, statusChanged: false, adoptions, deletionCostPatches: [], labelPatches: [], scheduleFailed: [], events: [], error };
 }
 
 export function planReconcile(input: ReconcileInput): ReconcilePlan {
   const { ws, workloadReplicas, now } = input;
+  const wsName = ws.metadata.name ?? '';
   const subsets = ws.spec.subsets;
   const stored: WorkloadSpreadStatus = ws.status !== null && typeof ws.status === 'object' ? deepClone(ws.status) : {};
 
@@ -132,6 +142,10 @@ export function planReconcile(input: ReconcileInput): ReconcilePlan {
     statusChanged: !deepEqual(conditioned.status, ws.status ?? undefined),
     adoptions: grouped.adoptions,
     deletionCostPatches: patches,
+    labelPatches: grouped.pods.flatMap((p) => {
+      const name = p.metadata?.name;
+      return typeof name === 'string' && name !== '' && isPodActive(p) && markedSubset(p, wsName) !== undefined && !hasManagedLabel(p) ? [name] : [];
+    }),
     scheduleFailed: conditioned.scheduleFailed
       .map((f) => ({ pod: f.pod.metadata?.name ?? '', subset: f.subset }))
       .filter((f) => f.pod !== ''),

@@ -46,6 +46,12 @@ export interface ChooseSubsetInput {
   canHost?: (subset: Subset) => boolean;
   /** Whether the deletion booked for this pod name was observed (gone or terminating); omitted: every booked deletion counts, as the reference. */
   deletionObserved?: (podName: string) => boolean;
+  /**
+   * Give a pod without a name a marker uid even where nothing is reserved
+   * (an unlimited subset), so that the pod can be told apart once it exists:
+   * admission counts such placements until the cache shows them (D21).
+   */
+  identifyUnreserved?: boolean;
 }
 
 export type SubsetChoice =
@@ -106,15 +112,14 @@ export function findRecordedSubset(statuses: readonly SubsetStatus[], podName: s
 
 /**
  * Whether an unlimited subset keeps creating/deleting entries, so that its
- * occupancy is exact: with D2 a `minReplicas`; with D17/D21 any unlimited
- * subset of a spec with a percentage — its pods' deletion costs depend on
- * their place in it, and a pod is born with its cost. (Limited subsets always
- * keep them.)
+ * occupancy is exact: only with a `minReplicas` (D2), whose reservations
+ * decide placement. (Limited subsets always keep them.) An unlimited subset
+ * of a spec with a percentage needs its count for its pods' birth costs
+ * (D17/D21) but takes it from the pods this manager knows of instead
+ * (`countPlaced`): a reservation there would cost a status write per pod.
  */
-export function keepsBookkeeping(ws: WorkloadSpread, subset: Subset | undefined): boolean {
-  if (subset === undefined) return false;
-  if (typeof subset.minReplicas === 'number' && subset.minReplicas > 0) return true;
-  return subset.maxReplicas === undefined && ws.spec.subsets.some((s) => typeof s.maxReplicas === 'string');
+export function keepsBookkeeping(subset: Subset | undefined): boolean {
+  return subset !== undefined && typeof subset.minReplicas === 'number' && subset.minReplicas > 0;
 }
 
 /** A copy of the status with `versionedSubsetStatuses[version]` replaced. */
@@ -164,7 +169,8 @@ export function chooseSubset(input: ChooseSubsetInput): SubsetChoice {
   if (index === undefined) return { kind: 'none' };
 
   const chosen = statuses[index] as SubsetStatus;
-  if (chosen.missingReplicas === -1 && !keepsBookkeeping(ws, subsets.find((s) => s.name === chosen.name))) {
+  if (chosen.missingReplicas === -1 && !keepsBookkeeping(subsets.find((s) => s.name === chosen.name))) {
+    if (input.identifyUnreserved === true && (podName === undefined || podName === '')) return { kind: 'chosen', subset: chosen.name, uid: input.newUid() };
     return { kind: 'chosen', subset: chosen.name };
   }
   let uid: string | undefined;

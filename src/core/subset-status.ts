@@ -272,6 +272,8 @@ export function computeWorkloadSpreadStatus(input: WorkloadSpreadStatusInput): W
   const readyPods = subsets.reduce((sum, s) => sum + (bySubset.get(s.name) ?? noPods).filter((p) => isPodActive(p) && isPodReady(p)).length, 0);
   status.ready = displayRatio(readyPods, workloadReplicas);
   status.placed = placedColumn(top.statuses, workloadReplicas);
+  // D18: the rebalancer's part of the status is its own; the reconcile carries it over unchanged.
+  if (oldStatus.rebalance !== undefined) status.rebalance = oldStatus.rebalance;
   const result: WorkloadSpreadStatusResult = { status, events };
   if (requeue !== undefined) result.requeueAfterMs = requeue;
   return result;

@@ -453,6 +453,9 @@ export class ManagerCaches {
     pod: (namespace, name) => this.pod(namespace, name),
     nodes: () => this.listNodes(),
     podsOnNode: (nodeName) => this.podsOnNode(nodeName),
+    placedPods: (namespace, wsName) => this.podsMarkedFor(namespace, wsName),
+    // Only admission knows what it placed; the webhook adds these (webhook/recent-placements.ts).
+    recentPlacements: () => [],
   };
 
   /**

@@ -6,7 +6,8 @@
  * The reporting controller names the half of the manager that saw the
  * event: `workloadspread-controller` (reconcile: CreatePodFailed,
  * DeletePodFailed, RecoverSchedulable, PatchPodDeletionCostFailed) or
- * `workloadspread-webhook` (admission: NoSubsetAvailable). `regarding` is the
+ * `workloadspread-webhook` (admission: NoSubsetAvailable); the rebalancer's
+ * Rebalancing and RebalanceBlocked (D18) report as the controller. `regarding` is the
  * object the event is about (the WorkloadSpread for every reason of the
  * reference), with its UID when the caller has the object at hand.
  * Start at `EngineEventSink.record`.
@@ -42,6 +43,8 @@ const ACTIONS: Record<string, string> = {
   RecoverSchedulable: 'Reconcile',
   PatchPodDeletionCostFailed: 'PatchDeletionCost',
   NoSubsetAvailable: 'Admit',
+  Rebalancing: 'Rebalance',
+  RebalanceBlocked: 'Rebalance',
 };
 
 /** The object reference an EngineEvent is about; `objects` supplies UIDs for objects the caller has. */

@@ -1,8 +1,9 @@
 /**
  * The controller's writes to pods, each minimal and idempotent (STYLE §7):
  *
- * - deletion cost (spec §4.5 step 3): a JSON merge patch of the one
- *   annotation, sent only when the stored value differs;
+ * - deletion cost (spec §4.5 step 3) and the managed label (D21): one JSON
+ *   merge patch of the annotation and/or the label, sent only when the
+ *   stored value differs;
  * - adoption (spec §4.3): a strategic merge patch of metadata only (the
  *   marker without a uid, plus the subset patch's metadata), carrying the
  *   pod's UID so a pod deleted and recreated under the same name in the
@@ -12,7 +13,7 @@
  * A pod that is already gone is not an error for any of them.
  * Results are data: `{ ok: true }` or `{ ok: false, notFound, message }`.
  */
-import { POD_DELETION_COST_ANNOTATION } from '../api/keys.ts';
+import { MANAGED_LABEL, MANAGED_LABEL_VALUE, POD_DELETION_COST_ANNOTATION } from '../api/keys.ts';
 import type { AdoptionPatch } from '../core/adoption.ts';
 import type { Pod } from '../k8s/types.ts';
 import { describeError, isConflict, isNotFound } from '../client/errors.ts';
@@ -33,15 +34,21 @@ export class PodWriter {
   }
 
   /**
-   * Sets the deletion-cost annotation to `cost` unless `pod` (the cached
-   * copy) already has exactly that value.
+   * One JSON merge patch of the pod's metadata: the deletion-cost annotation
+   * set to `cost` and/or the managed label added, each only where the cached
+   * copy differs (nothing to change → no request).
    */
-  async patchDeletionCost(pod: Pod, cost: number): Promise<PodWriteResult> {
-    const wanted = String(cost);
-    if (pod.metadata?.annotations?.[POD_DELETION_COST_ANNOTATION] === wanted) return { ok: true, skipped: true };
-    const name = pod.metadata?.name ?? '';
+  async patchMetadata(pod: Pod, change: { cost?: number; managed?: boolean }): Promise<PodWriteResult> {
+    const metadata: { annotations?: Record<string, string>; labels?: Record<string, string> } = {};
+    if (change.cost !== undefined && pod.metadata?.annotations?.[POD_DELETION_COST_ANNOTATION] !== String(change.cost)) {
+      metadata.annotations = { [POD_DELETION_COST_ANNOTATION]: String(change.cost) };
+    }
+    if (change.managed === true && pod.metadata?.labels?.[MANAGED_LABEL] !== MANAGED_LABEL_VALUE) {
+      metadata.labels = { [MANAGED_LABEL]: MANAGED_LABEL_VALUE };
+    }
+    if (metadata.annotations === undefined && metadata.labels === undefined) return { ok: true, skipped: true };
     try {
-      await this.#client.patch(BUILTIN.pods, name, { type: 'merge', body: { metadata: { annotations: { [POD_DELETION_COST_ANNOTATION]: wanted } } } }, { namespace: pod.metadata?.namespace ?? '' });
+      await this.#client.patch(BUILTIN.pods, pod.metadata?.name ?? '', { type: 'merge', body: { metadata } }, { namespace: pod.metadata?.namespace ?? '' });
       return { ok: true };
     } catch (error) {
       return failure(error);

@@ -40,6 +40,7 @@ import { silentLogger, withFields, type Logger } from '../client/logger.ts';
 import type { WatcherOptions } from '../client/watcher.ts';
 import { WorkloadSpreadController, DEFAULT_WORKERS } from '../controller/controller.ts';
 import type { BudgetController } from '../controller/budget-controller.ts';
+import { REBALANCER_LOG_FIELDS, Rebalancer } from '../controller/rebalancer.ts';
 import { ManagerCaches } from '../kube/caches.ts';
 import { createEventRecorder, CONTROLLER_COMPONENT, EngineEventSink, WEBHOOK_COMPONENT } from '../kube/events.ts';
 import { PodWriter } from '../kube/pod-writer.ts';
@@ -380,7 +381,7 @@ class ManagerRun {
       add('startup', { name: 'webhook registration', start: async () => {
         const endpoint = this.#webhookEndpoint(serviceName);
         const caBundle = await this.#caBundle();
-        await registerWebhooks(client, webhookConfigurations({ managerNamespace: o.namespace, endpoint, ...(caBundle === undefined ? {} : { caBundle }) }), log);
+        await registerWebhooks(client, webhookConfigurations({ managerNamespace: o.namespace, endpoint, guardPodDeletion: shared.budgets.guardPodDeletion, ...(caBundle === undefined ? {} : { caBundle }) }), log);
       } });
     }
 
@@ -389,6 +390,7 @@ class ManagerRun {
     this.#metrics.maxConcurrentReconciles(workers);
     this.#runnables.addLeader(whileLeading('workloadspread controller', () => this.#newController(shared, workers)));
     this.#runnables.addLeader(whileLeading('budget controller', () => budgets.newController()));
+    this.#runnables.addLeader(whileLeading('rebalancer', () => this.#newRebalancer(shared)));
   }
 
   async #startEndpoints(): Promise<void> {
@@ -568,6 +570,20 @@ class ManagerRun {
       workers,
       metrics: this.#metrics.controller,
       ...(this.#o.unschedulableRecoverySeconds === undefined ? {} : { recoverySeconds: this.#o.unschedulableRecoverySeconds }),
+    });
+  }
+
+  /** D18: moves pods of the WorkloadSpreads that ask for it, by eviction. */
+  #newRebalancer(shared: Shared): Rebalancer {
+    return new Rebalancer({
+      caches: shared.caches,
+      resolver: shared.resolver,
+      statusWriter: shared.statusWriter,
+      evictor: shared.client,
+      events: shared.controllerEvents,
+      clock: this.#clock,
+      log: withFields(this.#log, { logger: 'controller', ...REBALANCER_LOG_FIELDS }),
+      metrics: this.#metrics.rebalance,
     });
   }
 

@@ -41,6 +41,7 @@ import type { WatcherMetrics } from '../client/watcher.ts';
 import type { WorkQueueMetrics } from '../client/workqueue.ts';
 import { BUDGET_CONTROLLER_NAME, type BudgetControllerMetrics } from '../controller/budget-controller.ts';
 import { CONTROLLER_NAME, type ControllerMetrics } from '../controller/controller.ts';
+import { REBALANCER_NAME, type RebalancerMetrics } from '../controller/rebalancer.ts';
 import type { BudgetStatusWriterMetrics } from '../kube/budget-status-writer.ts';
 import type { StatusWriterMetrics } from '../kube/status-writer.ts';
 import type { BudgetEnforcementMetrics } from '../webhook/budget-eviction.ts';
@@ -91,6 +92,8 @@ export class ManagerMetrics {
   readonly restClient: RequestMetrics;
   /** Hooks for DomainDisruptionBudget enforcement, status writes and the budget controller (D14). */
   readonly budgets: BudgetEnforcementMetrics & BudgetStatusWriterMetrics & BudgetControllerMetrics;
+  /** Hooks for the rebalance loop (D18). */
+  readonly rebalance: RebalancerMetrics;
 
   readonly #leader: Gauge<'name'>;
   readonly #maxReconciles: Gauge<'controller'>;
@@ -259,6 +262,38 @@ export class ManagerMetrics {
     // ---- what runs ----
     const buildInfo = new Gauge({ name: 'workloadspread_build_info', help: 'Always 1; the labels say which release and which Node.js runs', labelNames: ['version', 'nodejs_version'] as const, registers });
     buildInfo.set({ version: VERSION, nodejs_version: process.version }, 1);
+
+    // ---- rebalancing (D18) ----
+    const rebalanceEvictions = new Counter({
+      name: 'workloadspread_rebalance_evictions_total',
+      help: 'Evictions the rebalancer sent, by result (evicted, refused = 429 from a disruption budget, failed)',
+      labelNames: ['namespace', 'workloadspread', 'result'] as const,
+      registers,
+    });
+    const rebalancePending = new Gauge({ name: 'workloadspread_rebalance_pending_pods', help: 'Pods not in the subset the spec wants them in, as of the last rebalance look (WorkloadSpreads with rebalancing on)', labelNames: ['namespace', 'workloadspread'] as const, registers });
+    const rebalanceInFlight = new Gauge({ name: 'workloadspread_rebalance_moves_in_flight', help: 'Moves (evictions) whose replacement is not Ready yet', labelNames: ['namespace', 'workloadspread'] as const, registers });
+    const rebalanceQueue = { name: REBALANCER_NAME, controller: REBALANCER_NAME };
+    depth.set(rebalanceQueue, 0);
+    this.rebalance = {
+      rebalanceEviction: (namespace, workloadspread, result) => rebalanceEvictions.inc({ namespace, workloadspread, result }),
+      rebalanceState: (namespace, workloadspread, pending, inFlight) => {
+        rebalancePending.set({ namespace, workloadspread }, pending);
+        rebalanceInFlight.set({ namespace, workloadspread }, inFlight);
+      },
+      forgetRebalance: (namespace, workloadspread) => {
+        rebalancePending.remove({ namespace, workloadspread });
+        rebalanceInFlight.remove({ namespace, workloadspread });
+        for (const result of ['evicted', 'refused', 'failed']) rebalanceEvictions.remove({ namespace, workloadspread, result });
+      },
+      queue: {
+        depth: (n) => depth.set(rebalanceQueue, n),
+        adds: () => adds.inc(rebalanceQueue),
+        retries: () => retries.inc(rebalanceQueue),
+        latency: (ms) => queueDuration.observe(rebalanceQueue, ms / 1000),
+        workDuration: (ms) => workDuration.observe(rebalanceQueue, ms / 1000),
+        errors: () => {},
+      },
+    };
 
     this.#leader = new Gauge({ name: 'leader_election_master_status', help: '1 while this replica holds the lease named, else 0', labelNames: ['name'] as const, registers });
   }

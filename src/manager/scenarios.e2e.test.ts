@@ -15,7 +15,9 @@
  * - adoption of pods created before the WorkloadSpread, then a maxReplicas
  *   change that re-costs them without recreating any;
  * - minReplicas (D2) through scale-out and scale-in;
- * - a custom workload through the whitelist config map (D6), edited at runtime.
+ * - a custom workload through the whitelist config map (D6), edited at runtime;
+ * - D21: pod deletions outside every WorkloadSpread never reach the webhook,
+ *   and placed pods are born with their label and deletion cost.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -28,7 +30,7 @@ import { customWorkloadCrd, whitelistJson } from '../testing/kube-bed.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { settleUntil } from '../testing/eventually.ts';
 import { countBySubset, deployment, podsOf, readSpread, subsetOf, workloadSpreadObject, zoneTerm } from '../testing/webhook-bed.ts';
-import { MANAGER_NAMESPACE, startManagerCluster, startTestManager, stopOnClock, type ManagerCluster, type TestManager } from '../testing/manager-bed.ts';
+import { MANAGER_NAMESPACE, sample, scrape, startManagerCluster, startTestManager, stopOnClock, type ManagerCluster, type TestManager } from '../testing/manager-bed.ts';
 
 const COST = 'controller.kubernetes.io/pod-deletion-cost';
 
@@ -86,6 +88,41 @@ describe('end to end with the whole manager', () => {
     assert.deepEqual(countBySubset(await active(ns)), { a: 2 }, 'the elastic pods went first');
     assert.deepEqual(await costsBySubset(ns), { a: ['200'] });
     assert.deepEqual(await statuses(ns), [['a', 2, 0], ['b', 0, -1]]);
+  });
+
+  test('D21: deletions of pods outside every WorkloadSpread never reach the manager; placed pods are born with their cost', async () => {
+    const deletes = async (): Promise<number> => sample(await scrape(m.manager), 'workloadspread_admission_duration_seconds_count', { operation: 'DELETE' }) ?? 0;
+    const creates = async (): Promise<number> => sample(await scrape(m.manager), 'workloadspread_admission_duration_seconds_count', { operation: 'CREATE', webhook: '/mutate-pod' }) ?? 0;
+    const plain = await env.namespace('plain');
+    const createsBefore = await creates();
+    await env.cluster.client.create(BUILTIN.deployments, deployment(plain, 'web', 6));
+    await env.cluster.settle();
+    assert.equal((await active(plain)).length, 6);
+    assert.equal(await creates(), createsBefore + 6, 'every pod CREATE is still asked (a new pod has no label to select on)');
+    const before = await deletes();
+    await scale(plain, 0);
+    await env.cluster.settle();
+    assert.equal((await active(plain)).length, 0);
+    assert.equal(await deletes(), before, 'no DELETE review for pods of no WorkloadSpread');
+
+    const ns = await env.namespace('managed');
+    await spread(ns, [
+      { name: 'a', requiredNodeSelectorTerm: zoneTerm('a'), maxReplicas: 2 },
+      { name: 'b', requiredNodeSelectorTerm: zoneTerm('b') },
+    ]);
+    await env.cluster.client.create(BUILTIN.deployments, deployment(ns, 'web', 5));
+    await env.cluster.settle();
+    const pods = await active(ns);
+    assert.ok(pods.every((p) => p.metadata.labels?.['workloadspread.io/managed'] === 'true'), 'placed pods carry the label');
+    assert.deepEqual(await costsBySubset(ns), { a: ['200'], b: ['100'] }, 'born with the cost the controller would write');
+    const atScaleIn = await deletes();
+    await scale(ns, 2);
+    await env.cluster.settle();
+    assert.deepEqual(countBySubset(await active(ns)), { a: 2 });
+    // Each placed pod's deletions are reviewed: the ReplicaSet controller's
+    // graceful DELETE (which frees the subset) and the kubelet's final one
+    // (grace 0, an already terminating pod: nothing to record), as upstream.
+    assert.equal(await deletes(), atScaleIn + 2 * 3, 'two DELETE reviews per placed pod');
   });
 
   test('1:1:3 with percentages (20% / 20% / 60%) through 10 → 20 → 10', async () => {

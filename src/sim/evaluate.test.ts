@@ -150,6 +150,24 @@ describe('evaluateExpectations: one result per value checked, with its path', ()
     ]);
   });
 
+  test('rebalance: pods out of place, moves in flight and the reason from status.rebalance (D18); null when it is off', () => {
+    const rebalancing: WorkloadSpreadRecord = { ...SPREAD, status: { ...SPREAD.status, rebalance: { pending: 2, moves: [{ pod: 'p4', from: 'b', to: 'a', evictedAt: '2026-01-01T00:00:00Z' }], reason: 'Moving', message: 'waiting' } } };
+    const input = (checks: ExpectCheck[], spreads: WorkloadSpreadRecord[]) => ({ spec: { workloadSpread: { namespace: 'default', name: 'ws' }, checks }, pods: [], rawPods: [], workloadSpreads: spreads, events: [], nodes: [] });
+    assert.deepEqual(brief(evaluateExpectations(input([{ check: 'rebalance', rebalance: { pending: 2, moves: 1, reason: 'Moving' } }], [rebalancing]))), [
+      ['rebalance.pending', true, 2],
+      ['rebalance.moves', true, 1],
+      ['rebalance.reason', true, 'Moving'],
+    ]);
+    const off = evaluateExpectations(input([{ check: 'rebalance', rebalance: { reason: null, pending: 0 } }], [SPREAD]));
+    assert.deepEqual(brief(off), [
+      ['rebalance.pending', false, null],
+      ['rebalance.reason', true, null],
+    ]);
+    assert.match(off[0]?.message ?? '', /no status.rebalance/);
+    const wrong = evaluateExpectations(input([{ check: 'rebalance', rebalance: { reason: 'Balanced' } }], [rebalancing]));
+    assert.equal(wrong[0]?.message, 'Moving: waiting', 'a failure says what the rebalancer said');
+  });
+
   test('a WorkloadSpread that does not exist (yet) has no pods and no status', () => {
     const r = evaluateExpectations({ spec: { workloadSpread: { namespace: 'default', name: 'nope' }, checks: [{ check: 'pods', count: 0 }, { check: 'status', fields: { a: { replicas: 0 } } }] }, pods: PODS.map((p) => p.record), rawPods: PODS.map((p) => p.raw), workloadSpreads: [SPREAD], events: [], nodes: [] });
     assert.deepEqual(brief(r), [

@@ -125,6 +125,21 @@ function evaluateCheck(check: ExpectCheck, scope: Scope): ExpectationResult[] {
           return result(child(child('conditions', s), type), expected, condition?.status ?? null);
         });
       });
+    case 'rebalance': {
+      const stored = ws !== undefined && 'rebalance' in ws.status ? ws.status.rebalance : undefined;
+      const out: ExpectationResult[] = [];
+      const r = check.rebalance;
+      const off = stored === undefined ? 'the WorkloadSpread has no status.rebalance (rebalancing off, or not looked at yet)' : undefined;
+      const withHint = (e: ExpectationResult): ExpectationResult => {
+        if (!e.ok && off !== undefined) e.message = off;
+        else if (!e.ok && stored?.message !== undefined) e.message = `${stored.reason ?? ''}: ${stored.message}`;
+        return e;
+      };
+      if (r.pending !== undefined) out.push(withHint(result('rebalance.pending', r.pending, stored?.pending ?? null)));
+      if (r.moves !== undefined) out.push(withHint(result('rebalance.moves', r.moves, stored === undefined ? null : (stored.moves ?? []).length)));
+      if (r.reason !== undefined) out.push(withHint(result('rebalance.reason', r.reason, stored === undefined ? null : (stored.reason ?? null))));
+      return out;
+    }
     case 'events':
       return check.events.map((m, i) => {
         const matching = input.events.filter((e) => matchesEvent(m, e));

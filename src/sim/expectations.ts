@@ -14,6 +14,8 @@
  *   events      [{reason, type, message, object, count}]   events since the previous expect
  *   podFields   [{subset, field, value}] a field (kubectl JSONPath) of every active pod of the subset
  *   nodeLabels  {label: {value: n}}      active pods per value of a label of their node
+ *   rebalance   {pending, moves, reason} status.rebalance (D18): pods out of place, moves in
+ *                                        flight, the reason (null: rebalancing off)
  *   budgets, refusedEvictions            disruption budgets and refused evictions
  *                                        (budget-expectations.ts; need no WorkloadSpread)
  * `workloadSpread: [namespace/]name` picks the WorkloadSpread when the
@@ -61,7 +63,17 @@ export type ExpectCheck =
   | { check: 'events'; events: EventMatcher[] }
   | { check: 'podFields'; fields: PodFieldCheck[] }
   | { check: 'nodeLabels'; labels: Record<string, Record<string, number>> }
+  | { check: 'rebalance'; rebalance: RebalanceCheck }
   | BudgetCheck;
+
+/** D18: what `status.rebalance` must say; only the keys given are checked. */
+export interface RebalanceCheck {
+  pending?: number;
+  /** Moves in flight. */
+  moves?: number;
+  /** The reason; null: no `status.rebalance` at all (rebalancing off). */
+  reason?: string | null;
+}
 
 export type CheckName = ExpectCheck['check'];
 
@@ -224,6 +236,24 @@ const READERS: Readonly<Record<CheckName, Reader>> = {
       if (counts !== undefined) labels[label] = counts;
     }
     return { check: 'nodeLabels', labels };
+  },
+  rebalance: (value, path, problems) => {
+    const map = readMapping(value, path, problems);
+    if (map === undefined) return undefined;
+    rejectUnknownKeys(map, ['pending', 'moves', 'reason'], path, problems);
+    const rebalance: RebalanceCheck = {};
+    for (const key of ['pending', 'moves'] as const) {
+      if (map[key] === undefined) continue;
+      const n = readNonNegativeInt(map[key], child(path, key), problems);
+      if (n !== undefined) rebalance[key] = n;
+    }
+    if (map['reason'] === null) rebalance.reason = null;
+    else if (map['reason'] !== undefined) {
+      const reason = readString(map['reason'], child(path, 'reason'), problems);
+      if (reason !== undefined) rebalance.reason = reason;
+    }
+    if (Object.keys(map).length === 0) problems.add(path, 'needs at least one of pending, moves, reason');
+    return { check: 'rebalance', rebalance };
   },
   ...BUDGET_CHECK_READERS,
 };

@@ -6,7 +6,7 @@
  *
  * Content: the verdict; per WorkloadSpread a timeline chart of pods per
  * subset over the steps (timeline-chart.ts) with limits dashed; the steps
- * with their pods per subset, notable events and expectations (✓/✗, expected
+ * with their pods per subset (and the rebalancer's state, D18), notable events and expectations (✓/✗, expected
  * vs actual); the deletion costs at the end, per subset and per pod; with
  * disruption budgets, their domains per step and each drain's evictions
  * (budget-report.ts).
@@ -16,7 +16,7 @@ import { budgetsCell, budgetsSection, evictionsHtml } from './budget-report.ts';
 import { describeExpectation, describeUnsettled, showElapsed } from './describe.ts';
 import type { PodRecord } from './observation.ts';
 import type { ScenarioRunResult, Snapshot, StepResult } from './runner.ts';
-import { showCosts, summarizeSpreads, type SpreadSummary } from './spread-summary.ts';
+import { showCosts, showRebalance, summarizeSpreads, type SpreadSummary } from './spread-summary.ts';
 import { escapeXml as esc, renderTimelineChart, type ChartSeries } from './timeline-chart.ts';
 
 const STYLE = `
@@ -55,6 +55,7 @@ function subsetCell(snapshot: Snapshot): string {
     .map((s) => {
       const parts = s.subsets.map((sub) => `${esc(sub.name)} <b>${sub.pods}</b>${sub.limit === null ? '' : `/${sub.limit}`}`);
       if (s.unassigned.pods > 0) parts.push(`no subset <b>${s.unassigned.pods}</b>`);
+      if (s.rebalance !== undefined) parts.push(`<span class="meta">rebalance: ${esc(showRebalance(s.rebalance))}</span>`);
       return `${summarizeSpreads(snapshot).length > 1 ? `<div>${esc(s.key)}</div>` : ''}${parts.join('<br>')}`;
     })
     .join('<hr>');

@@ -1,7 +1,8 @@
 /**
  * `simulate --output table` (the default): a readable block per step —
  * number, what it did, clock time and time since the start, per
- * WorkloadSpread the subsets (pods, ready, limit, deletion costs), the
+ * WorkloadSpread the subsets (pods, ready, limit, deletion costs) and what the
+ * rebalancer is doing (D18, when on), the
  * disruption budgets per domain and a drain's evictions (budget-report.ts), the
  * notable events (those about WorkloadSpreads, and warnings) and the
  * expectation results (✓ / ✗ with expected vs actual) — then a summary
@@ -15,7 +16,7 @@ import { describeExpectation, describeUnsettled, showElapsed } from './describe.
 import type { ExpectationResult } from './evaluate.ts';
 import type { EventRecord } from './observation.ts';
 import type { ScenarioRunResult, Snapshot, StepResult } from './runner.ts';
-import { showCosts, summarizeSpreads } from './spread-summary.ts';
+import { showCosts, showRebalance, summarizeSpreads } from './spread-summary.ts';
 
 export interface TableStyle {
   color: boolean;
@@ -31,6 +32,7 @@ function spreadTables(snapshot: Snapshot): string {
     for (const sub of s.subsets) rows.push([sub.name, String(sub.pods), String(sub.ready), sub.limit === null ? 'unlimited' : String(sub.limit), showCosts(sub.costs)]);
     if (s.unassigned.pods > 0) rows.push([s.unassigned.name, String(s.unassigned.pods), String(s.unassigned.ready), '-', showCosts(s.unassigned.costs)]);
     out += columns(rows, '    ');
+    if (s.rebalance !== undefined) out += `    rebalance: ${showRebalance(s.rebalance)}\n`;
   }
   return out;
 }

@@ -185,3 +185,33 @@ describe('renderTimelineChart', () => {
     );
   });
 });
+
+describe('the rebalancer in the reports (D18)', () => {
+  const rebalancing = (): Snapshot => {
+    const snap = snapshot(7, [['web-1', 'a', 200], ['web-4', null, null]]);
+    const ws = snap.workloadSpreads[0];
+    assert.ok(ws !== undefined);
+    ws.status = { ...ws.status, rebalance: { pending: 1, moves: [{ pod: 'web-3', from: 'b', to: HOSTILE, evictedAt: '2026-01-01T00:00:06Z' }], reason: 'Moving', message: 'waiting', lastTransitionTime: '2026-01-01T00:00:06Z' } };
+    return snap;
+  };
+
+  test('table: a line under the subsets; nothing without status.rebalance', () => {
+    const out = renderStep(step(2, 'uncordon', rebalancing()), { color: false });
+    assert.match(out, /\n {4}rebalance: Moving · 1 pending · in flight web-3: b → <script>alert\("x"\)<\/script>&\n/);
+    assert.doesNotMatch(renderStep(STEPS[0] as StepResult, { color: false }), /rebalance:/);
+  });
+
+  test('blocked: the reason and its message', () => {
+    const snap = rebalancing();
+    const ws = snap.workloadSpreads[0];
+    assert.ok(ws !== undefined && 'subsetStatuses' in ws.status);
+    ws.status = { ...ws.status, rebalance: { pending: 2, reason: 'NoRoom', message: 'subset a wants more pods but none of its nodes can host one' } };
+    assert.match(renderStep(step(2, 'settle', snap), { color: false }), /rebalance: NoRoom · 2 pending · subset a wants more pods but none of its nodes can host one\n/);
+  });
+
+  test('HTML: the same line in the step\'s pods cell, escaped', () => {
+    const html = renderHtmlReport({ ...RESULT, steps: [step(0, 'uncordon', rebalancing())] });
+    assert.match(html, /<span class="meta">rebalance: Moving · 1 pending · in flight web-3: b → &lt;script&gt;alert\(&quot;x&quot;\)&lt;\/script&gt;&amp;<\/span>/);
+    assert.doesNotMatch(html, /<script>/);
+  });
+});

@@ -160,6 +160,8 @@ describe('parseScenario: malformed scenarios name the field', () => {
     ['steps:\n  - expect: {podFields: [{field: "spec.containers[", value: 1}]}', 'steps[0].expect.podFields[0].field: not a JSONPath'],
     ['steps:\n  - expect: {podFields: [{field: spec.nodeName}]}', 'steps[0].expect.podFields[0].value: required'],
     ['steps:\n  - expect: {pod: 3}', 'steps[0].expect.pod: unknown field (did you mean pods?)'],
+    ['steps:\n  - expect: {rebalance: {pending: -1}}', 'steps[0].expect.rebalance.pending: must be a non-negative integer, not number -1'],
+    ['steps:\n  - expect: {rebalance: {moved: 1}}', 'steps[0].expect.rebalance.moved: unknown field (did you mean moves?); expected one of: pending, moves, reason'],
     ['steps:\n  - expect: {}', 'steps[0].expect: needs at least one check'],
     ['steps:\n  - expect: {pods: 1, workloadSpread: other}', 'steps[0].expect.workloadSpread: the scenario creates no WorkloadSpread default/other'],
     ['steps:\n  - expectFailure: true\n    advance: 1s\n  - {advance: 1s, expectFailure: 3}', 'steps[1].expectFailure: must be true or a part of the expected error message, not number 3'],

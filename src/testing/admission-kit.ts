@@ -11,7 +11,8 @@ import type { Clock } from '../clock/clock.ts';
 import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
 import type { WhitelistReadError } from '../api/validation.ts';
 import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
-import type { ClusterView, ObjectRef, ReadRequest, ViewLookup } from '../core/cluster-view.ts';
+import type { ClusterView, ObjectRef, ReadRequest, RecentPlacement, ViewLookup } from '../core/cluster-view.ts';
+import { readMarker } from '../core/marker.ts';
 import type { EngineEvent } from '../core/events.ts';
 import type { Lookup } from '../k8s/lookup.ts';
 import { apiVersionGroup } from '../k8s/pod.ts';
@@ -95,6 +96,14 @@ export class FakeCluster implements ClusterView, ApiReads {
   }
   podsOnNode(nodeName: string): readonly Pod[] {
     return this.pods.filter((p) => p.spec?.nodeName === nodeName);
+  }
+  placedPods(namespace: string, wsName: string): readonly Pod[] {
+    return this.pods.filter((p) => p.metadata.namespace === namespace && readMarker(p)?.name === wsName);
+  }
+  /** Placements admission answered that `pods` does not show yet, per WorkloadSpread uid. */
+  recent = new Map<string, RecentPlacement[]>();
+  recentPlacements(wsUid: string): readonly RecentPlacement[] {
+    return this.recent.get(wsUid) ?? [];
   }
   async read(request: ReadRequest): Promise<Lookup<KubeObject>> {
     if (request.kind === 'pod') {

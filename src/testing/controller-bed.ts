@@ -108,6 +108,7 @@ export interface PlacedPod {
   subset?: string;
   node?: string;
   labels?: Record<string, string>;
+  annotations?: Record<string, string>;
   /** Running+Ready since this time (default: Running+Ready now); 'pending' leaves it Pending. */
   readyAt?: number | 'pending' | 'unschedulable';
   tolerations?: unknown[];
@@ -115,7 +116,7 @@ export interface PlacedPod {
 
 /** Creates a pod (as the webhook would have placed it) and sets its status. */
 export async function createPod(bed: ClientTestBed, clock: VirtualClock, ns: string, p: PlacedPod): Promise<Pod> {
-  const annotations: Record<string, string> = {};
+  const annotations: Record<string, string> = { ...(p.annotations ?? {}) };
   if (p.ws !== undefined) annotations[MATCHED_WORKLOADSPREAD_ANNOTATION] = formatMarker({ name: p.ws, subset: p.subset ?? '' });
   const labels = { ...(p.owner.metadata?.labels ?? {}), ...(p.labels ?? {}) };
   if (p.owner.kind === 'ReplicaSet') Object.assign(labels, (p.owner['spec'] as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels);

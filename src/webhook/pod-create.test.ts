@@ -138,10 +138,16 @@ describe('pod CREATE admission', () => {
     assert.equal(response.status?.code, 400);
   });
 
-  test('D11: no subset has quota → admitted unchanged, NoSubsetAvailable event on the WorkloadSpread, counter', async () => {
+  test('D11: no subset has quota → admitted unplaced with the FAKE cost (D21), NoSubsetAvailable event on the WorkloadSpread, counter', async () => {
     const bed = bedWith(spread([{ name: 'zone-a', maxReplicas: 0 }, { name: 'zone-b', maxReplicas: 0 }]));
     const { response } = await admit(bed);
-    assert.deepEqual(response, { uid: '0f0e6c7a-1b52-4d56-9a8e-3a1c1a0b0001', allowed: true });
+    assert.equal(response.allowed, true);
+    assert.equal(response.patchType, 'JSONPatch');
+    // Below every subset's cost (two subsets → -100 × 3), and nothing else: no marker, no injection.
+    assert.deepEqual(JSON.parse(Buffer.from(response.patch ?? '', 'base64').toString('utf8')), [
+      { op: 'add', path: '/metadata/annotations', value: { 'controller.kubernetes.io/pod-deletion-cost': '-300' } },
+    ]);
+    assert.equal(bed.store.writes, 0);
     assert.equal(bed.events.length, 1);
     assert.equal(bed.events[0]?.ws, 'web-spread');
     assert.equal(bed.events[0]?.event.reason, 'NoSubsetAvailable');

@@ -93,7 +93,7 @@ export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDe
       deps.events.record(decision.ws, decision.event);
       deps.metrics?.noSubsetAvailable?.(namespace, decision.ws.metadata.name ?? '');
       log.warn(plog, 'no subset has quota left; pod admitted without placement');
-      return allowed(uid);
+      return decision.pod === undefined ? allowed(uid) : patched(uid, raw, decision.pod);
     case 'error':
       log.warn({ ...plog, err: decision.message }, REFUSALS[decision.cause]);
       return errored(uid, 500, new Error(decision.message));

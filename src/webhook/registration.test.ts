@@ -4,7 +4,7 @@ import { VirtualClock } from '../clock/virtual-clock.ts';
 import { BUILTIN } from '../client/resources.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { startClientTestBed, testBedCertificate, type ClientTestBed } from '../testing/client-test-bed.ts';
-import { containsFields, MUTATING_CONFIGURATION_NAME, registerWebhooks, VALIDATING_CONFIGURATION_NAME, WEBHOOK_NAMES, webhookConfigurations } from './registration.ts';
+import { containsFields, MUTATING_CONFIGURATION_NAME, registerWebhooks, VALIDATING_CONFIGURATION_NAME, WEBHOOK_NAMES, webhookConfigurations, type WebhookConfigurations } from './registration.ts';
 
 type Webhook = Record<string, unknown> & { name: string; clientConfig: Record<string, unknown>; rules: Record<string, unknown>[] };
 const webhooks = (obj: KubeObject): Webhook[] => obj['webhooks'] as Webhook[];
@@ -63,11 +63,24 @@ describe('webhookConfigurations (pure)', () => {
     assert.deepEqual(mpod?.['namespaceSelector'], { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system'] }] });
   });
 
+  test('D21: the pod DELETE webhook selects managed pods only, unless --guard-pod-deletion; evictions are never filtered', () => {
+    const byName = (c: WebhookConfigurations) => new Map(webhooks(c.validating).map((h) => [h['name'], h['objectSelector']]));
+    const plain = byName(url);
+    assert.deepEqual(plain.get(WEBHOOK_NAMES.validatePod), { matchLabels: { 'workloadspread.io/managed': 'true' } });
+    assert.deepEqual(plain.get(WEBHOOK_NAMES.validatePodEviction), {}, 'the API server would match it against the Eviction, not the pod');
+    assert.deepEqual(webhooks(url.mutating)[0]?.['objectSelector'], {}, 'a new pod has no label yet');
+    const guarded = byName(webhookConfigurations({ managerNamespace: 'ws-system', endpoint: { url: 'https://127.0.0.1:9443' }, guardPodDeletion: true }));
+    assert.deepEqual(guarded.get(WEBHOOK_NAMES.validatePod), {});
+  });
+
   test('containsFields ignores fields the server added, not changed ones', () => {
     assert.equal(containsFields({ a: 1, b: { c: 2, d: 3 } }, { b: { c: 2 } }), true);
     assert.equal(containsFields({ a: 1 }, { a: 2 }), false);
     assert.equal(containsFields([{ a: 1, x: 0 }], [{ a: 1 }]), true);
     assert.equal(containsFields([{ a: 1 }, { a: 2 }], [{ a: 1 }]), false);
+    // Selectors are compared whole: a stored selector with more in it is a change.
+    assert.equal(containsFields({ objectSelector: { matchLabels: { x: 'y' } } }, { objectSelector: {} }), false);
+    assert.equal(containsFields({ objectSelector: {} }, { objectSelector: {} }), true);
   });
 });
 
@@ -98,5 +111,16 @@ describe('registerWebhooks against the API server', () => {
     const [mpod] = webhooks(after);
     assert.equal(mpod?.clientConfig['url'], 'https://127.0.0.1:9555/mutate-pod');
     assert.equal(mpod?.clientConfig['caBundle'], 'Q0E=');
+  });
+
+  test('turning --guard-pod-deletion on and off rewrites the pod DELETE selector', async () => {
+    const options = { managerNamespace: 'ws-guard', endpoint: { url: 'https://127.0.0.1:9443' } };
+    await registerWebhooks(bed.client, webhookConfigurations(options));
+    const selector = async () => webhooks(await bed.client.get(BUILTIN.validatingwebhookconfigurations, VALIDATING_CONFIGURATION_NAME)).find((h) => h['name'] === WEBHOOK_NAMES.validatePod)?.['objectSelector'];
+    assert.deepEqual(await selector(), { matchLabels: { 'workloadspread.io/managed': 'true' } });
+    assert.equal((await registerWebhooks(bed.client, webhookConfigurations({ ...options, guardPodDeletion: true }))).validating, 'updated');
+    assert.deepEqual(await selector(), {});
+    assert.equal((await registerWebhooks(bed.client, webhookConfigurations(options))).validating, 'updated');
+    assert.deepEqual(await selector(), { matchLabels: { 'workloadspread.io/managed': 'true' } });
   });
 });

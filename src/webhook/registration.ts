@@ -11,7 +11,9 @@
  * and leave no reservation), `admissionReviewVersions: [v1]`, a 10 s timeout,
  * and for the pod webhooks a namespaceSelector that leaves out the manager's
  * own namespace and kube-system, so the manager can never block its own pods
- * or the control plane's. Every field the API server would default is set,
+ * or the control plane's. The pod DELETE webhook selects only pods carrying
+ * `workloadspread.io/managed=true` (D21) unless `--guard-pod-deletion` asks
+ * for every deletion. Every field the API server would default is set,
  * so comparing what is stored with what is wanted needs no guessing.
  */
 import { describeError, isAlreadyExists, isConflict, isNotFound } from '../client/errors.ts';
@@ -20,7 +22,8 @@ import { silentLogger, type Logger } from '../client/logger.ts';
 import { BUILTIN, type ResourceRef } from '../client/resources.ts';
 import { DDB_GROUP, DDB_PLURAL, DDB_VERSION } from '../api/disruption-budget.ts';
 import { GROUP, PLURAL, VERSION } from '../api/workloadspread.ts';
-import { isPlainObject } from '../k8s/json.ts';
+import { MANAGED_LABEL, MANAGED_LABEL_VALUE } from '../api/keys.ts';
+import { deepEqual, isPlainObject } from '../k8s/json.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { MUTATE_POD_PATH, MUTATING_CONFIGURATION_NAME, VALIDATE_DDB_PATH, VALIDATE_POD_PATH, VALIDATE_WORKLOADSPREAD_PATH, VALIDATING_CONFIGURATION_NAME } from './names.ts';
 
@@ -45,6 +48,13 @@ export interface WebhookConfigurationOptions {
   caBundle?: string;
   timeoutSeconds?: number;
   labels?: Record<string, string>;
+  /**
+   * `--guard-pod-deletion`: disruption budgets check plain pod DELETEs too,
+   * of any pod a budget selects, so every pod deletion must reach the
+   * manager. Otherwise the pod DELETE webhook selects only pods carrying
+   * `workloadspread.io/managed=true` (D21).
+   */
+  guardPodDeletion?: boolean;
 }
 
 export interface WebhookConfigurations {
@@ -70,7 +80,13 @@ function rule(operations: string[], apiGroups: string[], apiVersions: string[], 
   return { operations, apiGroups, apiVersions, resources, scope: 'Namespaced' };
 }
 
-function webhook(options: WebhookConfigurationOptions, name: string, path: string, rules: Record<string, unknown>[], podWebhook: boolean): Record<string, unknown> {
+/**
+ * Pods a WorkloadSpread placed or adopted carry the managed label; deleting
+ * any other pod changes no bookkeeping, so the API server need not ask.
+ */
+export const MANAGED_POD_SELECTOR = Object.freeze({ matchLabels: Object.freeze({ [MANAGED_LABEL]: MANAGED_LABEL_VALUE }) });
+
+function webhook(options: WebhookConfigurationOptions, name: string, path: string, rules: Record<string, unknown>[], podWebhook: boolean, objectSelector: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     name,
     clientConfig: clientConfig(options, path),
@@ -78,7 +94,7 @@ function webhook(options: WebhookConfigurationOptions, name: string, path: strin
     failurePolicy: 'Fail',
     matchPolicy: 'Equivalent',
     namespaceSelector: podWebhook ? excludedNamespaces(options) : {},
-    objectSelector: {},
+    objectSelector,
     sideEffects: 'NoneOnDryRun',
     timeoutSeconds: options.timeoutSeconds ?? 10,
     admissionReviewVersions: ['v1'],
@@ -101,7 +117,9 @@ export function webhookConfigurations(options: WebhookConfigurationOptions): Web
       kind: 'ValidatingWebhookConfiguration',
       metadata: metadata(VALIDATING_CONFIGURATION_NAME),
       webhooks: [
-        webhook(options, WEBHOOK_NAMES.validatePod, VALIDATE_POD_PATH, [rule(['DELETE'], [''], ['v1'], ['pods'])], true),
+        webhook(options, WEBHOOK_NAMES.validatePod, VALIDATE_POD_PATH, [rule(['DELETE'], [''], ['v1'], ['pods'])], true, options.guardPodDeletion === true ? {} : structuredClone(MANAGED_POD_SELECTOR)),
+        // No objectSelector on evictions: the API server matches it against the
+        // Eviction object (which has no labels of the pod), not the pod.
         webhook(options, WEBHOOK_NAMES.validatePodEviction, VALIDATE_POD_PATH, [rule(['CREATE'], [''], ['v1'], ['pods/eviction'])], true),
         webhook(options, WEBHOOK_NAMES.validateWorkloadSpread, VALIDATE_WORKLOADSPREAD_PATH, [rule(['CREATE', 'UPDATE'], [GROUP], [VERSION], [PLURAL])], false),
         webhook(options, WEBHOOK_NAMES.validateDomainDisruptionBudget, VALIDATE_DDB_PATH, [rule(['CREATE', 'UPDATE'], [DDB_GROUP], [DDB_VERSION], [DDB_PLURAL])], false),
@@ -110,14 +128,24 @@ export function webhookConfigurations(options: WebhookConfigurationOptions): Web
   };
 }
 
-/** Whether every field of `want` is present with an equal value in `have` (fields the server added are ignored). */
+/**
+ * Selectors are ours in full: a stored selector with more in it than wanted
+ * (say the managed-pod selector after `--guard-pod-deletion` was turned on)
+ * must be replaced, not taken as containing the wanted `{}`.
+ */
+const WHOLE_FIELDS = new Set(['objectSelector', 'namespaceSelector']);
+
+/**
+ * Whether every field of `want` is present with an equal value in `have`
+ * (fields the server added are ignored; selectors compare whole).
+ */
 export function containsFields(have: unknown, want: unknown): boolean {
   if (Array.isArray(want)) {
     return Array.isArray(have) && have.length === want.length && want.every((w, i) => containsFields(have[i], w));
   }
   if (isPlainObject(want)) {
     if (!isPlainObject(have)) return false;
-    return Object.entries(want).every(([k, v]) => containsFields(have[k], v));
+    return Object.entries(want).every(([k, v]) => (WHOLE_FIELDS.has(k) ? deepEqual(have[k] ?? {}, v) : containsFields(have[k], v)));
   }
   return have === want;
 }

@@ -8,7 +8,7 @@
  * an eviction also answers its bookkeeping, and a read made before the group
  * commit also answers the decision taken under it.
  */
-import type { ClusterView, ObjectRef, ReadRequest, ViewLookup } from '../core/cluster-view.ts';
+import type { ClusterView, ObjectRef, ReadRequest, RecentPlacement, ViewLookup } from '../core/cluster-view.ts';
 import type { Lookup } from '../k8s/lookup.ts';
 import { apiVersionGroup } from '../k8s/pod.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
@@ -42,9 +42,13 @@ export class ReadThroughView implements ClusterView {
   /** Reads made so far (diagnostics, tests). */
   count = 0;
 
-  constructor(base: ClusterView, reads: ApiReads) {
+  readonly #recent: ((wsUid: string) => readonly RecentPlacement[]) | undefined;
+
+  /** `recent`: the placements this process's admission answered (webhook/recent-placements.ts). */
+  constructor(base: ClusterView, reads: ApiReads, recent?: (wsUid: string) => readonly RecentPlacement[]) {
     this.#base = base;
     this.#reads = reads;
+    this.#recent = recent;
   }
 
   /** Makes a read and keeps its answer for the rest of this admission. */
@@ -86,6 +90,14 @@ export class ReadThroughView implements ClusterView {
 
   podsOnNode(nodeName: string): ReturnType<ClusterView['podsOnNode']> {
     return this.#base.podsOnNode(nodeName);
+  }
+
+  placedPods(namespace: string, wsName: string): ReturnType<ClusterView['placedPods']> {
+    return this.#base.placedPods(namespace, wsName);
+  }
+
+  recentPlacements(wsUid: string): ReturnType<ClusterView['recentPlacements']> {
+    return this.#recent?.(wsUid) ?? this.#base.recentPlacements(wsUid);
   }
 }
 

@@ -43,6 +43,17 @@ describe('WorkloadSpread CREATE/UPDATE admission (spec §7)', () => {
     assert.equal(response.status?.details?.group, 'apps.kruise.io');
   });
 
+  test('D18: the rebalancing annotations are validated, each error naming the annotation and the value', async () => {
+    const annotate = (annotations: Record<string, string>) => (r: Review) => void (wsOf(r).metadata.annotations = annotations);
+    assert.equal((await validate(withDeployment(), annotate({ 'workloadspread.io/rebalance': 'true', 'workloadspread.io/rebalance-max-in-flight': '3' }))).allowed, true);
+    const refused = await validate(withDeployment(), annotate({ 'workloadspread.io/rebalance': 'on', 'workloadspread.io/rebalance-max-in-flight': '0' }));
+    assert.equal(refused.status?.code, 422);
+    assert.deepEqual(refused.status?.details?.causes?.map((c) => [c.field, c.message]), [
+      ['metadata.annotations[workloadspread.io/rebalance]', 'Invalid value: "on": must be "true" or "false"'],
+      ['metadata.annotations[workloadspread.io/rebalance-max-in-flight]', 'Invalid value: "0": must be an integer from 1 to 100'],
+    ]);
+  });
+
   test('V19: percentages over 100 % are refused', async () => {
     const response = await validate(withDeployment(), (r) => void (wsOf(r).spec.subsets[2]!.maxReplicas = '60%'));
     assert.equal(response.status?.code, 422);
