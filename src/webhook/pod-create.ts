@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock/clock.ts';
 import { podLogFields, silentLogger, type Logger } from '../client/logger.ts';
-import { decidePodCreate, type PodCreateDecision, type PodCreateInput } from '../core/admission.ts';
+import { decidePodCreate, holdsWithoutWrite, type PodCreateDecision, type PodCreateInput } from '../core/admission.ts';
 import type { ClusterView } from '../core/cluster-view.ts';
 import { subsetPatchRefusedEvent, workloadSpreadRef, type EngineEvent } from '../core/events.ts';
 import type { SubsetPatchPolicy } from '../api/subset-patch-policy.ts';
@@ -80,7 +80,8 @@ export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDe
       const value = await settle(view, () => decidePodCreate({ ...input, now: deps.clock.now(), current: { ws: current } }));
       // Decided in the WorkloadSpread's serial lane: the next admission's birth cost counts this one.
       remember(deps, value);
-      return value.kind === 'placed' && value.status !== undefined ? { value, status: value.status } : { value };
+      // No wait without a reason: a decision that takes no quota is answered without waiting for others' status writes.
+      return value.kind === 'placed' && value.status !== undefined ? { value, status: value.status } : { value, alone: holdsWithoutWrite(value) };
     });
     if (!outcome.ok) {
       log.warn({ ...podLogFields(namespace, pod.metadata), requestID: uid, workloadspread: ws.metadata.name ?? '', err: outcome.error }, 'pod admission failed: the subset reservation was not stored');
