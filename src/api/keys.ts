@@ -81,6 +81,13 @@ export const EVENT_REBALANCING = 'Rebalancing';
 /** D18: a move is wanted but cannot be made now; the message says why (Warning). */
 export const EVENT_REBALANCE_BLOCKED = 'RebalanceBlocked';
 
+/**
+ * The prefix of the marker uid of a place reserved ahead by the webhook
+ * (issue 13, core/admission.ts reserveAhead): an entry of creatingPods like
+ * any reservation; one that no pod claimed expires without CreatePodFailed.
+ */
+export const RESERVED_AHEAD_PREFIX = 'ahead-';
+
 /** int32 max, the reference's stand-in for "unlimited" in quota arithmetic. */
 export const MAX_INT32 = 2147483647;
 /**

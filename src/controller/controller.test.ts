@@ -24,6 +24,7 @@ import { createNamespace, createObject, customWorkloadCrd, startKubeTestBed, T0,
 import type { ClientTestBed } from '../testing/client-test-bed.ts';
 import { settleUntil } from '../testing/eventually.ts';
 import type { ControllerMetrics } from './controller.ts';
+import { REQUEUE_MARGIN_MS, STATUS_HOLD_MS } from './reconciler.ts';
 import { costs, createPod, deploymentObject, eventNotes, getWs, listPods, replicaSetObject, startController, subsetSummary, type RunningController } from '../testing/controller-bed.ts';
 
 let clock: VirtualClock;
@@ -113,6 +114,50 @@ describe('status (spec §4.4)', () => {
       await clock.quiesce();
       assert.equal(bed.server.control.requestCount({ resource: 'workloadspreads', subresource: 'status' }), 0);
       assert.equal(bed.server.control.requestCount({ resource: 'pods', verb: 'patch' }), 0, 'costs already in place');
+    });
+  });
+});
+
+describe('status writes admission does not need are held back (issue 13)', () => {
+  test('pods turning Ready change only display fields: held up to STATUS_HOLD_MS and written once; a change of room goes out at once', async () => {
+    const ns = await createNamespace(bed);
+    await withController(ns, async () => {
+      const { rs } = await deployment(ns, 'web', 3);
+      await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', 1], ['b', undefined])));
+      for (const [name, subset] of [['p-0', 'a'], ['p-1', 'b'], ['p-2', 'b']] as const) {
+        await createPod(bed, clock, ns, { name, owner: rs, ws: 'ws', subset, node: `node-${subset}`, readyAt: 'pending' });
+      }
+      await settleUntil(clock, () => assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 1/0', 'b 2/-1']));
+      await clock.settle();
+      assert.equal(getWs(bed, ns, 'ws').status?.ready, '0/3');
+      const writes = () => bed.server.control.requestCount({ resource: 'workloadspreads', subresource: 'status' });
+      bed.server.control.resetCounters();
+      const ready = async (name: string) => {
+        const status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: formatTime(clock.now()) }, { type: 'PodScheduled', status: 'True' }] };
+        const r = await bed.server.control.patch('v1', 'Pod', ns, name, 'application/merge-patch+json', { status }, { subresource: 'status' });
+        assert.ok(r.ok);
+        await clock.quiesce();
+      };
+      await ready('p-0');
+      await clock.advance(2_000);
+      await ready('p-1');
+      await clock.advance(2_000);
+      await ready('p-2');
+      assert.equal(writes(), 0, 'nothing admission reads changed: held back');
+      assert.equal(getWs(bed, ns, 'ws').status?.ready, '0/3');
+      await clock.advance(STATUS_HOLD_MS - 4_000 + REQUEUE_MARGIN_MS);
+      await clock.quiesce();
+      assert.equal(writes(), 1, 'one write, STATUS_HOLD_MS after the first held change');
+      assert.equal(getWs(bed, ns, 'ws').status?.ready, '3/3');
+
+      // Room changes (a limit raised): written without waiting.
+      const ws = getWs(bed, ns, 'ws');
+      const r = await bed.server.control.patch('apps.kruise.io/v1alpha1', 'WorkloadSpread', ns, 'ws', 'application/merge-patch+json', { spec: { subsets: subsets(['a', 2], ['b', undefined]) } });
+      assert.ok(r.ok);
+      await clock.quiesce();
+      assert.equal(writes(), 2);
+      assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 1/1', 'b 2/-1']);
+      assert.notEqual(getWs(bed, ns, 'ws').status?.observedGeneration, ws.status?.observedGeneration);
     });
   });
 });

@@ -62,7 +62,19 @@ export interface ControllerOptions extends ReconcilerOptions {
   resyncMs?: number;
   rateLimit?: RateLimit;
   metrics?: ControllerMetrics;
+  /** Delay between a pod event and the sync it triggers (default POD_EVENT_BATCH_MS; 0: at once). */
+  podEventBatchMs?: number;
 }
+
+/**
+ * Pod events reach their WorkloadSpread this much later, so a burst of pod
+ * creations, bindings and readiness changes becomes one sync instead of one
+ * per event (each sync looks at every pod of the workload). The Job
+ * controller does the same (syncJobBatchPeriod, 1 s). WorkloadSpread and
+ * workload events still sync at once; admission never waits for a sync
+ * (the webhook books what it decides itself).
+ */
+export const POD_EVENT_BATCH_MS = 1_000;
 
 export class WorkloadSpreadController {
   readonly queue: WorkQueue<string>;
@@ -138,6 +150,14 @@ export class WorkloadSpreadController {
     }
   }
 
+  #addPodEvent(keys: Iterable<string>): void {
+    const delay = this.#o.podEventBatchMs ?? POD_EVENT_BATCH_MS;
+    for (const key of keys) {
+      if (delay > 0) this.queue.addAfter(key, delay);
+      else this.queue.add(key);
+    }
+  }
+
   #subscribe(add: (keys: Iterable<string>) => void): (() => void)[] {
     const { caches } = this.#o;
     const m = this.mapper;
@@ -149,9 +169,10 @@ export class WorkloadSpreadController {
       caches.workloadSpreads.onAdd(ws('add')),
       caches.workloadSpreads.onUpdate((_old, obj) => ws('update')(obj)),
       caches.workloadSpreads.onDelete(ws('delete')),
-      caches.pods.onAdd((pod) => add(m.forPod('add', pod))),
-      caches.pods.onUpdate((old, pod) => add(m.forPod('update', pod, old))),
-      caches.pods.onDelete((pod) => add(m.forPod('delete', pod))),
+      // Pod events reach a WorkloadSpread after POD_EVENT_BATCH_MS, so a burst of them becomes one sync (as the Job controller's syncJobBatchPeriod).
+      caches.pods.onAdd((pod) => this.#addPodEvent(m.forPod('add', pod))),
+      caches.pods.onUpdate((old, pod) => this.#addPodEvent(m.forPod('update', pod, old))),
+      caches.pods.onDelete((pod) => this.#addPodEvent(m.forPod('delete', pod))),
       caches.nodes.onAdd((node) => add(m.forNode('add', node))),
       caches.nodes.onUpdate((old, node) => add(m.forNode('update', node, old))),
       caches.nodes.onDelete((node) => add(m.forNode('delete', node))),

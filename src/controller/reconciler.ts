@@ -36,6 +36,7 @@ import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { deleteUnschedulablePodFailedEvent, patchDeletionCostFailedEvent, workloadSpreadRef, type EngineEvent } from '../core/events.ts';
 import { markedSubset, readMarker } from '../core/marker.ts';
 import { planReconcile, type ReconcilePlan } from '../core/reconcile-plan.ts';
+import { admissionNeedsWrite } from '../core/status-urgency.ts';
 import { duplicateTargetStatus, precedingWorkloadSpread } from '../core/target-conflict.ts';
 import { apiVersionGroup } from '../k8s/pod.ts';
 import { deepEqual } from '../k8s/json.ts';
@@ -63,6 +64,13 @@ export const LATEST_VERSION_RETRY_MS = 1_000;
 export const REQUEUE_MARGIN_MS = 1;
 /** Pod writes in flight at once during one sync. */
 const POD_WRITE_CONCURRENCY = 16;
+/**
+ * Longest a status change that admission does not read (core/status-urgency.ts:
+ * reserved pods showing up, observed deletions, ready/placed counts) is held
+ * back, so that a burst of pod events costs a few status writes, not one per
+ * pod. `kubectl get ws` and `status.subsetStatuses[].replicas` lag by at most this.
+ */
+export const STATUS_HOLD_MS = 5_000;
 
 export interface ReconcilerMetrics {
   /** Every subset's state after a sync that computed a status (subset-readings.ts). */
@@ -85,6 +93,8 @@ export interface ReconcilerOptions {
   /** Unschedulable recovery window in seconds (D10; default 300). */
   recoverySeconds?: number;
   metrics?: ReconcilerMetrics;
+  /** How long status changes admission does not read may wait (default STATUS_HOLD_MS; 0 writes every change at once). */
+  statusHoldMs?: number;
 }
 
 export interface SyncResult {
@@ -109,6 +119,8 @@ export class Reconciler {
   readonly #o: ReconcilerOptions;
   readonly #log: Logger;
   readonly #reader: ApiReader;
+  /** Per WorkloadSpread uid: since when a status change admission does not read has been held back. */
+  readonly #heldSince = new Map<string, number>();
 
   constructor(options: ReconcilerOptions) {
     this.#o = options;
@@ -126,6 +138,7 @@ export class Reconciler {
     const ws = state.freshest(caches.getWorkloadSpread(namespace, name), namespace, name);
     if (ws === undefined || isDeleting(ws) || caches.getWorkloadSpread(namespace, name) === undefined) {
       state.forget(namespace, name);
+      if (ws?.metadata?.uid !== undefined) this.#heldSince.delete(ws.metadata.uid);
       this.#o.metrics?.forgetWorkloadSpread?.(namespace, name);
       log.debug({}, 'WorkloadSpread gone or deleting');
       return {};
@@ -265,7 +278,16 @@ export class Reconciler {
         final = this.#plan(fresh, inputs, pods, false);
         final = { ...final, deletionCostPatches: [], labelPatches: [] };
       }
-      if (!final.statusChanged) return final;
+      if (!final.statusChanged) {
+        this.#heldSince.delete(uid);
+        return final;
+      }
+      const hold = this.#holdFor(uid, base, final);
+      if (hold > 0) {
+        log.debug({ holdMs: hold }, 'status change admission does not read, held back');
+        return { ...final, requeueAfterMs: Math.min(final.requeueAfterMs ?? hold, hold) };
+      }
+      this.#heldSince.delete(uid);
       const written = await this.#o.statusWriter.writeStatus(base, final.status, 'controller');
       if (!written.ok) {
         if (written.reason === 'NotFound') {
@@ -278,6 +300,21 @@ export class Reconciler {
       log.debug({ resourceVersion: written.ws.metadata?.resourceVersion }, 'status written');
       return final;
     });
+  }
+
+  /**
+   * How much longer the plan's status change may wait (0: write now): a
+   * change admission reads is written at once; any other waits at most
+   * `statusHoldMs` from when it was first held back, and goes out with the
+   * next change admission reads if that comes first.
+   */
+  #holdFor(uid: string, base: WorkloadSpread, plan: ReconcilePlan): number {
+    const holdMs = this.#o.statusHoldMs ?? STATUS_HOLD_MS;
+    if (holdMs <= 0 || admissionNeedsWrite(base.spec?.subsets ?? [], base.status ?? undefined, plan.status)) return 0;
+    const now = this.#o.clock.now();
+    const since = this.#heldSince.get(uid) ?? now;
+    this.#heldSince.set(uid, since);
+    return Math.max(0, since + holdMs - now);
   }
 
   /** A duplicate of the workload's WorkloadSpread: DuplicateTarget=True, nothing else (core/target-conflict.ts). */

@@ -34,7 +34,7 @@
  */
 import type { SubsetPatchPolicy } from '../api/subset-patch-policy.ts';
 import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
-import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
+import type { SubsetStatus, WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { apiVersionGroup, controllerRef, isPodActive } from '../k8s/pod.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import type { ClusterView, ReadRequest, RecentPlacement } from './cluster-view.ts';
@@ -49,9 +49,9 @@ import { podVersion, type PodVersionOptions } from './pod-version.ts';
 import { admissionWorkloadReplicas } from './replicas.ts';
 import { requestedOnNode, simulationCanHost, simulationScheduleEnabled } from './simulation-schedule.ts';
 import { chooseSubsetByOrdinal, namesPodsByOrdinal } from './statefulset-ordinal.ts';
-import { chooseSubset, keepsBookkeeping, occupancy, type WorkloadReplicasResult } from './subset-choice.ts';
+import { chooseSubset, keepsBookkeeping, occupancy, withVersionStatuses, type WorkloadReplicasResult } from './subset-choice.ts';
 import { cloneSetRecreates, latestWorkloadVersion } from './workload-version.ts';
-import { POD_DELETION_COST_ANNOTATION, POD_DELETION_COST_POSITIVE, VERSION_IGNORED as VERSION_IGNORED_KEY } from '../api/keys.ts';
+import { POD_DELETION_COST_ANNOTATION, POD_DELETION_COST_POSITIVE, RESERVED_AHEAD_PREFIX, VERSION_IGNORED as VERSION_IGNORED_KEY } from '../api/keys.ts';
 import { deepClone } from '../k8s/json.ts';
 
 /** How admission decides for a WorkloadSpread (spec §2.3; A is checked before B, as in the reference). */
@@ -81,6 +81,22 @@ export interface ReadFirst {
 export interface CommitFirst {
   kind: 'commit';
   ws: WorkloadSpread;
+  /** The pod's version when it is known without a read: a place reserved ahead for it may be claimed (`PodCreateInput.claimed`). */
+  version?: string;
+}
+
+/**
+ * A place reserved ahead in the stored status (`reserveAhead`) that this
+ * process hands to a pod without a name: the creatingPods entry `uid` of
+ * `subset` for the pod's version. `unclaimed`: per subset, how many places
+ * reserved ahead stay unclaimed after this one (they are in the stored
+ * occupancy but hold no pod yet, so the pod's birth cost leaves them out).
+ */
+export interface ClaimedPlace {
+  subset: string;
+  uid: string;
+  version: string;
+  unclaimed: Record<string, number>;
 }
 
 /** The freshest stored copy of the WorkloadSpread a `commit` answer named; undefined when it is gone. */
@@ -101,6 +117,8 @@ export interface PodCreateInput {
   current?: Current;
   /** D20: what subset patches may change (`--allow-privileged-subset-patches`); default: no privilege-bearing fields. */
   subsetPatches?: SubsetPatchPolicy;
+  /** With `current`: the pod takes this place reserved ahead (stored already), so nothing is reserved for it. */
+  claimed?: ClaimedPlace;
 }
 
 export type PodCreateDecision =
@@ -115,6 +133,9 @@ export type PodCreateDecision =
    * protected fields (D20; the caller records `SubsetPatchRefused`).
    * `placement` (D21): a place taken without a reservation that later birth
    * costs must count until the pod is seen — the caller remembers it.
+   * `reservedFor`: the version a new reservation (in `status`) was made for,
+   * when the pod has no name (places for its successors may be reserved
+   * ahead). `claimed`: the pod took a place reserved ahead.
    */
   | {
       kind: 'placed';
@@ -125,6 +146,8 @@ export type PodCreateDecision =
       status?: WorkloadSpreadStatus;
       refusedPatch?: string[];
       placement?: RecentPlacement;
+      reservedFor?: string;
+      claimed?: boolean;
     }
   /**
    * D11: no subset can take the pod; `event` is recorded on the
@@ -153,13 +176,92 @@ export function holdsWithoutWrite(decision: PodCreateDecision): boolean {
       return true;
     case 'placed': {
       if (decision.status !== undefined) return false;
-      if (!decision.injected) return true;
+      // A place reserved ahead is stored already: the answer rests on nothing unwritten.
+      if (!decision.injected || decision.claimed === true) return true;
       const subset = decision.ws.spec.subsets.find((s) => s.name === decision.subset);
       return subset !== undefined && subset.maxReplicas === undefined && !keepsBookkeeping(subset);
     }
     default:
       return false;
   }
+}
+
+export interface ReserveAheadInput {
+  view: ClusterView;
+  namespace: string;
+  /** The WorkloadSpread as the round is about to write it (its reservations included). */
+  ws: WorkloadSpread;
+  version: string;
+  /** At most this many places. */
+  want: number;
+  now: number;
+  newUid: () => string;
+}
+
+/**
+ * Places reserved ahead (issue 13): during a burst of pod creations, the
+ * write that stores this round's reservations also reserves places for the
+ * pods without a name expected next, so that they are answered from those
+ * places without a status write each. Each place is what `chooseSubset`
+ * gives one more pod without a name, in order, on the status with the
+ * places before it; so the stored status holds exactly reservations (the
+ * API, the limits and other manager replicas see nothing new), and a pod
+ * claiming them in order lands where the rules would have put it. At most
+ * the pods the workload still lacks for this version (its replicas minus
+ * the places taken and the pods placed), none past the last limited subset
+ * (an unlimited subset reserves nothing) and none with the simulation
+ * schedule (a place there depends on the pod). Booked deletions count as not
+ * observed (the conservative reading). Pure: undefined when nothing is reserved.
+ */
+export function reserveAhead(input: ReserveAheadInput): { status: WorkloadSpreadStatus; uids: { subset: string; uid: string }[] } | undefined {
+  const { view, namespace, version } = input;
+  let ws = input.ws;
+  if (input.want <= 0 || simulationScheduleEnabled(ws)) return undefined;
+  const wl = view.whitelist();
+  const replicas = workloadReplicasIn(view, namespace, ws, 'error' in wl ? EMPTY_WHITELIST : wl);
+  const total = replicas.get();
+  if (!total.ok) return undefined;
+  const statuses = ws.status?.versionedSubsetStatuses?.[version] ?? [];
+  const placedHere = countPlaced(view.placedPods(namespace, ws.metadata.name ?? ''), view.recentPlacements(ws.metadata.uid ?? ''), ws.metadata.name ?? '', version);
+  let known = 0;
+  for (const subset of ws.spec.subsets) {
+    const stored = statuses.find((st) => st.name === subset.name);
+    const bookkept = subset.maxReplicas !== undefined || keepsBookkeeping(subset);
+    known += bookkept ? (stored === undefined ? 0 : Math.max(0, occupancy(stored))) : (placedHere.get(subset.name) ?? 0);
+  }
+  const n = Math.min(input.want, total.replicas - known);
+  const uids: { subset: string; uid: string }[] = [];
+  const phantom: Pod = { metadata: { namespace }, spec: { containers: [] } };
+  for (let i = 0; i < n; i++) {
+    const choice = chooseSubset({ ws, pod: phantom, version, workloadReplicas: () => total, now: input.now, newUid: () => RESERVED_AHEAD_PREFIX + input.newUid(), deletionObserved: () => false });
+    if (choice.kind !== 'chosen' || choice.status === undefined || choice.uid === undefined) break;
+    ws = { ...ws, status: choice.status };
+    uids.push({ subset: choice.subset, uid: choice.uid });
+  }
+  return uids.length === 0 || ws.status === undefined ? undefined : { status: ws.status, uids };
+}
+
+/**
+ * Gives back places reserved ahead that no pod claimed (the burst ended, or
+ * the workload scaled down): their creatingPods entries go, and each frees
+ * the room it took. Entries already gone (expired by the controller, or
+ * matched by a pod) are left alone. Pure: undefined when nothing changes.
+ */
+export function releaseAhead(ws: WorkloadSpread, version: string, uids: readonly string[]): WorkloadSpreadStatus | undefined {
+  const stored = ws.status?.versionedSubsetStatuses?.[version];
+  if (stored === undefined) return undefined;
+  const gone = new Set(uids);
+  let changed = false;
+  const statuses = stored.map((st) => {
+    const creating = st.creatingPods ?? {};
+    const dropped = Object.keys(creating).filter((k) => gone.has(k));
+    if (dropped.length === 0) return st;
+    changed = true;
+    const kept = Object.fromEntries(Object.entries(creating).filter(([k]) => !gone.has(k)));
+    const next: SubsetStatus = { ...st, creatingPods: kept, missingReplicas: st.missingReplicas === -1 ? -1 : st.missingReplicas + dropped.length };
+    return next;
+  });
+  return changed ? withVersionStatuses(ws, version, statuses) : undefined;
 }
 
 /** Decides a pod CREATE (spec §2.1–§2.5). */
@@ -194,8 +296,10 @@ export function decidePodCreate(input: PodCreateInput): PodCreateDecision {
       const subset = chooseSubsetByOrdinal(ws, pod.metadata?.name ?? '');
       return subset === undefined ? unplaced(ws, pod) : place(input, ws, subset, undefined, undefined, undefined);
     }
-    case 'quota':
-      return { kind: 'commit', ws };
+    case 'quota': {
+      const version = pod.metadata?.name === undefined || pod.metadata.name === '' ? podVersionIn(view, namespace, pod) : undefined;
+      return version === undefined || 'read' in version ? { kind: 'commit', ws } : { kind: 'commit', ws, version: version.version };
+    }
   }
 }
 
@@ -236,6 +340,15 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
   const replicas = workloadReplicasIn(view, namespace, ws, whitelist.whitelist);
   const observed = deletionsObservedIn(view, namespace, ws, version.version);
   if ('read' in observed) return { kind: 'read', read: observed.read };
+  const claimed = input.claimed;
+  if (claimed !== undefined && claimed.version === version.version && ws.spec.subsets.some((s) => s.name === claimed.subset)) {
+    const placed: Placed = { view, namespace, version: version.version, options: version.options };
+    const cost = latest.latest === undefined ? undefined : costAtBirth(ws, placed, claimed.subset, ws.status, true, latest.latest, replicas.get, false, claimed.unclaimed);
+    if (replicas.read !== undefined) return { kind: 'read', read: replicas.read };
+    const decision = place(input, ws, claimed.subset, claimed.uid, undefined, cost);
+    if (decision.kind === 'placed') decision.claimed = true;
+    return decision;
+  }
   // D21: in a balanced spec a pod's place in an unlimited subset decides its cost; it is counted from the pods, so it must be told apart.
   const counted = latest.latest === true && usesBalancedCosts(ws);
   const choice = chooseSubset({
@@ -265,6 +378,7 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
       const decision = place(input, ws, choice.subset, choice.uid, choice.status, cost);
       const key = choice.uid ?? pod.metadata?.name ?? '';
       if (counted && choice.status === undefined && decision.kind === 'placed' && key !== '') decision.placement = { key, subset: choice.subset, version: version.version };
+      if (choice.status !== undefined && choice.uid !== undefined && decision.kind === 'placed') decision.reservedFor = version.version;
       return decision;
     }
   }
@@ -328,6 +442,7 @@ function costAtBirth(
   latest: boolean,
   workloadReplicas: () => WorkloadReplicasResult,
   countAll = false,
+  unclaimed: Record<string, number> = {},
 ): number | undefined {
   const { version } = placed;
   const statuses = status?.versionedSubsetStatuses?.[version] ?? [];
@@ -342,7 +457,8 @@ function costAtBirth(
   const counts = ws.spec.subsets.map((s) => {
     const stored = statuses.find((st) => st.name === s.name);
     const bookkept = s.maxReplicas !== undefined || keepsBookkeeping(s);
-    const held = countAll || (balanced && !bookkept) ? counted(s.name) : stored === undefined ? 0 : Math.max(0, occupancy(stored));
+    // Places reserved ahead and not claimed yet hold no pod: they are left out of the count.
+    const held = countAll || (balanced && !bookkept) ? counted(s.name) : stored === undefined ? 0 : Math.max(0, occupancy(stored) - (unclaimed[s.name] ?? 0));
     // Without a reservation the new pod is not counted yet.
     return s.name === subset && !reserved ? held + 1 : held;
   });

@@ -22,7 +22,7 @@
  * - Old status is matched by subset name (user-issues #8); nothing here throws
  *   on a missing or malformed old status.
  */
-import { CREATE_POD_TIMEOUT_MS, DELETE_POD_TIMEOUT_MS } from '../api/keys.ts';
+import { CREATE_POD_TIMEOUT_MS, DELETE_POD_TIMEOUT_MS, RESERVED_AHEAD_PREFIX } from '../api/keys.ts';
 import type { Subset, SubsetStatus, WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { isPodActive, isPodReady } from '../k8s/pod.ts';
 import { parseTime } from '../k8s/time.ts';
@@ -109,7 +109,8 @@ export function computeSubsetStatus(input: SubsetStatusInput): SubsetStatusResul
     const t = parseTime(stored);
     const expiry = t === undefined ? Number.NEGATIVE_INFINITY : t + CREATE_POD_TIMEOUT_MS;
     if (expiry < now) {
-      events.push(createPodFailedEvent(ws, id));
+      // A place reserved ahead that no pod claimed (its manager stopped before giving it back) is no failed creation.
+      if (!id.startsWith(RESERVED_AHEAD_PREFIX)) events.push(createPodFailedEvent(ws, id));
       continue;
     }
     kept[id] = stored;

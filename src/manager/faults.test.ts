@@ -142,13 +142,14 @@ describe('manager faults mid-scale', () => {
     const control = env.cluster.apiServer.control;
     try {
       const ns = await spread('conflict');
-      const transient = control.injectFault({ resource: 'workloadspreads', subresource: 'status', verb: 'update', namespace: ns, status: 409, times: 6 });
+      const transient = control.injectFault({ resource: 'workloadspreads', subresource: 'status', verb: 'update', namespace: ns, status: 409, times: 3 });
       await env.cluster.client.patch(BUILTIN.deployments, 'web', { type: 'merge', body: { spec: { replicas: 8 } } }, { namespace: ns });
       await env.cluster.settle();
-      assert.equal(transient.hits, 6);
+      // Fewer than the 4 conflicting writes an admission survives, whichever writer (webhook or controller) meets them.
+      assert.equal(transient.hits, 3);
       await assertConverged(ns, 8);
       const metrics = await scrape(manager);
-      assert.equal(sample(metrics, 'workloadspread_status_write_conflicts_total'), 6, 'every conflict counted once');
+      assert.equal(sample(metrics, 'workloadspread_status_write_conflicts_total'), 3, 'every conflict counted once');
       assert.equal((await env.cluster.client.list(BUILTIN.eventsV1, { namespace: ns })).items.filter((e) => e['reason'] === 'FailedCreate').length, 0, 'no pod creation failed');
       assert.deepEqual(log.lines.filter((l) => l.level === 'error' || l.level === 'warn'), [], 'conflicts are not logged as problems');
 

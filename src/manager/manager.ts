@@ -52,7 +52,7 @@ import { errored } from '../webhook/admission-review.ts';
 import { certificateInfo } from '../webhook/cert-generation.ts';
 import { CertDirSource, SecretCertificates, servingNames, type CertificateSource, type KeyPair } from '../webhook/certs.ts';
 import { ClientCaFile, staticClientAuth, type ClientAuthSource } from '../webhook/client-auth.ts';
-import { webhookFromKube } from '../webhook/kube-sources.ts';
+import { webhookFromKube, type KubeWebhook } from '../webhook/kube-sources.ts';
 import { MUTATING_CONFIGURATION_NAME, registerWebhooks, VALIDATING_CONFIGURATION_NAME, webhookConfigurations, type WebhookEndpoint } from '../webhook/registration.ts';
 import { startWebhookServer, type AdmissionHandler, type WebhookServer } from '../webhook/server.ts';
 import { probeRoute, sendText, startHttpEndpoint, urlHost, type BindAddress, type HttpEndpoint } from './endpoints.ts';
@@ -222,6 +222,7 @@ class ManagerRun {
   #certificates: (CertificateSource & { stop(): void }) | undefined;
   #clientAuth: ClientAuthSource | undefined;
   #server: WebhookServer | undefined;
+  #webhook: KubeWebhook | undefined;
   #elector: LeaderElector | undefined;
   /** Without leader election: aborts the leader's loops on stop. */
   #leadAbort: AbortController | undefined;
@@ -364,7 +365,14 @@ class ManagerRun {
       this.#certificates?.stop();
       this.#clientAuth?.stop();
     } });
-    add('webhooks', { name: 'webhook server', start: () => this.#startWebhookServer(shared, webhookEvents, listenHost), stop: () => this.#server?.close(o.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS) });
+    add('webhooks', {
+      name: 'webhook server',
+      start: () => this.#startWebhookServer(shared, webhookEvents, listenHost),
+      stop: async () => {
+        await this.#server?.close(o.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
+        this.#webhook?.stop();
+      },
+    });
 
     // caches
     add('caches', { name: 'budget cache', start: async () => budgets.start(), stop: () => budgets.stop() });
@@ -437,6 +445,7 @@ class ManagerRun {
       guardPodDeletion: shared.budgets.guardPodDeletion,
       subsetPatches: { allowPrivileged: o.allowPrivilegedSubsetPatches ?? false },
     });
+    this.#webhook = webhook;
     const handlers: Record<string, AdmissionHandler> = {};
     for (const [path, handler] of Object.entries(webhook.handlers)) {
       // An empty cache would admit pods unplaced: fail closed until the caches have synced.

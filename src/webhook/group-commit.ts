@@ -125,6 +125,13 @@ export interface GroupCommitOptions<O = WorkloadSpread, S = WorkloadSpreadStatus
   random?: () => number;
   /** Longest a queued admission waits for its answer before failing (default 60 s, a safety net). */
   waitTimeoutMs?: number;
+  /**
+   * Called once per round that changed the status, with the values its
+   * admissions decided: may add to the status the round writes (places
+   * reserved ahead, reservation-pool.ts); `written` gets the stored copy once
+   * the write succeeded. Nothing else sees the addition before then.
+   */
+  extend?: (key: WorkloadSpreadKey, current: O, values: readonly unknown[]) => { status: S; written: (ws: O) => void } | undefined;
 }
 
 /** client-go's retry.DefaultBackoff: 10 ms, factor 5, jitter 0.1. */
@@ -161,6 +168,7 @@ export class GroupCommit<O extends StatusObject<unknown> = WorkloadSpread, S = W
   readonly #attempts: number;
   readonly #random: () => number;
   readonly #waitTimeoutMs: number;
+  readonly #extend: GroupCommitOptions<O, S>['extend'];
   readonly #queues = new Map<string, Queue<O, S>>();
 
   constructor(options: GroupCommitOptions<O, S>) {
@@ -172,6 +180,7 @@ export class GroupCommit<O extends StatusObject<unknown> = WorkloadSpread, S = W
     this.#attempts = Math.max(1, options.attempts ?? STATUS_UPDATE_ATTEMPTS);
     this.#random = options.random ?? Math.random;
     this.#waitTimeoutMs = options.waitTimeoutMs ?? 60_000;
+    this.#extend = options.extend;
   }
 
   /** Admissions queued or being decided, per WorkloadSpread UID (diagnostics). */
@@ -326,15 +335,24 @@ export class GroupCommit<O extends StatusObject<unknown> = WorkloadSpread, S = W
       if (!changed || current === undefined || ws === undefined) return [];
 
       this.#metrics.batchSize?.(reservations);
+      let extension: ReturnType<NonNullable<GroupCommitOptions<O, S>['extend']>>;
+      try {
+        extension = this.#extend?.(key, current, carried.map((c) => c.value));
+      } catch (err) {
+        // An extension is an optimization: the round's own changes are written without it.
+        this.#log.warn({ namespace: key.namespace, name: key.name, err: err instanceof Error ? err.message : String(err) }, 'group commit extension failed');
+        extension = undefined;
+      }
       queue.writing = { ws: current };
       let written: StoreWrite<O>;
       try {
-        written = await this.#store.writeStatus(ws, (current.status ?? {}) as S);
+        written = await this.#store.writeStatus(ws, (extension?.status ?? current.status ?? {}) as S);
       } finally {
         queue.writing = undefined;
       }
       if (written.ok) {
         for (const c of carried) c.waiter.resolve({ ok: true, value: c.value, ws: written.ws });
+        extension?.written(written.ws);
         return [];
       }
       if (written.reason === 'Conflict') {

@@ -6,6 +6,7 @@
  * DomainDisruptionBudgets first (validate-pod.ts). Start at `webhookFromKube`,
  * which returns the handlers by path for `startWebhookServer`.
  */
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock/clock.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import type { SubsetPatchPolicy } from '../api/subset-patch-policy.ts';
@@ -19,6 +20,7 @@ import { admitDomainDisruptionBudget, VALIDATE_DDB_PATH } from './ddb-validate.t
 import { GroupCommit, type GroupCommitStore } from './group-commit.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import { RecentPlacements } from './recent-placements.ts';
+import { ReservationPool } from './reservation-pool.ts';
 import { admitPodCreate, type AdmissionEvents, type PodAdmissionDeps } from './pod-create.ts';
 import { MUTATE_POD_PATH, VALIDATE_POD_PATH, VALIDATE_WORKLOADSPREAD_PATH, type AdmissionHandler } from './server.ts';
 import { validatePodHandler } from './validate-pod.ts';
@@ -65,6 +67,8 @@ export interface KubeWebhookOptions {
 export interface KubeWebhook {
   handlers: Record<string, AdmissionHandler>;
   commit: GroupCommit;
+  /** Ends the background work of admission (the reservation pool's give-back timers, the cache subscription). */
+  stop(): void;
 }
 
 /** The admission handlers (pods, WorkloadSpreads, DomainDisruptionBudgets), sharing one group commit, over the manager's kube layer. */
@@ -72,7 +76,10 @@ export function webhookFromKube(options: KubeWebhookOptions): KubeWebhook {
   const log = options.log ?? silentLogger;
   const view = options.caches.view;
   const reads = options.reader ?? new ApiReader(options.caches.client);
+  // Places reserved ahead ride on the group commit's rounds (its `extend` hook) and are given back through it.
+  const pool = new ReservationPool({ clock: options.clock, view, newUid: randomUUID, log });
   const commit = new GroupCommit({
+    extend: (key, current, values) => pool.extend(key, current, values),
     clock: options.clock,
     store: writerCommitStore(options.writer, (namespace, name) => options.caches.getWorkloadSpread(namespace, name)),
     log,
@@ -81,13 +88,14 @@ export function webhookFromKube(options: KubeWebhookOptions): KubeWebhook {
   });
   const recent = new RecentPlacements(options.clock);
   // A pod the cache shows is counted from the cache (core/placed-count.ts); its answered placement is no longer needed.
-  options.caches.pods.onAdd((pod) => recent.seen(pod));
+  const unsubscribe = options.caches.pods.onAdd((pod) => recent.seen(pod));
   const deps: PodAdmissionDeps = {
     clock: options.clock,
     view,
     reads,
     commit,
     recent,
+    pool,
     events: kubeAdmissionEvents(options.events),
     log,
     ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
@@ -99,8 +107,13 @@ export function webhookFromKube(options: KubeWebhookOptions): KubeWebhook {
     ...(options.unschedulableRecoverySeconds !== undefined ? { unschedulableRecoverySeconds: options.unschedulableRecoverySeconds } : {}),
     ...(options.subsetPatches !== undefined ? { subsetPatches: options.subsetPatches } : {}),
   };
+  pool.attach(commit);
   return {
     commit,
+    stop: () => {
+      pool.stop();
+      unsubscribe();
+    },
     handlers: {
       [MUTATE_POD_PATH]: (req) => admitPodCreate(req, deps),
       [VALIDATE_POD_PATH]: validatePodHandler({

@@ -22,6 +22,7 @@ import { allowed, errored, isDryRun, patched, type AdmissionRequest, type Admiss
 import type { GroupCommit } from './group-commit.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import type { RecentPlacements } from './recent-placements.ts';
+import type { Claim, ReservationPool } from './reservation-pool.ts';
 import { ReadThroughView, settle, type ApiReads } from './view-reads.ts';
 
 /** Where admission reports user-facing events (a kube EventRecorder in the manager). */
@@ -45,6 +46,8 @@ export interface PodAdmissionDeps {
   subsetPatches?: SubsetPatchPolicy;
   /** D21: placements answered without a reservation, counted for birth costs until the cache shows the pods. */
   recent?: RecentPlacements;
+  /** Places reserved ahead for pods without a name (issue 13); without it every reservation is written by its own round. */
+  pool?: ReservationPool;
 }
 
 /** Remembers a placement taken without a reservation (D21), before the answer leaves. */
@@ -75,8 +78,26 @@ export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDe
   let decision = await settle(view, () => decidePodCreate(input));
   remember(deps, decision);
   if (decision.kind === 'commit') {
-    const { ws } = decision;
-    const outcome = await deps.commit.submit<Exclude<PodCreateDecision, { kind: 'read' }>>({ uid: ws.metadata.uid ?? '', namespace, name: ws.metadata.name ?? '' }, async (current) => {
+    const { ws, version } = decision;
+    const wsUid = ws.metadata.uid ?? '';
+    // A pod without a name takes the next place reserved ahead for its version, if this process holds one: no round, no write.
+    // Decided on the round's copy, or outside a round on the copy that stored the place (the cache may not show that write yet).
+    const fromPool = async (current?: WorkloadSpread): Promise<Exclude<PodCreateDecision, { kind: 'read' }> | undefined> => {
+      const claim: Claim | undefined = version === undefined ? undefined : deps.pool?.claim(wsUid, version);
+      if (claim === undefined) return undefined;
+      const value = await settle(view, () => decidePodCreate({ ...input, now: deps.clock.now(), current: { ws: current ?? claim.ws }, claimed: claim }));
+      if (value.kind === 'placed' && value.claimed === true) return value;
+      deps.pool?.giveBack(wsUid, claim);
+      return undefined;
+    };
+    const claimed = await fromPool();
+    if (claimed !== undefined) {
+      log.debug({ ...podLogFields(namespace, pod.metadata), requestID: uid, workloadspread: ws.metadata.name ?? '', subset: claimed.kind === 'placed' ? claimed.subset : '' }, 'pod placed in a place reserved ahead');
+      return answer(uid, raw, pod, namespace, claimed, deps, log);
+    }
+    const outcome = await deps.commit.submit<Exclude<PodCreateDecision, { kind: 'read' }>>({ uid: wsUid, namespace, name: ws.metadata.name ?? '' }, async (current) => {
+      const pooled = current === undefined ? undefined : await fromPool(current);
+      if (pooled !== undefined) return { value: pooled, alone: true };
       const value = await settle(view, () => decidePodCreate({ ...input, now: deps.clock.now(), current: { ws: current } }));
       // Decided in the WorkloadSpread's serial lane: the next admission's birth cost counts this one.
       remember(deps, value);
@@ -90,6 +111,11 @@ export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDe
     decision = outcome.value;
   }
 
+  return answer(uid, raw, pod, namespace, decision, deps, log);
+}
+
+/** The review's answer for a final decision. */
+function answer(uid: string, raw: Record<string, unknown>, pod: Pod, namespace: string, decision: Exclude<PodCreateDecision, { kind: 'read' }>, deps: PodAdmissionDeps, log: Logger): AdmissionResponse {
   const plog = { ...podLogFields(namespace, pod.metadata), requestID: uid, ...('ws' in decision && decision.ws !== undefined ? { workloadspread: decision.ws.metadata.name ?? '' } : {}) };
   switch (decision.kind) {
     case 'admit':

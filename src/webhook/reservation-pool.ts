@@ -1,0 +1,173 @@
+/**
+ * Places reserved ahead (issue 13): the reservations a round of the group
+ * commit wrote for pods not created yet (core `reserveAhead`), handed out in
+ * order to the next pods without a name of the same WorkloadSpread and
+ * version, each answered at once with no status write of its own.
+ *
+ * - Filled by the group commit's `extend` hook: a round that reserves for
+ *   pods without a name also reserves ahead, twice the demand seen since the
+ *   last fill (that round's reservations plus the places claimed meanwhile),
+ *   at most `AHEAD_MAX`, at most what the workload still lacks. A burst of
+ *   N pods therefore costs about log2(N) writes instead of one per round.
+ * - Claimed first-in first-out, before the pod queues for a round and again
+ *   inside a round, so pods fill the subsets in the spec's order.
+ * - Given back once no pod claimed one for `AHEAD_IDLE_MS` (the burst is
+ *   over, or the workload scaled down): one status write drops the unclaimed
+ *   entries (core `releaseAhead`). Places this process never gives back (it
+ *   stopped) are ordinary creatingPods entries: the controller drops them
+ *   after 30 s, like any reservation whose pod never came, without a
+ *   CreatePodFailed event (their uid starts with RESERVED_AHEAD_PREFIX).
+ *
+ * Limits hold whatever happens: a place is claimed only after the write that
+ * stored it succeeded, so every pod answered from the pool has its stored
+ * reservation — exactly as if its own admission had written it. Another
+ * manager replica sees the places as taken. Start at `ReservationPool.claim`.
+ */
+import type { Clock, Timer } from '../clock/clock.ts';
+import { silentLogger, type Logger } from '../client/logger.ts';
+import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
+import { releaseAhead, reserveAhead, type ClaimedPlace, type PodCreateDecision } from '../core/admission.ts';
+import type { ClusterView } from '../core/cluster-view.ts';
+import type { GroupCommit, WorkloadSpreadKey } from './group-commit.ts';
+
+/** Most places reserved ahead by one write. */
+export const AHEAD_MAX = 256;
+/** Unclaimed places are given back after this long without a claim. */
+export const AHEAD_IDLE_MS = 2_000;
+
+interface Entry {
+  key: WorkloadSpreadKey;
+  version: string;
+  places: { subset: string; uid: string }[];
+  /** The copy the last fill wrote (claims decide on it). */
+  ws: WorkloadSpread;
+  /** Places claimed since the last fill. */
+  claims: number;
+  timer: Timer | undefined;
+}
+
+export interface ReservationPoolOptions {
+  clock: Clock;
+  /** The caches, as core's view (the workload's replicas, the pods placed). */
+  view: ClusterView;
+  newUid: () => string;
+  log?: Logger;
+}
+
+/** A claimed place with the stored copy it was written in. */
+export type Claim = ClaimedPlace & { ws: WorkloadSpread };
+
+export class ReservationPool {
+  readonly #o: ReservationPoolOptions;
+  readonly #log: Logger;
+  readonly #entries = new Map<string, Entry>();
+  #commit: GroupCommit | undefined;
+  #stopped = false;
+
+  constructor(options: ReservationPoolOptions) {
+    this.#o = options;
+    this.#log = options.log ?? silentLogger;
+  }
+
+  /** The group commit that gives places back (it calls `extend`, so it is built after the pool). */
+  attach(commit: GroupCommit): void {
+    this.#commit = commit;
+  }
+
+  /** Unclaimed places, over every WorkloadSpread (diagnostics, tests). */
+  size(): number {
+    let n = 0;
+    for (const e of this.#entries.values()) n += e.places.length;
+    return n;
+  }
+
+  /** The next place reserved ahead for a pod without a name of this WorkloadSpread and version, if any. */
+  claim(wsUid: string, version: string): Claim | undefined {
+    const entry = this.#entries.get(entryKey(wsUid, version));
+    const place = entry?.places.shift();
+    if (entry === undefined || place === undefined) return undefined;
+    entry.claims++;
+    this.#arm(entry);
+    const unclaimed: Record<string, number> = {};
+    for (const p of entry.places) unclaimed[p.subset] = (unclaimed[p.subset] ?? 0) + 1;
+    return { subset: place.subset, uid: place.uid, version, unclaimed, ws: entry.ws };
+  }
+
+  /** A claimed place the pod did not take after all (core decided otherwise): first in line again. */
+  giveBack(wsUid: string, claim: Claim): void {
+    const entry = this.#entries.get(entryKey(wsUid, claim.version));
+    if (entry === undefined) return;
+    entry.places.unshift({ subset: claim.subset, uid: claim.uid });
+    entry.claims = Math.max(0, entry.claims - 1);
+  }
+
+  /**
+   * The group commit's hook: after a round decided reservations for pods
+   * without a name, reserve ahead for their successors in the same write.
+   */
+  extend(key: WorkloadSpreadKey, current: WorkloadSpread, values: readonly unknown[]): { status: WorkloadSpreadStatus; written: (ws: WorkloadSpread) => void } | undefined {
+    if (this.#stopped) return undefined;
+    let version: string | undefined;
+    let reserved = 0;
+    for (const v of values) {
+      const d = v as PodCreateDecision;
+      if (d !== null && typeof d === 'object' && d.kind === 'placed' && d.reservedFor !== undefined) {
+        version = d.reservedFor;
+        reserved++;
+      }
+    }
+    if (version === undefined) return undefined;
+    const existing = this.#entries.get(entryKey(key.uid, version));
+    const demand = reserved + (existing?.claims ?? 0);
+    const ahead = reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, want: Math.min(AHEAD_MAX, 2 * demand), now: this.#o.clock.now(), newUid: this.#o.newUid });
+    if (ahead === undefined) return undefined;
+    const v = version;
+    return {
+      status: ahead.status,
+      written: (ws) => {
+        if (this.#stopped) return;
+        let entry = this.#entries.get(entryKey(key.uid, v));
+        if (entry === undefined) {
+          entry = { key, version: v, places: [], ws, claims: 0, timer: undefined };
+          this.#entries.set(entryKey(key.uid, v), entry);
+        }
+        entry.places.push(...ahead.uids);
+        entry.ws = ws;
+        entry.claims = 0;
+        this.#arm(entry);
+        this.#log.debug({ namespace: key.namespace, name: key.name, version: v, places: ahead.uids.length }, 'places reserved ahead');
+      },
+    };
+  }
+
+  /** Cancels the timers; places not given back expire in the controller (30 s). */
+  stop(): void {
+    this.#stopped = true;
+    for (const e of this.#entries.values()) e.timer?.cancel();
+    this.#entries.clear();
+  }
+
+  /** (Re)starts the idle countdown of an entry. */
+  #arm(entry: Entry): void {
+    entry.timer?.cancel();
+    entry.timer = this.#o.clock.setTimeout(() => this.#release(entry), AHEAD_IDLE_MS, { name: 'reservation pool release' });
+  }
+
+  async #release(entry: Entry): Promise<void> {
+    entry.timer = undefined;
+    const uids = entry.places.splice(0).map((p) => p.uid);
+    this.#entries.delete(entryKey(entry.key.uid, entry.version));
+    if (uids.length === 0 || this.#commit === undefined || this.#stopped) return;
+    const outcome = await this.#commit.submit(entry.key, (ws) => {
+      const status = ws === undefined ? undefined : releaseAhead(ws, entry.version, uids);
+      return status === undefined ? { value: null } : { value: null, status };
+    });
+    const fields = { namespace: entry.key.namespace, name: entry.key.name, version: entry.version, places: uids.length };
+    if (outcome.ok) this.#log.debug(fields, 'unclaimed places given back');
+    else this.#log.info({ ...fields, err: outcome.error }, 'unclaimed places could not be given back; the controller drops them after 30 s');
+  }
+}
+
+function entryKey(wsUid: string, version: string): string {
+  return `${wsUid}\u0000${version}`;
+}
