@@ -33,7 +33,7 @@ describe('workloadspread demo (a full run, --step on a terminal)', () => {
   test('exit code 0: every check of the demo held', () => {
     assert.equal(code, 0, io.stdout + io.stderr);
     assert.doesNotMatch(io.stdout, /✗/);
-    assert.match(io.stdout, /^Done: \d+ checks passed, 7:32 of cluster time in [\d.]+ s\.$/m);
+    assert.match(io.stdout, /^Done: \d+ checks passed, 6:16 of cluster time in [\d.]+ s\.$/m);
   });
 
   test('every chapter is told, in order, with the cluster time', () => {

@@ -162,7 +162,9 @@ describe('a manager’s /metrics', () => {
       let text = await scrape(manager);
       assert.equal(sample(text, 'workloadspread_admission_duration_seconds_count', { webhook: '/mutate-pod', operation: 'CREATE', result: 'patched' }), 5);
       assert.equal(sample(text, 'controller_runtime_webhook_requests_total', { webhook: '/mutate-pod', code: '200' }), 5);
-      assert.equal(sample(text, 'workloadspread_group_commit_batch_size_sum'), 2, 'two reservations (subset a); b is unlimited and needs none');
+      // Two places in a: one reserved by an admission's round, the other reserved ahead in the same write or claimed by a later round; b is unlimited and needs none.
+      const reserved = sample(text, 'workloadspread_group_commit_batch_size_sum') ?? 0;
+      assert.ok(reserved >= 1 && reserved <= 2, `${reserved} reservations decided in rounds`);
       const subset = (series: string, name: string) => sample(text, series, { namespace: ns, workloadspread: 'spread', subset: name });
       assert.equal(subset('workloadspread_status_subset_replicas', 'a'), 2);
       assert.equal(subset('workloadspread_status_subset_replicas', 'b'), 3);

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { RESERVED_AHEAD_PREFIX } from '../api/keys.ts';
+import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
+import { VirtualClock } from '../clock/virtual-clock.ts';
+import { parseMarker } from '../core/marker.ts';
+import type { Pod } from '../k8s/types.ts';
+import { applyResponse, deploymentChain, fixtureReview, handlerBed, requestOf, type HandlerBed } from '../testing/admission-kit.ts';
+import { GroupCommit } from './group-commit.ts';
+import { admitPodCreate } from './pod-create.ts';
+import { AHEAD_IDLE_MS, ReservationPool } from './reservation-pool.ts';
+
+const MARKER = 'apps.kruise.io/matched-workloadspread';
+const COST = 'controller.kubernetes.io/pod-deletion-cost';
+const VERSION = '5d4f8b7c9';
+
+function spread(subsets: Subset[]): WorkloadSpread {
+  return { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread', metadata: { name: 'web-spread', namespace: 'shop', uid: 'ws-uid-1' }, spec: { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, subsets } };
+}
+
+/** A bed over the fixture's current Deployment with `replicas`, with or without the reservation pool (as the manager wires it). */
+function bed(subsets: Subset[], replicas: number, withPool: boolean): HandlerBed & { clock: VirtualClock; pool: ReservationPool | undefined } {
+  const clock = new VirtualClock();
+  const b = handlerBed(clock);
+  const chain = deploymentChain('shop', { current: true });
+  for (const o of chain) (o['spec'] as { replicas: number }).replicas = replicas;
+  b.cluster.objects.push(...chain);
+  b.cluster.spreads.push(b.store.put(spread(subsets)));
+  if (!withPool) return { ...b, clock, pool: undefined };
+  let seq = 0;
+  // The fake cluster makes admission read the workload by its exact version; the manager's caches answer that from the informer, as this view does.
+  const view = new Proxy(b.cluster, {
+    get(target, prop) {
+      if (prop === 'object') return (ns: string, ref: Parameters<typeof target.object>[1]) => target.object(ns, ref);
+      const v: unknown = Reflect.get(target, prop);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+  const pool = new ReservationPool({ clock, view, newUid: () => `p${++seq}` });
+  const commit = new GroupCommit({ clock, store: b.store, random: () => 0, extend: (k, c, v) => pool.extend(k, c, v) });
+  pool.attach(commit);
+  return { ...b, deps: { ...b.deps, commit, pool }, clock, pool };
+}
+
+async function admitOne(b: HandlerBed & { clock: VirtualClock }): Promise<Pod> {
+  const req = requestOf(fixtureReview('pod-create.json'));
+  const pending = admitPodCreate(req, b.deps);
+  await b.clock.quiesce();
+  const response = await pending;
+  assert.equal(response.allowed, true, JSON.stringify(response.status));
+  return applyResponse(req.object, response) as Pod;
+}
+
+const creating = (b: HandlerBed, subset: string): string[] =>
+  Object.keys(b.store.get('shop', 'web-spread')?.status?.versionedSubsetStatuses?.[VERSION]?.find((s) => s.name === subset)?.creatingPods ?? {});
+
+describe('places reserved ahead (issue 13)', () => {
+  const subsets: Subset[] = [{ name: 'a', maxReplicas: 20 }, { name: 'b', maxReplicas: '25%' }, { name: 'rest' }];
+
+  test('a burst of pods without a name: same subsets and birth costs as one reservation per pod, a handful of writes, every pod with its stored reservation', async () => {
+    const plain = bed(subsets, 60, false);
+    const pooled = bed(subsets, 60, true);
+    const got = { plain: [] as string[], pooled: [] as string[] };
+    const uids: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      const p = await admitOne(plain);
+      got.plain.push(`${parseMarker(p.metadata.annotations?.[MARKER])?.subset} ${p.metadata.annotations?.[COST]}`);
+      const q = await admitOne(pooled);
+      const marker = parseMarker(q.metadata.annotations?.[MARKER]);
+      got.pooled.push(`${marker?.subset} ${q.metadata.annotations?.[COST]}`);
+      if (marker?.subset !== 'rest') uids.push(marker?.uid ?? '');
+    }
+    assert.deepEqual(got.pooled, got.plain, 'the pool changes no placement and no cost');
+    assert.deepEqual(
+      ['a', 'b', 'rest'].map((s) => got.pooled.filter((g) => g.startsWith(`${s} `)).length),
+      [20, 15, 25],
+    );
+    assert.equal(plain.store.writes, 35, 'one write per reservation without the pool');
+    assert.ok(pooled.store.writes <= 8, `${pooled.store.writes} writes with the pool`);
+    // Every pod answered from the pool holds a stored reservation under its marker uid; no subset holds more than its limit.
+    const stored = new Set([...creating(pooled, 'a'), ...creating(pooled, 'b')]);
+    for (const uid of uids) assert.ok(stored.has(uid), `reservation ${uid} stored`);
+    assert.equal(creating(pooled, 'a').length, 20);
+    assert.equal(creating(pooled, 'b').length, 15);
+    assert.ok(uids.some((u) => u.startsWith(RESERVED_AHEAD_PREFIX)), 'most pods took places reserved ahead');
+    assert.equal(pooled.pool?.size(), 0, 'nothing left over: the workload got all its pods');
+  });
+
+  test('places no pod claimed are given back after AHEAD_IDLE_MS, in one write', async () => {
+    const b = bed(subsets, 60, true);
+    // Pod 1 reserves 1 + 2 ahead, pods 2 and 3 claim those, pod 4 reserves 1 + 6 ahead (twice the demand seen).
+    for (let i = 0; i < 4; i++) await admitOne(b);
+    const held = b.pool?.size() ?? 0;
+    assert.equal(held, 6, 'places are held ahead');
+    assert.equal(creating(b, 'a').length, 4 + held);
+    const writes = b.store.writes;
+    await b.clock.advance(AHEAD_IDLE_MS + 1);
+    await b.clock.quiesce();
+    assert.equal(b.pool?.size(), 0);
+    assert.equal(creating(b, 'a').length, 4, 'only the pods admitted keep their reservations');
+    assert.equal(b.store.get('shop', 'web-spread')?.status?.versionedSubsetStatuses?.[VERSION]?.find((s) => s.name === 'a')?.missingReplicas, 16);
+    assert.equal(b.store.writes, writes + 1);
+  });
+
+  test('never more places than the workload still lacks', async () => {
+    const b = bed([{ name: 'a', maxReplicas: 100 }, { name: 'rest' }], 4, true);
+    for (let i = 0; i < 4; i++) await admitOne(b);
+    assert.equal(creating(b, 'a').length, 4, 'four pods, four reservations: nothing reserved past the replicas');
+    assert.equal(b.pool?.size(), 0);
+  });
+});
