@@ -36,8 +36,8 @@
  * - real clock: pod-CREATE admission latency p50/p90/p99/max (manager-side,
  *   /mutate-pod) and the latency of one WorkloadSpread status write (the
  *   manager's PUT .../status, timed around the client call) p50/p99;
- * - scale-in N → N/2 → 0: time, writes per pod and the DELETE/eviction
- *   webhook calls split by the managed label;
+ * - scale-in N → N/2 → 0: time, CPU, writes per pod (by resource and
+ *   verb) and the DELETE/eviction webhook calls split by the managed label;
  * and at the end, one block with the ratios issue 13's "Done when" names,
  * each with its target and PASS/FAIL.
  */
@@ -400,6 +400,10 @@ function report(runs: Run[], mode: Mode): void {
   iRows.push(['WorkloadSpread status writes (webhook / controller)', ...runs.map((r) => (r.config === 'no manager' ? '–' : `${statusWriteCells([r], (x) => x.inManager, 'webhook')[0]} / ${statusWriteCells([r], (x) => x.inManager, 'controller')[0]}`))]);
   iRows.push(...webhookRows(runs, (r) => r.in.webhooks));
   table('scale-in', iRows, runs);
+
+  console.log('');
+  const inReq = requestRows(runs, (r) => r.in.requests.filter((l) => WRITE_VERBS.has(l.verb) && !isHeartbeat(l)));
+  table('API writes per pod, scale-in (all clients, node heartbeats apart)', inReq, runs);
 }
 
 function verdict(ok: boolean | undefined): string {
