@@ -135,6 +135,33 @@ export type PodCreateDecision =
   /** Refused (500): the workload controller retries. `cause` says which rule refused, for the logs. */
   | { kind: 'error'; cause: 'owner-not-found' | 'whitelist' | 'reservation' | 'injection'; message: string; ws?: WorkloadSpread };
 
+/**
+ * Whether a pod CREATE decision that changed no status holds whatever becomes
+ * of other admissions' reservations it was decided with but that are not
+ * written yet (group commit, issue 13): it takes no quota — no WorkloadSpread,
+ * no subset, a subset gone from the spec, or a subset that keeps no
+ * bookkeeping (unlimited, no minReplicas) — so no limit's arithmetic counts
+ * it and it cannot put a subset over its limit. A placement without a status
+ * change in a subset that keeps bookkeeping rests on a reservation (a retried
+ * admission), and an error may come from the unwritten state: neither holds
+ * alone.
+ */
+export function holdsWithoutWrite(decision: PodCreateDecision): boolean {
+  switch (decision.kind) {
+    case 'admit':
+    case 'unplaced':
+      return true;
+    case 'placed': {
+      if (decision.status !== undefined) return false;
+      if (!decision.injected) return true;
+      const subset = decision.ws.spec.subsets.find((s) => s.name === decision.subset);
+      return subset !== undefined && subset.maxReplicas === undefined && !keepsBookkeeping(subset);
+    }
+    default:
+      return false;
+  }
+}
+
 /** Decides a pod CREATE (spec §2.1–§2.5). */
 export function decidePodCreate(input: PodCreateInput): PodCreateDecision {
   const { view, pod, namespace } = input;

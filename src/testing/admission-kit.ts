@@ -20,6 +20,7 @@ import type { KubeObject, Node, Pod } from '../k8s/types.ts';
 import { decodePatch, parseAdmissionReview, type AdmissionRequest, type AdmissionResponse } from '../webhook/admission-review.ts';
 import { GroupCommit, type GroupCommitStore } from '../webhook/group-commit.ts';
 import type { PodAdmissionDeps } from '../webhook/pod-create.ts';
+import { RecentPlacements } from '../webhook/recent-placements.ts';
 import type { ApiReads } from '../webhook/view-reads.ts';
 
 /** A fixture review as raw JSON, to edit before use. */
@@ -192,19 +193,37 @@ export function handlerBed(clock: Clock, cluster = new FakeCluster(), store = ne
     events: { record: (ws, event) => events.push({ ws: ws.metadata.name ?? '', event }) },
     metrics: { noSubsetAvailable: (ns, name) => noSubset.push(`${ns}/${name}`) },
     newUid: () => `uid-${++uidSeq}`,
+    recent: new RecentPlacements(clock),
   };
   return { cluster, store, events, noSubset, deps };
 }
 
-/** A Deployment → ReplicaSet owner chain for the fixture pods (`web` / `web-5d4f8b7c9` in `shop`). */
-export function deploymentChain(namespace = 'shop'): KubeObject[] {
+/**
+ * A Deployment → ReplicaSet owner chain for the fixture pods (`web` /
+ * `web-5d4f8b7c9` in `shop`). With `current`, the ReplicaSet carries the
+ * Deployment's pod template (and selector), so the fixture pods are of the
+ * latest version (their birth costs run forward, D21); without it the
+ * ReplicaSet has no template and the latest version is not found.
+ */
+export function deploymentChain(namespace = 'shop', options: { current?: boolean } = {}): KubeObject[] {
+  const template = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'main', image: 'nginx:1.27' }] } };
+  const hash = '5d4f8b7c9';
+  const rsSpec = options.current === true
+    ? { replicas: 10, selector: { matchLabels: { app: 'web', 'pod-template-hash': hash } }, template: { metadata: { labels: { app: 'web', 'pod-template-hash': hash } }, spec: template.spec } }
+    : { replicas: 10 };
   return [
-    { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace, uid: 'deploy-uid-1' }, spec: { replicas: 10, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'main', image: 'nginx:1.27' }] } } } },
+    { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace, uid: 'deploy-uid-1' }, spec: { replicas: 10, ...(options.current === true ? { selector: { matchLabels: { app: 'web' } } } : {}), template } },
     {
       apiVersion: 'apps/v1',
       kind: 'ReplicaSet',
-      metadata: { name: 'web-5d4f8b7c9', namespace, uid: 'rs-uid-1', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'deploy-uid-1', controller: true }] },
-      spec: { replicas: 10 },
+      metadata: {
+        name: `web-${hash}`,
+        namespace,
+        uid: 'rs-uid-1',
+        ...(options.current === true ? { labels: { app: 'web', 'pod-template-hash': hash } } : {}),
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'deploy-uid-1', controller: true }],
+      },
+      spec: rsSpec,
     },
   ];
 }

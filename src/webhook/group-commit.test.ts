@@ -10,7 +10,7 @@ import { StatusWriter } from '../kube/status-writer.ts';
 import { WorkloadSpreadState } from '../kube/ws-state.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { testBedCertificate, type ClientTestBed } from '../testing/client-test-bed.ts';
-import { GroupCommit, type CommitOutcome, type Decide, type GroupCommitStore } from './group-commit.ts';
+import { GroupCommit, type CommitOutcome, type Decide, type Decision, type GroupCommitStore } from './group-commit.ts';
 
 const pod = (name: string): Pod => ({ metadata: { name, namespace: 'x' }, spec: { containers: [{ name: 'c' }] } });
 
@@ -201,5 +201,145 @@ describe('group commit against the API server', () => {
     // The informer no longer has it and nothing was written locally.
     const [o] = await run([r.commit.submit(key, reserve(clock, 'p0'))]);
     assert.deepEqual(o?.ok && o.value, 'gone');
+  });
+});
+
+describe('group commit: no wait without a reason (issue 13)', () => {
+  /** One WorkloadSpread in memory whose status writes wait until released. */
+  const gatedStore = (clock: VirtualClock, subsets: WorkloadSpread['spec']['subsets'] = [{ name: 'a', maxReplicas: 2 }, { name: 'rest' }]) => {
+    let ws: WorkloadSpread = { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread', metadata: { name: 'ws', namespace: 'x', uid: 'ws-uid', resourceVersion: '1' }, spec: { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, subsets } };
+    const gates: (() => void)[] = [];
+    let writes = 0;
+    let fail = false;
+    const store: GroupCommitStore = {
+      withLock: (_uid, fn) => fn(),
+      freshest: () => ws,
+      getFresh: async () => ({ ok: true, ws }),
+      writeStatus: async (base, status) => {
+        writes++;
+        await clock.activity.waitFor(new Promise<void>((release) => gates.push(release)));
+        if (fail) return { ok: false, reason: 'Error', message: 'injected', error: new Error('injected') };
+        if (base.metadata.resourceVersion !== ws.metadata.resourceVersion) return { ok: false, reason: 'Conflict', message: 'conflict', error: new Error('conflict') };
+        ws = { ...ws, metadata: { ...ws.metadata, resourceVersion: String(Number(ws.metadata.resourceVersion) + 1) }, status };
+        return { ok: true, ws };
+      },
+    };
+    return {
+      store,
+      key: { uid: 'ws-uid', namespace: 'x', name: 'ws' },
+      release: () => gates.splice(0).forEach((g) => g()),
+      pendingWrites: () => gates.length,
+      writes: () => writes,
+      failWrites: () => void (fail = true),
+    };
+  };
+
+  /** Like `reserve`, marking alone what takes no quota (the unlimited subset `rest`, no subset), as pod admission does. */
+  const admit =
+    (clock: VirtualClock, name: string): Decide<string> =>
+    (ws) => {
+      const d = reserve(clock, name)(ws) as Decision<string>;
+      return d.status !== undefined ? d : { ...d, alone: d.value === 'rest' || d.value === 'none' };
+    };
+
+  /** Runs what can run without moving virtual time (the gated writes stay pending), then lets answers propagate. */
+  const idle = async (clock: VirtualClock): Promise<void> => {
+    await clock.quiesce();
+    await new Promise((r) => setImmediate(r));
+  };
+
+  const answered = (p: Promise<unknown>): { done: boolean } => {
+    const state = { done: false };
+    void p.then(() => (state.done = true));
+    return state;
+  };
+
+  test('an unlimited placement decided after a reservation of its batch is answered before that write lands', async () => {
+    const clock = new VirtualClock();
+    const g = gatedStore(clock, [{ name: 'a', maxReplicas: 2 }, { name: 'rest' }]);
+    const commit = new GroupCommit({ clock, store: g.store, random: () => 0 });
+    const first = commit.submit(g.key, admit(clock, 'p1'));
+    await idle(clock);
+    // Both see a with one place left while p1 is written: both would reserve, so both wait for the next round.
+    const second = commit.submit(g.key, admit(clock, 'p2'));
+    const third = commit.submit(g.key, admit(clock, 'p3'));
+    const s3 = answered(third);
+    await idle(clock);
+    assert.equal(s3.done, false);
+    g.release();
+    await idle(clock);
+    // Round two: p2 takes a's last place (written now), p3 then finds a full → rest, answered without waiting for that write.
+    assert.equal(g.pendingWrites(), 1, "round two's write is in flight");
+    assert.equal(s3.done, true, 'p3 (rest) did not wait for the write of p2');
+    g.release();
+    await idle(clock);
+    assert.deepEqual([await first, await second, await third].map((o) => (o.ok ? o.value : o.error)), ['a', 'a', 'rest']);
+    assert.equal(g.writes(), 2);
+  });
+
+  test('during a write, arrivals that take no quota are answered at once (side lane); those that reserve wait for the next round', async () => {
+    const clock = new VirtualClock();
+    const g = gatedStore(clock, [{ name: 'a', maxReplicas: 1 }, { name: 'b', maxReplicas: 1 }, { name: 'rest' }]);
+    const commit = new GroupCommit({ clock, store: g.store, random: () => 0 });
+    const first = commit.submit(g.key, admit(clock, 'p1'));
+    await idle(clock);
+    assert.equal(g.pendingWrites(), 1);
+    // During p1's write p2 would reserve b: it waits for a write.
+    const second = commit.submit(g.key, admit(clock, 'p2'));
+    const s2 = answered(second);
+    await idle(clock);
+    assert.equal(s2.done, false, 'p2 reserves: it waits for a write');
+    assert.equal(g.pendingWrites(), 1, 'no second write while the first is in flight');
+    g.release();
+    await idle(clock);
+    assert.equal(g.pendingWrites(), 1, "p2 is decided again in the next round, which writes its reservation");
+    // During p2's write, p3 finds a and b full on that round's state → rest, answered at once.
+    const third = commit.submit(g.key, admit(clock, 'p3'));
+    const s3 = answered(third);
+    await idle(clock);
+    assert.equal(s3.done, true, 'p3 answered while p2 is being written');
+    assert.equal(s2.done, false);
+    g.release();
+    await idle(clock);
+    assert.deepEqual([await first, await second, await third].map((o) => (o.ok ? o.value : o.error)), ['a', 'b', 'rest']);
+    assert.equal(g.writes(), 2);
+    const final = await g.store.getFresh('x', 'ws');
+    assert.ok(final.ok);
+    const creating = (name: string) => Object.keys(final.ws.status?.versionedSubsetStatuses?.[VERSION_IGNORED]?.find((s) => s.name === name)?.creatingPods ?? {}).length;
+    assert.deepEqual([creating('a'), creating('b')], [1, 1], 'nothing above its limit');
+  });
+
+  test('a decision without a status that is not alone still waits for the write it saw', async () => {
+    const clock = new VirtualClock();
+    const g = gatedStore(clock);
+    const commit = new GroupCommit({ clock, store: g.store, random: () => 0 });
+    const reserveThenPlain: Decide<string>[] = [admit(clock, 'p1'), () => ({ value: 'bookkeeping' })];
+    const outcomes = reserveThenPlain.map((d) => commit.submit(g.key, d));
+    const plain = answered(outcomes[1] as Promise<unknown>);
+    await idle(clock);
+    assert.equal(plain.done, false);
+    // Arriving during the write: not alone, so it goes to the next round (which writes nothing and answers it).
+    const late = commit.submit(g.key, () => ({ value: 'late' }));
+    const lateState = answered(late);
+    await idle(clock);
+    assert.equal(lateState.done, false);
+    g.release();
+    await idle(clock);
+    assert.deepEqual((await Promise.all([...outcomes, late])).map((o) => (o.ok ? o.value : o.error)), ['a', 'bookkeeping', 'late']);
+    assert.equal(g.writes(), 1);
+  });
+
+  test('a failed write fails the reservations it carried, not the answers given alone', async () => {
+    const clock = new VirtualClock();
+    const g = gatedStore(clock, [{ name: 'a', maxReplicas: 1 }, { name: 'rest' }]);
+    const commit = new GroupCommit({ clock, store: g.store, random: () => 0 });
+    const first = commit.submit(g.key, admit(clock, 'p1'));
+    await idle(clock);
+    const second = commit.submit(g.key, admit(clock, 'p2'));
+    await idle(clock);
+    g.failWrites();
+    g.release();
+    await idle(clock);
+    assert.deepEqual([await first, await second].map((o) => (o.ok ? o.value : 'failed')), ['failed', 'rest']);
   });
 });

@@ -9,10 +9,28 @@
  * Invariants:
  * - an admission whose decision changed the status is answered only after the
  *   write carrying it succeeded (never "admitted, reservation lost");
- * - an admission whose decision needs no write (unlimited subset, idempotent
- *   retry, nothing to record) is answered at once when it was decided on the
+ * - no wait without a reason (issue 13): a decision that changed nothing and
+ *   says it holds alone (`Decision.alone`) is answered at once — decided on
+ *   the stored state, on the round's state with reservations not yet written,
+ *   or, while a round's write is in flight, on that round's state in a side
+ *   lane (serialized per WorkloadSpread; the committer waits for the lane
+ *   before its next round). Pod admission marks alone the decisions that take
+ *   no quota: a pod placed in a subset that keeps no bookkeeping (unlimited,
+ *   no minReplicas) or in no subset (core `holdsWithoutWrite`). Why that is
+ *   safe whatever happens to the write, with any number of manager replicas:
+ *   such a pod is counted against no limit, so it cannot put a subset over
+ *   one — no limit's arithmetic reads it; the reservations it saw only steered
+ *   it away from subsets those reservations filled, and if their write fails
+ *   the pod merely sits in a later subset than it might have (the reference
+ *   gives the same answer when reservations are written one by one and a
+ *   later status write fails). Every other replica decides on the stored
+ *   status, which these answers never change. A decision that rests on the
+ *   batch's reservations (a retried admission of a pod whose reservation is
+ *   in the batch) is not alone and waits for the write as before;
+ * - an admission whose decision needs no write and is not alone (deletion
+ *   bookkeeping, budgets) is answered at once when it was decided on the
  *   stored state, or with the batch's write when it saw reservations of that
- *   batch;
+ *   batch; during a write in flight it waits for the next round;
  * - each round runs under the per-WorkloadSpread lock shared with the
  *   controller's status writes (`WorkloadSpreadState.withLock`), starting from
  *   the freshest copy in-process (local copy vs informer, by resourceVersion),
@@ -24,9 +42,9 @@
  * - a WorkloadSpread that vanished (NotFound on the re-read) is decided as
  *   `undefined`: the caller admits without a subset, as the reference does.
  *
- * On a virtual clock the committer is its own tracked activity, and a waiting
- * admission parks on a clock sleep, so back-off sleeps let virtual time pass.
- * Start at `GroupCommit.submit`.
+ * On a virtual clock the committer and the side lane are tracked activities,
+ * and a waiting admission parks on a clock sleep, so back-off sleeps let
+ * virtual time pass. Start at `GroupCommit.submit`.
  */
 import type { Clock } from '../clock/clock.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
@@ -51,10 +69,16 @@ export interface WorkloadSpreadKey {
   name: string;
 }
 
-/** What one admission decided: its answer and, when it reserved or released quota, the whole new status. */
+/**
+ * What one admission decided: its answer and, when it reserved or released
+ * quota, the whole new status. `alone`: without a status, the answer holds
+ * whatever becomes of other admissions' unwritten changes it saw, so it is
+ * given at once (see the header).
+ */
 export interface Decision<T, S = WorkloadSpreadStatus> {
   value: T;
   status?: S;
+  alone?: boolean;
 }
 
 /** Decides one admission on a copy of the WorkloadSpread (undefined: it no longer exists). */
@@ -122,6 +146,10 @@ interface Queue<O, S> {
   refresh: boolean;
   /** Consecutive conflicting rounds (for the back-off). */
   streak: number;
+  /** While a round's write is in flight: the state it wrote, reservations included (the side lane decides on it). */
+  writing: { ws: O | undefined } | undefined;
+  /** The side lane: decisions taken during the write, one after another. */
+  side: Promise<void>;
 }
 
 export class GroupCommit<O extends StatusObject<unknown> = WorkloadSpread, S = WorkloadSpreadStatus> {
@@ -158,11 +186,14 @@ export class GroupCommit<O extends StatusObject<unknown> = WorkloadSpread, S = W
   submit<T>(key: WorkloadSpreadKey, decide: Decide<T, O, S>): Promise<CommitOutcome<T, O>> {
     let queue = this.#queues.get(key.uid);
     if (queue === undefined) {
-      queue = { key, waiting: [], running: false, refresh: false, streak: 0 };
+      queue = { key, waiting: [], running: false, refresh: false, streak: 0, writing: undefined, side: Promise.resolve() };
       this.#queues.set(key.uid, queue);
     }
+    const q0 = queue;
     const outcome = new Promise<CommitOutcome<T, O>>((resolve) => {
-      (queue as Queue<O, S>).waiting.push({ decide: decide as Decide<unknown, O, S>, resolve: resolve as (o: CommitOutcome<unknown, O>) => void, conflicts: 0 });
+      const waiter: Waiter<O, S> = { decide: decide as Decide<unknown, O, S>, resolve: resolve as (o: CommitOutcome<unknown, O>) => void, conflicts: 0 };
+      if (q0.writing !== undefined) this.#decideAside(q0, waiter, q0.writing.ws);
+      else q0.waiting.push(waiter);
     });
     if (!queue.running) {
       queue.running = true;
@@ -189,11 +220,36 @@ export class GroupCommit<O extends StatusObject<unknown> = WorkloadSpread, S = W
     }
   }
 
+  /**
+   * Decides an admission that arrived while the round's write is in flight,
+   * on that round's state, in the side lane: answered at once when it changed
+   * nothing and holds alone, otherwise queued for the next round (decided
+   * again there on the stored state).
+   */
+  #decideAside(queue: Queue<O, S>, waiter: Waiter<O, S>, ws: O | undefined): void {
+    const { key } = queue;
+    queue.side = queue.side.then(() =>
+      this.#clock.activity.run(`group-commit side lane ${key.namespace}/${key.name}`, async () => {
+        let decision: Decision<unknown, S>;
+        try {
+          decision = await waiter.decide(ws);
+        } catch (err) {
+          waiter.resolve({ ok: false, conflict: false, error: err instanceof Error ? err.message : String(err) });
+          return;
+        }
+        if (decision.status === undefined && decision.alone === true) waiter.resolve({ ok: true, value: decision.value, ws });
+        else queue.waiting.push(waiter);
+      }),
+    );
+  }
+
   async #drain(queue: Queue<O, S>): Promise<void> {
     try {
       while (queue.waiting.length > 0) {
         const batch = queue.waiting.splice(0);
         const retry = await this.#round(queue, batch);
+        // What arrived during the write was decided in the side lane; those that must wait are queued by now.
+        await queue.side;
         if (retry.length > 0) {
           queue.streak++;
           await this.#clock.sleep(this.#backoffMs(queue.streak), undefined, { name: 'group-commit backoff' });
@@ -261,7 +317,7 @@ export class GroupCommit<O extends StatusObject<unknown> = WorkloadSpread, S = W
           changed = true;
           reservations++;
           carried.push({ waiter, value: decision.value });
-        } else if (changed) {
+        } else if (changed && decision.alone !== true) {
           carried.push({ waiter, value: decision.value });
         } else {
           waiter.resolve({ ok: true, value: decision.value, ws: current });
@@ -270,7 +326,13 @@ export class GroupCommit<O extends StatusObject<unknown> = WorkloadSpread, S = W
       if (!changed || current === undefined || ws === undefined) return [];
 
       this.#metrics.batchSize?.(reservations);
-      const written = await this.#store.writeStatus(ws, (current.status ?? {}) as S);
+      queue.writing = { ws: current };
+      let written: StoreWrite<O>;
+      try {
+        written = await this.#store.writeStatus(ws, (current.status ?? {}) as S);
+      } finally {
+        queue.writing = undefined;
+      }
       if (written.ok) {
         for (const c of carried) c.waiter.resolve({ ok: true, value: c.value, ws: written.ws });
         return [];

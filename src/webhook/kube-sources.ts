@@ -18,6 +18,7 @@ import type { BudgetEnforcementDeps } from './budget-eviction.ts';
 import { admitDomainDisruptionBudget, VALIDATE_DDB_PATH } from './ddb-validate.ts';
 import { GroupCommit, type GroupCommitStore } from './group-commit.ts';
 import type { WebhookMetrics } from './metrics.ts';
+import { RecentPlacements } from './recent-placements.ts';
 import { admitPodCreate, type AdmissionEvents, type PodAdmissionDeps } from './pod-create.ts';
 import { MUTATE_POD_PATH, VALIDATE_POD_PATH, VALIDATE_WORKLOADSPREAD_PATH, type AdmissionHandler } from './server.ts';
 import { validatePodHandler } from './validate-pod.ts';
@@ -78,11 +79,15 @@ export function webhookFromKube(options: KubeWebhookOptions): KubeWebhook {
     ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
     ...(options.random !== undefined ? { random: options.random } : {}),
   });
+  const recent = new RecentPlacements(options.clock);
+  // A pod the cache shows is counted from the cache (core/placed-count.ts); its answered placement is no longer needed.
+  options.caches.pods.onAdd((pod) => recent.seen(pod));
   const deps: PodAdmissionDeps = {
     clock: options.clock,
     view,
     reads,
     commit,
+    recent,
     events: kubeAdmissionEvents(options.events),
     log,
     ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),

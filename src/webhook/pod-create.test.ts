@@ -166,6 +166,26 @@ describe('pod CREATE admission', () => {
     assert.deepEqual(placed, ['a', 'a', 'b', 'b', 'b', 'c', 'c', 'c', 'c', 'c', 'none']);
   });
 
+  test('D21: pods sent to the unlimited subset of a balanced spec get the cost of their place, counted from answered placements the cache does not show yet', async () => {
+    const bed = bedWith(spread([{ name: 'a', maxReplicas: '20%' }, { name: 'rest' }]));
+    bed.cluster.objects = deploymentChain('shop', { current: true });
+    const got: { subset: string; uid: string | undefined; cost: number }[] = [];
+    for (let i = 0; i < 6; i++) {
+      const { pod } = await admit(bed);
+      const marker = parseMarker(pod?.metadata.annotations?.[MARKER]);
+      got.push({ subset: marker?.subset ?? 'none', uid: marker?.uid, cost: Number(pod?.metadata.annotations?.['controller.kubernetes.io/pod-deletion-cost']) });
+    }
+    assert.deepEqual(got.map((g) => g.subset), ['a', 'a', 'rest', 'rest', 'rest', 'rest']);
+    // Unnamed pods in the counted subset get a marker uid (told apart once the cache shows them), and no reservation.
+    assert.ok(got.slice(2).every((g) => g.uid !== undefined));
+    assert.equal(bed.store.writes, 2, 'only the two reservations of subset a');
+    // Each later pod of `rest` takes the next, cheaper place: none of them was in the cache when the next was admitted.
+    const rest = got.slice(2).map((g) => g.cost);
+    assert.ok(rest.every((c) => Number.isInteger(c)));
+    for (let i = 1; i < rest.length; i++) assert.ok((rest[i] as number) < (rest[i - 1] as number), `costs ${rest.join(', ')} strictly decrease`);
+    assert.equal(bed.deps.recent?.size(), 4);
+  });
+
   test('§2.3 B StatefulSet: the ordinal decides, no status is written', async () => {
     const clock = new VirtualClock();
     const bed = { ...handlerBed(clock), clock };

@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock/clock.ts';
 import { podLogFields, silentLogger, type Logger } from '../client/logger.ts';
-import { decidePodCreate, type PodCreateDecision, type PodCreateInput } from '../core/admission.ts';
+import { decidePodCreate, holdsWithoutWrite, type PodCreateDecision, type PodCreateInput } from '../core/admission.ts';
 import type { ClusterView } from '../core/cluster-view.ts';
 import { subsetPatchRefusedEvent, workloadSpreadRef, type EngineEvent } from '../core/events.ts';
 import type { SubsetPatchPolicy } from '../api/subset-patch-policy.ts';
@@ -21,6 +21,7 @@ import type { Pod } from '../k8s/types.ts';
 import { allowed, errored, isDryRun, patched, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
 import type { GroupCommit } from './group-commit.ts';
 import type { WebhookMetrics } from './metrics.ts';
+import type { RecentPlacements } from './recent-placements.ts';
 import { ReadThroughView, settle, type ApiReads } from './view-reads.ts';
 
 /** Where admission reports user-facing events (a kube EventRecorder in the manager). */
@@ -42,6 +43,13 @@ export interface PodAdmissionDeps {
   newUid?: () => string;
   /** D20: what subset patches may change (`--allow-privileged-subset-patches`); default: no privilege-bearing fields. */
   subsetPatches?: SubsetPatchPolicy;
+  /** D21: placements answered without a reservation, counted for birth costs until the cache shows the pods. */
+  recent?: RecentPlacements;
+}
+
+/** Remembers a placement taken without a reservation (D21), before the answer leaves. */
+function remember(deps: PodAdmissionDeps, decision: PodCreateDecision): void {
+  if (decision.kind === 'placed' && decision.placement !== undefined) deps.recent?.record(decision.ws.metadata.uid ?? '', decision.placement);
 }
 
 const REFUSALS: Record<Extract<PodCreateDecision, { kind: 'error' }>['cause'], string> = {
@@ -60,15 +68,20 @@ export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDe
   const pod = raw as unknown as Pod;
   const namespace = req.namespace !== '' ? req.namespace : (pod.metadata?.namespace ?? '');
   const log = deps.log ?? silentLogger;
-  const view = new ReadThroughView(deps.view, deps.reads);
+  const recent = deps.recent;
+  const view = new ReadThroughView(deps.view, deps.reads, recent === undefined ? undefined : (wsUid) => recent.list(wsUid));
   const input: PodCreateInput = { view, pod, namespace, now: deps.clock.now(), newUid: deps.newUid ?? randomUUID, ...(deps.subsetPatches === undefined ? {} : { subsetPatches: deps.subsetPatches }) };
 
   let decision = await settle(view, () => decidePodCreate(input));
+  remember(deps, decision);
   if (decision.kind === 'commit') {
     const { ws } = decision;
     const outcome = await deps.commit.submit<Exclude<PodCreateDecision, { kind: 'read' }>>({ uid: ws.metadata.uid ?? '', namespace, name: ws.metadata.name ?? '' }, async (current) => {
       const value = await settle(view, () => decidePodCreate({ ...input, now: deps.clock.now(), current: { ws: current } }));
-      return value.kind === 'placed' && value.status !== undefined ? { value, status: value.status } : { value };
+      // Decided in the WorkloadSpread's serial lane: the next admission's birth cost counts this one.
+      remember(deps, value);
+      // No wait without a reason: a decision that takes no quota is answered without waiting for others' status writes.
+      return value.kind === 'placed' && value.status !== undefined ? { value, status: value.status } : { value, alone: holdsWithoutWrite(value) };
     });
     if (!outcome.ok) {
       log.warn({ ...podLogFields(namespace, pod.metadata), requestID: uid, workloadspread: ws.metadata.name ?? '', err: outcome.error }, 'pod admission failed: the subset reservation was not stored');
