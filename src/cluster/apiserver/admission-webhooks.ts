@@ -67,6 +67,30 @@ export interface AdmissionWebhooksDeps {
   clock: Clock;
 }
 
+/**
+ * One webhook call the server is about to send (after matching, dry-run and
+ * client-config checks, i.e. what reaches the wire), for counting
+ * (`ApiServerControl.webhookCallCounts`; upstream's
+ * `apiserver_admission_webhook_request_total`).
+ */
+export interface WebhookCall {
+  /** The webhook's name in its configuration. */
+  webhook: string;
+  mutating: boolean;
+  /** The path of the URL the review is posted to (`/mutate-pod`; `/` for a service without one). */
+  path: string;
+  operation: string;
+  /** The request's resource (for a subresource: its parent). */
+  group: string;
+  resource: string;
+  subresource: string;
+  namespace: string;
+  name: string;
+  /** The objects as sent to this webhook: `object` undefined on DELETE, `oldObject` undefined on CREATE. */
+  object: KubeObject | undefined;
+  oldObject: KubeObject | undefined;
+}
+
 /** The outcome of calling one webhook. */
 type CallOutcome =
   | { kind: 'answered'; response: AdmissionResponse }
@@ -98,6 +122,7 @@ export class AdmissionWebhooks {
   readonly #cache = new Map<string, { rv: string; hooks: WebhookAccessor[] }>();
   /** The client certificates presented to webhooks (the admission kubeconfig's users): webhook-client-auth.ts. */
   readonly clientCredentials = new WebhookClientCredentials();
+  readonly #observers = new Set<(call: WebhookCall) => void>();
 
   constructor(deps: AdmissionWebhooksDeps) {
     this.#deps = deps;
@@ -120,6 +145,12 @@ export class AdmissionWebhooks {
     if (origin !== undefined) return { ok: true, origin };
     if (this.#deps.store.get('/services', ref.namespace, ref.name) === undefined) return { ok: false, error: `service ${JSON.stringify(ref.name)} not found` };
     return { ok: false, error: `no endpoints available for service ${JSON.stringify(ref.name)}` };
+  }
+
+  /** Tells `observer` about every webhook call before it is sent (synchronously); returns a function that stops it. */
+  observeCalls(observer: (call: WebhookCall) => void): () => void {
+    this.#observers.add(observer);
+    return () => this.#observers.delete(observer);
   }
 
   /** Closes the kept-alive connections to webhook servers. */
@@ -229,6 +260,22 @@ export class AdmissionWebhooks {
     const review = buildAdmissionReview(apiVersion, uid, a, invocation, { object, oldObject }, this.#requestNamespace(a));
     const url = target.target.display;
     const credentials = this.clientCredentials.resolve(target.target.credentialsKey);
+    if (this.#observers.size > 0) {
+      const call: WebhookCall = {
+        webhook: hook.name,
+        mutating: hook.mutating,
+        path: target.target.url.pathname,
+        operation: a.operation,
+        group: a.resource.group,
+        resource: a.resource.plural,
+        subresource: a.subresource,
+        namespace: this.#requestNamespace(a),
+        name: a.name,
+        object,
+        oldObject,
+      };
+      for (const observe of this.#observers) observe(call);
+    }
     const answer = await postToWebhook(target.target, JSON.stringify(review), {
       clock: this.#deps.clock,
       agent: this.#agent,

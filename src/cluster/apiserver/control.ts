@@ -6,8 +6,13 @@
  * - `compact()` drops the watch history (resuming from older versions → 410);
  * - `injectFault({...})` answers matching requests with an error and/or after
  *   a delay on the server's clock; `clearFaults()`;
- * - `requestCount({...})` / `resetCounters()` count HTTP requests by
- *   resource, verb and subresource;
+ * - `requestCount({...})` / `requestCounts()` / `resetCounters()` count
+ *   resource requests by group, resource, subresource, verb and user agent
+ *   (the sum, or the whole breakdown); `webhookCallCounts()` counts the
+ *   admission webhook calls the server sent, by webhook, URL path,
+ *   operation and resource, and `onWebhookCall(...)` shows each call with its
+ *   objects (say, to split them by the pod's labels); `resetCounters()`
+ *   zeroes both;
  * - `get` / `list` / `create` / `update` / `patch` / `delete`: in-process
  *   writes through the same pipeline as HTTP (strategies, admission, watch
  *   events), as the system user; errors are returned as data;
@@ -44,6 +49,7 @@ import type { ResourceVerb } from './request-info.ts';
 import { randomBytes } from 'node:crypto';
 import type { RequestContext, ResourceDef, UserInfo } from './resource-def.ts';
 import { updateScale } from './scale.ts';
+import type { WebhookCall } from './admission-webhooks.ts';
 import type { ClientCredentials } from './webhook-client-auth.ts';
 
 export interface FaultSpec {
@@ -80,6 +86,40 @@ export interface RequestKey {
   subresource: string;
   namespace: string;
   name: string;
+  /** The User-Agent header ('' when absent). */
+  userAgent: string;
+}
+
+/** One line of `requestCounts()`: resource requests with the same group, resource, subresource, verb and user agent. */
+export interface RequestCount {
+  group: string;
+  resource: string;
+  /** '' for the resource itself. */
+  subresource: string;
+  /** The API verb (`create`, `update`, `patch`, `delete`, `get`, `list`, `watch`, ...). */
+  verb: string;
+  userAgent: string;
+  count: number;
+}
+
+/** One line of `webhookCallCounts()`. */
+export interface WebhookCallCount {
+  webhook: string;
+  mutating: boolean;
+  path: string;
+  operation: string;
+  group: string;
+  resource: string;
+  subresource: string;
+  count: number;
+}
+
+export interface RequestFilter {
+  resource?: string;
+  verb?: string;
+  subresource?: string;
+  group?: string;
+  userAgent?: string;
 }
 
 interface FaultState {
@@ -93,12 +133,22 @@ export class ApiServerControl {
   readonly #cutWatches: () => number;
   readonly #users: Map<string, UserInfo>;
   #faults: FaultState[] = [];
-  #counts = new Map<string, number>();
+  #counts = new Map<string, RequestCount>();
+  #webhookCalls = new Map<string, WebhookCallCount>();
 
   constructor(core: ApiServerCore, cutWatches: () => number, users: Map<string, UserInfo> = new Map()) {
     this.#core = core;
     this.#cutWatches = cutWatches;
     this.#users = users;
+    core.webhooks.observeCalls((call) => {
+      const k = [call.webhook, call.mutating, call.path, call.operation, call.group, call.resource, call.subresource].join('\u0000');
+      const line = this.#webhookCalls.get(k);
+      if (line !== undefined) line.count++;
+      else {
+        const { webhook, mutating, path, operation, group, resource, subresource } = call;
+        this.#webhookCalls.set(k, { webhook, mutating, path, operation, group, resource, subresource, count: 1 });
+      }
+    });
   }
 
   /**
@@ -158,28 +208,51 @@ export class ApiServerControl {
     this.#faults = [];
   }
 
-  /** Counts requests; all filters are optional. */
-  requestCount(filter: { resource?: string; verb?: string; subresource?: string; group?: string } = {}): number {
-    let total = 0;
-    for (const [key, n] of this.#counts) {
-      const [group, resource, verb, subresource] = key.split('\u0000') as [string, string, string, string];
-      if (filter.resource !== undefined && filter.resource !== resource) continue;
-      if (filter.verb !== undefined && filter.verb !== verb) continue;
-      if (filter.subresource !== undefined && filter.subresource !== subresource) continue;
-      if (filter.group !== undefined && filter.group !== group) continue;
-      total += n;
-    }
-    return total;
+  /** Counts resource requests; all filters are optional. */
+  requestCount(filter: RequestFilter = {}): number {
+    return this.requestCounts(filter).reduce((sum, line) => sum + line.count, 0);
   }
 
+  /** Resource requests since the last reset, one line per group, resource, subresource, verb and user agent (most first). */
+  requestCounts(filter: RequestFilter = {}): RequestCount[] {
+    const out: RequestCount[] = [];
+    for (const line of this.#counts.values()) {
+      if (filter.resource !== undefined && filter.resource !== line.resource) continue;
+      if (filter.verb !== undefined && filter.verb !== line.verb) continue;
+      if (filter.subresource !== undefined && filter.subresource !== line.subresource) continue;
+      if (filter.group !== undefined && filter.group !== line.group) continue;
+      if (filter.userAgent !== undefined && filter.userAgent !== line.userAgent) continue;
+      out.push({ ...line });
+    }
+    return out.sort((x, y) => y.count - x.count);
+  }
+
+  /** Admission webhook calls sent since the last reset (failed ones included), one line per webhook, path, operation and resource (most first). */
+  webhookCallCounts(): WebhookCallCount[] {
+    return [...this.#webhookCalls.values()].map((line) => ({ ...line })).sort((x, y) => y.count - x.count);
+  }
+
+  /**
+   * Shows every webhook call to `observer` as it is sent, with the objects
+   * as the webhook receives them (do not modify them); returns a function
+   * that stops it.
+   */
+  onWebhookCall(observer: (call: WebhookCall) => void): () => void {
+    return this.#core.webhooks.observeCalls(observer);
+  }
+
+  /** Zeroes the request and webhook call counts. */
   resetCounters(): void {
     this.#counts.clear();
+    this.#webhookCalls.clear();
   }
 
   /** Called by the HTTP layer for every resource request. */
   recordRequest(key: RequestKey): void {
-    const k = [key.group, key.resource, key.verb, key.subresource].join('\u0000');
-    this.#counts.set(k, (this.#counts.get(k) ?? 0) + 1);
+    const k = [key.group, key.resource, key.verb, key.subresource, key.userAgent].join('\u0000');
+    const line = this.#counts.get(k);
+    if (line !== undefined) line.count++;
+    else this.#counts.set(k, { group: key.group, resource: key.resource, subresource: key.subresource, verb: key.verb, userAgent: key.userAgent, count: 1 });
   }
 
   /** The fault a request meets (consuming one of its `times`), if any. */

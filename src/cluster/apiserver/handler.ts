@@ -130,7 +130,7 @@ export class HttpHandler {
       return;
     }
     const namespace = def.namespaced ? info.namespace : '';
-    const key: RequestKey = { group: def.group, resource: def.plural, verb: info.verb, subresource: info.subresource, namespace, name: info.name };
+    const key: RequestKey = { group: def.group, resource: def.plural, verb: info.verb, subresource: info.subresource, namespace, name: info.name, userAgent: req.headers['user-agent'] ?? '' };
     this.#control.recordRequest(key);
     const fault = this.#control.takeFault(key);
     if (fault?.delayMs !== undefined && fault.delayMs > 0) await this.#core.clock.sleep(fault.delayMs, undefined, { name: 'apiserver injected latency' });

@@ -19,7 +19,8 @@
 export { startApiServer, ADMIN_USER, type ApiServer, type ApiServerOptions, type ApiServerPlugin } from './server.ts';
 export { ApiServerCore, SYSTEM_USER, INITIAL_NAMESPACES } from './core.ts';
 export type { ApiServerHost, Route, ResponseFormatter } from './extension-host.ts';
-export { ApiServerControl, type FaultSpec, type FaultHandle } from './control.ts';
+export { ApiServerControl, type FaultSpec, type FaultHandle, type RequestCount, type RequestFilter, type WebhookCallCount } from './control.ts';
+export type { WebhookCall } from './admission-webhooks.ts';
 export { ResourceRegistry } from './resources.ts';
 export type {
   GroupVersionKind,
