@@ -131,3 +131,28 @@ describe('D21 (property): a pod is born with the cost the controller gives it', 
     );
   });
 });
+
+describe('D21 at scale: the first sync of 10,000 pods the webhook admitted writes no cost', () => {
+  test('a 3,000 / 3,000 / rest Deployment-style burst of 10,000 pods without a name, synced every 500 admissions', () => {
+    const subsets: Subset[] = [{ name: 'a', maxReplicas: 3000 }, { name: 'b', maxReplicas: 3000 }, { name: 'rest' }];
+    const w: World = { ws: { metadata: { name: 'ws', namespace: 'ns', uid: 'ws-uid' }, spec: { targetRef: { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web' }, subsets } }, replicas: 10_000, shown: [], inFlight: [], recent: [] };
+    let now = T0;
+    let written = 0;
+    for (let i = 0; i < 10_000; i++) {
+      now += 10;
+      admitOne(w, i, now);
+      if (i % 500 === 499) {
+        w.shown.push(...w.inFlight.map((f) => f.pod));
+        w.inFlight = [];
+        written += reconcile(w, now).length;
+      }
+    }
+    w.shown.push(...w.inFlight.map((f) => f.pod));
+    w.inFlight = [];
+    assert.equal(written, 0, 'no cost write during the burst');
+    assert.deepEqual(reconcile(w, now + 1000), [], 'no cost write once all 10,000 are seen');
+    const bySubset = new Map<string, number>();
+    for (const p of w.shown) bySubset.set(readMarker(p)?.subset ?? '', (bySubset.get(readMarker(p)?.subset ?? '') ?? 0) + 1);
+    assert.deepEqual([...bySubset], [['a', 3000], ['b', 3000], ['rest', 4000]]);
+  });
+});
