@@ -49,7 +49,7 @@ import { podVersion, type PodVersionOptions } from './pod-version.ts';
 import { admissionWorkloadReplicas } from './replicas.ts';
 import { requestedOnNode, simulationCanHost, simulationScheduleEnabled } from './simulation-schedule.ts';
 import { chooseSubsetByOrdinal, namesPodsByOrdinal } from './statefulset-ordinal.ts';
-import { chooseSubset, keepsBookkeeping, occupancy, withVersionStatuses, type WorkloadReplicasResult } from './subset-choice.ts';
+import { chooseSubset, keepsBookkeeping, occupancy, reservesPlaces, withVersionStatuses, type WorkloadReplicasResult } from './subset-choice.ts';
 import { cloneSetRecreates, latestWorkloadVersion } from './workload-version.ts';
 import { POD_DELETION_COST_ANNOTATION, POD_DELETION_COST_POSITIVE, RESERVED_AHEAD_PREFIX, VERSION_IGNORED as VERSION_IGNORED_KEY } from '../api/keys.ts';
 import { deepClone } from '../k8s/json.ts';
@@ -179,7 +179,7 @@ export function holdsWithoutWrite(decision: PodCreateDecision): boolean {
       // A place reserved ahead is stored already: the answer rests on nothing unwritten.
       if (!decision.injected || decision.claimed === true) return true;
       const subset = decision.ws.spec.subsets.find((s) => s.name === decision.subset);
-      return subset !== undefined && subset.maxReplicas === undefined && !keepsBookkeeping(subset);
+      return subset !== undefined && !reservesPlaces(subset);
     }
     default:
       return false;
@@ -226,8 +226,7 @@ export function reserveAhead(input: ReserveAheadInput): { status: WorkloadSpread
   let known = 0;
   for (const subset of ws.spec.subsets) {
     const stored = statuses.find((st) => st.name === subset.name);
-    const bookkept = subset.maxReplicas !== undefined || keepsBookkeeping(subset);
-    known += bookkept ? (stored === undefined ? 0 : Math.max(0, occupancy(stored))) : (placedHere.get(subset.name) ?? 0);
+    known += reservesPlaces(subset) ? (stored === undefined ? 0 : Math.max(0, occupancy(stored))) : (placedHere.get(subset.name) ?? 0);
   }
   const n = Math.min(input.want, total.replicas - known);
   const uids: { subset: string; uid: string }[] = [];
@@ -456,7 +455,7 @@ function costAtBirth(
   const balanced = latest && usesBalancedCosts(ws);
   const counts = ws.spec.subsets.map((s) => {
     const stored = statuses.find((st) => st.name === s.name);
-    const bookkept = s.maxReplicas !== undefined || keepsBookkeeping(s);
+    const bookkept = reservesPlaces(s);
     // Places reserved ahead and not claimed yet hold no pod: they are left out of the count.
     const held = countAll || (balanced && !bookkept) ? counted(s.name) : stored === undefined ? 0 : Math.max(0, occupancy(stored) - (unclaimed[s.name] ?? 0));
     // Without a reservation the new pod is not counted yet.

@@ -40,7 +40,7 @@ function subsetsFacts(list: readonly SubsetStatus[] | undefined, spec: readonly 
 }
 
 /** The part of a status admission decisions depend on, for the spec's `subsets`. */
-export function admissionFactsOf(subsets: readonly Subset[], status: WorkloadSpreadStatus | undefined): unknown {
+function admissionFactsOf(subsets: readonly Subset[], status: WorkloadSpreadStatus | undefined): unknown {
   if (status === undefined) return undefined;
   const versions: Record<string, unknown> = {};
   for (const [version, list] of Object.entries(status.versionedSubsetStatuses ?? {})) versions[version] = subsetsFacts(list, subsets);

@@ -122,6 +122,16 @@ export function keepsBookkeeping(subset: Subset | undefined): boolean {
   return subset !== undefined && typeof subset.minReplicas === 'number' && subset.minReplicas > 0;
 }
 
+/**
+ * Whether admission reserves places in the subset (creatingPods /
+ * deletingPods, occupancy in the status): a limited subset always, an
+ * unlimited one only with a minReplicas. The others' pods are counted from
+ * the pods themselves (`countPlaced`) where a count is needed.
+ */
+export function reservesPlaces(subset: Subset | undefined): boolean {
+  return subset !== undefined && (subset.maxReplicas !== undefined || keepsBookkeeping(subset));
+}
+
 /** A copy of the status with `versionedSubsetStatuses[version]` replaced. */
 export function withVersionStatuses(ws: WorkloadSpread, version: string, statuses: SubsetStatus[]): WorkloadSpreadStatus {
   const status: WorkloadSpreadStatus = ws.status === undefined ? {} : deepClone(ws.status);

@@ -103,16 +103,7 @@ export interface RequestCount {
 }
 
 /** One line of `webhookCallCounts()`. */
-export interface WebhookCallCount {
-  webhook: string;
-  mutating: boolean;
-  path: string;
-  operation: string;
-  group: string;
-  resource: string;
-  subresource: string;
-  count: number;
-}
+export type WebhookCallCount = Pick<WebhookCall, 'webhook' | 'mutating' | 'path' | 'operation' | 'group' | 'resource' | 'subresource'> & { count: number };
 
 export interface RequestFilter {
   resource?: string;

@@ -9,6 +9,7 @@
  * throwing. Value validations (`allOf`, `anyOf`, `oneOf`, `not`) are not part
  * of the skeleton (upstream requires their properties to be mirrored in it).
  */
+import { OBJECT_META_FIELDS as OBJECT_META_FIELD_NAMES } from '../../../k8s/meta-validation.ts';
 import { asRecord } from '../../../k8s/raw-json.ts';
 
 export type Schema = Record<string, unknown>;
@@ -66,23 +67,7 @@ export function isNullable(schema: Schema | undefined): boolean {
 }
 
 /** The fields of ObjectMeta: everything else under a resource's `metadata` is dropped on decode. */
-export const OBJECT_META_FIELDS: ReadonlySet<string> = new Set([
-  'name',
-  'generateName',
-  'namespace',
-  'selfLink',
-  'uid',
-  'resourceVersion',
-  'generation',
-  'creationTimestamp',
-  'deletionTimestamp',
-  'deletionGracePeriodSeconds',
-  'labels',
-  'annotations',
-  'ownerReferences',
-  'finalizers',
-  'managedFields',
-]);
+export const OBJECT_META_FIELDS: ReadonlySet<string> = new Set(OBJECT_META_FIELD_NAMES);
 
 /** A `.a.b[0]`-style path (kube-openapi's: dots between fields, brackets for indexes). */
 export function childPath(parent: string, key: string): string {
