@@ -33,7 +33,12 @@ describe('workloadspread demo (a full run, --step on a terminal)', () => {
   test('exit code 0: every check of the demo held', () => {
     assert.equal(code, 0, io.stdout + io.stderr);
     assert.doesNotMatch(io.stdout, /✗/);
-    assert.match(io.stdout, /^Done: \d+ checks passed, 6:16 of cluster time in [\d.]+ s\.$/m);
+    // The last step ends when the cluster is quiet: 2 s (places reserved ahead given back) or up to 5 s more
+    // (a held status write) after the scale-in, depending on which of the two the controller's sync meets first.
+    const done = /^Done: \d+ checks passed, 6:(\d\d) of cluster time in [\d.]+ s\.$/m.exec(io.stdout);
+    assert.ok(done !== null, io.stdout);
+    const seconds = Number(done[1]);
+    assert.ok(seconds >= 11 && seconds <= 20, `cluster time 6:${done[1]}`);
   });
 
   test('every chapter is told, in order, with the cluster time', () => {
