@@ -5,7 +5,8 @@ import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
 import { compareActivePodsWithRanks } from '../k8s/pod-ranking.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { Pod } from '../k8s/types.ts';
-import { balancedCost, computeDeletionCosts, deletionCostPatches, writesDeletionCost } from './deletion-cost.ts';
+import { balancedCost, computeDeletionCosts, deletionCostPatches, planDeletionCosts, writesDeletionCost } from './deletion-cost.ts';
+import { CREATE_POD_TIMEOUT_MS } from '../api/keys.ts';
 
 const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);
 const FAKE = 'kruise.io/workloadspread-fake-subset-name';
@@ -408,5 +409,89 @@ describe('D21: balanced places stick to the pods that hold them', () => {
     held[0]!.status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] };
     const again = computeDeletionCosts({ ws: spec, byVersion: new Map([['v', new Map([['a', held]])]]), latestVersion: 'v', workloadReplicas: 3 });
     assert.deepEqual(costsOf(again, held), [-100, 200, 200], 'the not-ready pod is the surplus now');
+  });
+});
+
+describe('D21: a place outside this sync\'s table is held while the workload moves', () => {
+  // 30 % / 30 % / rest, 10 replicas: a's places 1..3, b's 1..3, c's 1..4.
+  const ws = wsWith([{ name: 'a', maxReplicas: '30%' }, { name: 'b', maxReplicas: '30%' }, { name: 'c' }]);
+  const withCost = (pod: Pod, cost: number): Pod => ({ ...pod, metadata: { ...pod.metadata, annotations: { 'controller.kubernetes.io/pod-deletion-cost': String(cost) } } });
+  const costOf = (pod: Pod | undefined): number => Number(pod?.metadata.annotations?.['controller.kubernetes.io/pod-deletion-cost']);
+  /** Every pod of a full 3/3/4 spread with the cost it was born with. */
+  function full(): Map<string, Pod[]> {
+    const groups = new Map([['a', podsFor('a', 3)], ['b', podsFor('b', 3)], ['c', podsFor('c', 4)]]);
+    const costs = computeDeletionCosts({ ws, byVersion: new Map([['v', groups]]), latestVersion: 'v', workloadReplicas: 10 });
+    return new Map([...groups].map(([k, pods]) => [k, pods.map((p) => withCost(p, costs.get(p.metadata.name ?? '') ?? Number.NaN))]));
+  }
+  /** The spread with the named pods not (yet, or any more) visible. */
+  function without(names: string[]): Map<string, Pod[]> {
+    return new Map([...full()].map(([k, pods]) => [k, pods.filter((p) => !names.includes(p.metadata.name ?? ''))]));
+  }
+  const plan = (groups: Map<string, Pod[]>, workloadReplicas: number, now: number) =>
+    planDeletionCosts({ ws, byVersion: new Map([['v', groups]]), latestVersion: 'v', workloadReplicas, now });
+  const patchesOf = (groups: Map<string, Pod[]>, costs: Map<string, number>) => deletionCostPatches([...groups.values()].flat(), costs);
+  // podsFor creates pod i at T0 + i s.
+  const young = T0 + 5_000;
+  const old = T0 + 5_000 + CREATE_POD_TIMEOUT_MS;
+
+  test('scale-out: young pods whose earlier siblings are not visible yet keep their places; no write until they age', () => {
+    // a-1 (a's place 2) and c-2 (c's place 3) were admitted before a-2 and c-3 but are not created yet;
+    // a-2 and c-3 hold places beyond the visible pods, and c's places (which depend on a's count) shifted.
+    const groups = without(['a-1', 'c-2']);
+    const p = plan(groups, 10, young);
+    assert.deepEqual(patchesOf(groups, p.costs), []);
+    const recheck = p.recheckAfterMs ?? Number.NaN;
+    assert.ok(recheck > 0 && recheck <= CREATE_POD_TIMEOUT_MS, `recheck after ${recheck} ms`);
+    assert.deepEqual(patchesOf(groups, plan(groups, 10, young + recheck - 1).costs), [], 'still held just before the recheck');
+    assert.notDeepEqual(patchesOf(groups, plan(groups, 10, old).costs), [], 'moved once the window has passed');
+    // They arrive with their own places: nothing to write.
+    const all = full();
+    const settled = plan(all, 10, young);
+    assert.deepEqual(patchesOf(all, settled.costs), []);
+    assert.equal(settled.recheckAfterMs, undefined);
+  });
+
+  test('a gap that outlives the creation window is filled: the pod beyond moves into it', () => {
+    const groups = without(['c-2']);
+    const p = plan(groups, 9, old);
+    assert.deepEqual(patchesOf(groups, p.costs), [{ pod: 'c-3', cost: costOf(full().get('c')?.[2]) }]);
+    assert.equal(p.recheckAfterMs, undefined);
+  });
+
+  test('scale-in: while more pods are active than the replicas, old pods keep their places', () => {
+    // Scaling 10 → 4: the workload controller has removed a-1 and c-2 so far; a-2 and c-3 go next.
+    const groups = without(['a-1', 'c-2']);
+    assert.deepEqual(patchesOf(groups, plan(groups, 4, old).costs), []);
+    // Settled at 8 with the gaps (the pods beyond were not removed): they are filled.
+    const moved = patchesOf(groups, plan(groups, 8, old).costs).map((x) => x.pod);
+    assert.ok(moved.includes('a-2') && moved.includes('c-3'), moved.join(' '));
+  });
+
+  test('terminating pods do not count as active: a settled scale-in fills its gaps', () => {
+    const groups = full();
+    const c = groups.get('c') ?? [];
+    groups.set('c', c.map((pod, i) => (i === 1 ? { ...pod, metadata: { ...pod.metadata, deletionTimestamp: formatTime(old) } } : pod)));
+    assert.deepEqual(patchesOf(groups, plan(groups, 9, old).costs).map((x) => x.pod), ['c-3']);
+  });
+
+  test('only a place of the pod\'s own subset is held, and by one pod', () => {
+    const groups = without(['a-1', 'a-2']);
+    const aPlaceSeven = balancedCost({ num: 30, den: 1 }, 7, 0, 3);
+    const extra = [
+      withCost(running('a-x', 6), costOf(groups.get('b')?.[1])), // b's place 2
+      withCost(running('a-y', 7), aPlaceSeven),
+      withCost(running('a-z', 8), aPlaceSeven), // the same place again
+      withCost(running('a-w', 9), 12_345), // no place of any subset
+    ];
+    groups.set('a', [...(groups.get('a') ?? []), ...extra]);
+    const p = plan(groups, 12, T0 + 10_000); // 12 active pods: no scale-in; the extras are young
+    assert.deepEqual(patchesOf(groups, p.costs).map((x) => x.pod).sort(), ['a-w', 'a-x', 'a-z'], 'a-y keeps place 7; the others take free places');
+    assert.equal(p.costs.get('a-y'), aPlaceSeven);
+  });
+
+  test('without `now` every such pod is moved at once (tables, the reference\'s one-shot view)', () => {
+    const groups = without(['c-2']);
+    const p = planDeletionCosts({ ws, byVersion: new Map([['v', groups]]), latestVersion: 'v', workloadReplicas: 10 });
+    assert.deepEqual(patchesOf(groups, p.costs).map((x) => x.pod), ['c-3']);
   });
 });

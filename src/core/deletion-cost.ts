@@ -47,7 +47,11 @@
  * A limited pod's cost depends only on its subset, its share and its place j
  * in the subset, and an unset pod's on sizes up to today's count, which a
  * healthy scale-out (limited subsets filled first, new pods last) leaves as
- * they were: a scale-out re-costs no existing pod.
+ * they were: a scale-out re-costs no existing pod. While the workload moves
+ * (pods admitted but not yet seen, or the workload controller removing pods),
+ * a pod keeps a place of its subset that this sync's table lacks, so the
+ * controller does not move pods back and forth behind the webhook or under a
+ * scale-in (`holdsPlace`); the gap is filled once the workload settles.
  *
  * With 30/30/rest at 10 replicas (3/3/4), the rest's pods are needed from
  * sizes 3, 6, 9 and 10, so they rank 2, 5, 8, 9 and a scale to 4 keeps 2/1/1.
@@ -62,6 +66,7 @@
  * Start at `computeDeletionCosts`, then `deletionCostPatches`.
  */
 import {
+  CREATE_POD_TIMEOUT_MS,
   FAKE_SUBSET_NAME,
   MAX_INT32,
   POD_DELETION_COST_ANNOTATION,
@@ -70,6 +75,7 @@ import {
 } from '../api/keys.ts';
 import type { Subset, TargetReference, WorkloadSpread } from '../api/workloadspread.ts';
 import { isPodActive } from '../k8s/pod.ts';
+import { parseTime } from '../k8s/time.ts';
 import { compareActivePods } from '../k8s/pod-ranking.ts';
 import type { Pod } from '../k8s/types.ts';
 import { parseIntOrPercent, resolveMaxReplicas } from './percent.ts';
@@ -101,13 +107,61 @@ export interface DeletionCostInput {
   /** `latestWorkloadVersion`; every other version gets the reverse order. */
   latestVersion: string;
   workloadReplicas: number;
+  /**
+   * Epoch milliseconds. With it, a balanced place a pod holds outside this
+   * sync's places is kept while the workload moves (`holdsPlace`); without
+   * it (tests, one-off tables) every such pod is moved at once.
+   */
+  now?: number;
+}
+
+export interface DeletionCostPlan {
+  /** The cost of every active pod, by pod name. */
+  costs: Map<string, number>;
+  /** When a held place ages out (`holdsPlace`): sync again after this many ms. */
+  recheckAfterMs?: number;
 }
 
 /** The cost of every active pod, by pod name. Subsets whose limit cannot be resolved get none. */
 export function computeDeletionCosts(input: DeletionCostInput): Map<string, number> {
+  return planDeletionCosts(input).costs;
+}
+
+/**
+ * D21: may `pod` keep the cost it holds — a place of its own subset at some
+ * size, though not one of this sync's places — instead of being moved into
+ * a free place? Moving it is right once the workload has settled, and
+ * wasted (usually twice) while it moves:
+ * - scale-out: the webhook gave the pod its place counting pods admitted
+ *   before it that this view does not show yet; they arrive holding the
+ *   places below (and, for an unset subset, the sizes its places depend
+ *   on), so moving this pod would take one of theirs and a later sync would
+ *   move one of them back. Any such pod was admitted before this one and is
+ *   created, or has failed, within `CREATE_POD_TIMEOUT_MS` of it (the window
+ *   a reservation counts in), so the place is held while the pod is younger
+ *   than that;
+ * - scale-in (more active pods than the workload's replicas): the workload
+ *   controller is removing the least valuable pods, chosen by the costs they
+ *   carry now, so the gaps it leaves are filled when it is done.
+ * Returns whether the place is held and, for a young pod, until when.
+ */
+export function holdsPlace(pod: Pod, scalingIn: boolean, now: number): { held: boolean; untilMs?: number } {
+  if (scalingIn) return { held: true };
+  const created = parseTime(pod.metadata?.creationTimestamp);
+  if (created === undefined) return { held: false };
+  const until = created + CREATE_POD_TIMEOUT_MS;
+  return now < until ? { held: true, untilMs: until } : { held: false };
+}
+
+/** `computeDeletionCosts` with the time the next sync is needed for a held place (see `holdsPlace`). */
+export function planDeletionCosts(input: DeletionCostInput): DeletionCostPlan {
   const subsets = input.ws.spec.subsets;
   const n = subsets.length;
   const costs = new Map<string, number>();
+  let recheckAt: number | undefined;
+  const now = input.now;
+  const scalingIn = now !== undefined && activePodCount(input.byVersion) > input.workloadReplicas;
+  const shares = limitedShares(subsets, input.workloadReplicas);
   const setCost = (pod: Pod, cost: number | undefined): void => {
     const name = pod.metadata?.name;
     if (cost !== undefined && typeof name === 'string' && name !== '') costs.set(name, cost);
@@ -129,15 +183,27 @@ export function computeDeletionCosts(input: DeletionCostInput): Map<string, numb
       // same-second creations reordering pods never re-cost them; the free places go in value order.
       const free = new Map<number, number>();
       for (const c of places) if (c !== undefined) free.set(c, (free.get(c) ?? 0) + 1);
+      const inTable = new Set(places);
+      const heldAside = new Set<number>();
       const waiting: Pod[] = [];
       for (const pod of byValue) {
         const held = heldCost(pod);
         if (held !== undefined && (free.get(held) ?? 0) > 0) {
           free.set(held, (free.get(held) ?? 0) - 1);
           setCost(pod, held);
-        } else {
-          waiting.push(pod);
+          continue;
         }
+        // A place of this subset that is not one of today's (a duplicate of one is not held).
+        if (held !== undefined && now !== undefined && !inTable.has(held) && !heldAside.has(held) && isRankedPlace(held, i, n, shares[i])) {
+          const hold = holdsPlace(pod, scalingIn, now);
+          if (hold.held) {
+            heldAside.add(held);
+            setCost(pod, held);
+            if (hold.untilMs !== undefined) recheckAt = Math.min(recheckAt ?? Number.POSITIVE_INFINITY, hold.untilMs);
+            continue;
+          }
+        }
+        waiting.push(pod);
       }
       let next = 0;
       for (const pod of waiting) {
@@ -153,8 +219,31 @@ export function computeDeletionCosts(input: DeletionCostInput): Map<string, numb
       if (isPodActive(pod) && typeof name === 'string' && name !== '') costs.set(name, unplacedCost(input.ws));
     }
   }
-  return costs;
+  return recheckAt === undefined || now === undefined ? { costs } : { costs, recheckAfterMs: Math.max(1, recheckAt - now) };
 }
+
+function activePodCount(byVersion: DeletionCostInput['byVersion']): number {
+  let count = 0;
+  for (const groups of byVersion.values()) for (const pods of groups.values()) for (const pod of pods) if (isPodActive(pod)) count++;
+  return count;
+}
+
+/**
+ * Whether `cost` is a balanced rank place of subset i of S at some size: an
+ * Adams place (j−1)/p of a limited subset, or a size n−1 of an unset one.
+ * Protected (minReplicas), overflow and clamped costs are not.
+ */
+function isRankedPlace(cost: number, i: number, S: number, share: Share | null | undefined): boolean {
+  const key = MAX_INT32 - S - cost;
+  if (!Number.isSafeInteger(key) || key < 0 || key % S !== i || cost <= S + 1) return false;
+  const rank = (key - i) / S;
+  if (share === undefined) return false;
+  if (share === null) return rank % 100 === 0 && costOfRank(rank, i, S) === cost;
+  if (share.num <= 0) return false;
+  const j = Math.ceil((rank * share.num) / (10_000 * share.den)) + 1;
+  return balancedCost(share, j, i, S) === cost;
+}
+
 
 /** The cost of a pod in no subset of the spec (FAKE, spec §4.5): below every subset's, in every version. */
 export function unplacedCost(ws: Pick<WorkloadSpread, 'spec'>): number {

@@ -19,7 +19,7 @@ import type { Node, Pod } from '../k8s/types.ts';
 import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { groupPodsBySubset } from './adoption.ts';
 import type { Adoption } from './adoption.ts';
-import { computeDeletionCosts, deletionCostPatches } from './deletion-cost.ts';
+import { deletionCostPatches, planDeletionCosts } from './deletion-cost.ts';
 import type { DeletionCostPatch } from './deletion-cost.ts';
 import type { EngineEvent } from './events.ts';
 import { hasManagedLabel, markedSubset } from './marker.ts';
@@ -106,14 +106,17 @@ export function planReconcile(input: ReconcileInput): ReconcilePlan {
   }
 
   let patches: DeletionCostPatch[] = [];
+  let costRecheck: number | undefined;
   if (input.writeDeletionCost) {
-    const costs = computeDeletionCosts({
+    const costs = planDeletionCosts({
       ws,
       byVersion: grouped.byVersion,
       latestVersion: input.latestVersion,
       workloadReplicas,
+      now,
     });
-    patches = deletionCostPatches(grouped.pods, costs);
+    patches = deletionCostPatches(grouped.pods, costs.costs);
+    costRecheck = costs.recheckAfterMs;
   }
 
   const computed = computeWorkloadSpreadStatus({
@@ -151,7 +154,7 @@ export function planReconcile(input: ReconcileInput): ReconcilePlan {
       .filter((f) => f.pod !== ''),
     events: dedupe([...computed.events, ...conditioned.events]),
   };
-  const requeue = soonerRequeue(computed.requeueAfterMs, conditioned.requeueAfterMs);
+  const requeue = soonerRequeue(soonerRequeue(computed.requeueAfterMs, conditioned.requeueAfterMs), costRecheck);
   if (requeue !== undefined) plan.requeueAfterMs = requeue;
   return plan;
 }
