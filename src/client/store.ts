@@ -165,6 +165,11 @@ export class Store<T extends KubeObject = KubeObject> {
     return out;
   }
 
+  /** How many objects the index function returned `value` for. */
+  countByIndex(index: string, value: string): number {
+    return this.#indexes.get(index)?.entries.get(value)?.size ?? 0;
+  }
+
   /** The values of an index that have at least one object. */
   indexValues(index: string): string[] {
     return [...(this.#indexes.get(index)?.entries.keys() ?? [])];

@@ -13,7 +13,9 @@ import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
 import { lookupOf } from '../k8s/lookup.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import { admissionPath, decidePodCreate, decidePodDeletion, type PodCreateDecision, type PodCreateInput } from './admission.ts';
-import type { ClusterView, ObjectRef, ReadRequest, RecentPlacement, ViewLookup } from './cluster-view.ts';
+import type { ClusterView, ObjectRef, PlacedTally, ReadRequest, RecentPlacement, ViewLookup } from './cluster-view.ts';
+import { tallyPods } from './placed-count.ts';
+import type { PodVersionOptions } from './pod-version.ts';
 import { formatMarker, parseMarker, readMarker } from './marker.ts';
 
 const NOW = Date.UTC(2026, 0, 1, 0, 0, 10);
@@ -88,8 +90,8 @@ class View implements ClusterView {
   podsOnNode() {
     return [];
   }
-  placedPods(namespace: string, wsName: string): readonly Pod[] {
-    return this.pods.filter((p) => p.metadata.namespace === namespace && readMarker(p)?.name === wsName);
+  placedTally(namespace: string, wsName: string, version: string, options: PodVersionOptions): PlacedTally {
+    return tallyPods(this.pods, namespace, wsName, version, options);
   }
   recent: RecentPlacement[] = [];
   recentPlacements(): readonly RecentPlacement[] {
@@ -280,7 +282,7 @@ describe('decidePodDeletion', () => {
     v.pods = [placed('a', 'known')];
     assert.deepEqual(decidePodDeletion({ view: v, subject: { podName: 'known' }, namespace: 'ns', now: NOW }), { kind: 'commit', ws });
     assert.deepEqual(decidePodDeletion({ view: v, subject: { podName: 'gone' }, namespace: 'ns', now: NOW }), { kind: 'admit' });
-    const failing: ClusterView = { ...v, whitelist: () => v.whitelist(), workloadSpreads: (n) => v.workloadSpreads(n), workloadSpread: (n, m) => v.workloadSpread(n, m), object: (n, r, o) => v.object(n, r, o), nodes: () => [], podsOnNode: () => [], placedPods: () => [], recentPlacements: () => [], pod: () => ({ error: 'cannot read pod ns/x: boom' }) };
+    const failing: ClusterView = { ...v, whitelist: () => v.whitelist(), workloadSpreads: (n) => v.workloadSpreads(n), workloadSpread: (n, m) => v.workloadSpread(n, m), object: (n, r, o) => v.object(n, r, o), nodes: () => [], podsOnNode: () => [], placedTally: () => ({ count: () => 0, shows: () => false }), recentPlacements: () => [], pod: () => ({ error: 'cannot read pod ns/x: boom' }) };
     assert.deepEqual(decidePodDeletion({ view: failing, subject: { podName: 'x' }, namespace: 'ns', now: NOW }), { kind: 'error', message: 'cannot read pod ns/x: boom' });
     const reading: ClusterView = { ...failing, pod: (namespace, name) => ({ read: { kind: 'pod', namespace, name } }) };
     assert.deepEqual(decidePodDeletion({ view: reading, subject: { podName: 'x' }, namespace: 'ns', now: NOW }), { kind: 'read', read: { kind: 'pod', namespace: 'ns', name: 'x' } });

@@ -222,11 +222,11 @@ export function reserveAhead(input: ReserveAheadInput): { status: WorkloadSpread
   const total = replicas.get();
   if (!total.ok) return undefined;
   const statuses = ws.status?.versionedSubsetStatuses?.[version] ?? [];
-  const placedHere = countPlaced(view.placedPods(namespace, ws.metadata.name ?? ''), view.recentPlacements(ws.metadata.uid ?? ''), ws.metadata.name ?? '', version);
+  const placedHere = countPlaced(view.placedTally(namespace, ws.metadata.name ?? '', version, {}), view.recentPlacements(ws.metadata.uid ?? ''), version);
   let known = 0;
   for (const subset of ws.spec.subsets) {
     const stored = statuses.find((st) => st.name === subset.name);
-    known += reservesPlaces(subset) ? (stored === undefined ? 0 : Math.max(0, occupancy(stored))) : (placedHere.get(subset.name) ?? 0);
+    known += reservesPlaces(subset) ? (stored === undefined ? 0 : Math.max(0, occupancy(stored))) : placedHere(subset.name);
   }
   const n = Math.min(input.want, total.replicas - known);
   const uids: { subset: string; uid: string }[] = [];
@@ -388,8 +388,8 @@ function place(input: PodCreateInput, ws: WorkloadSpread, subset: string, uid: s
   if (!injected.ok) return { kind: 'error', cause: 'injection', message: injected.error, ws };
   let placed = injected.pod;
   if (cost !== undefined && injected.injected) {
-    placed = deepClone(placed);
-    placed.metadata.annotations = { ...placed.metadata.annotations, [POD_DELETION_COST_ANNOTATION]: String(cost) };
+    // Only the annotations change: share the rest of the injected pod.
+    placed = { ...placed, metadata: { ...placed.metadata, annotations: { ...placed.metadata.annotations, [POD_DELETION_COST_ANNOTATION]: String(cost) } } };
   }
   const decision: PodCreateDecision = { kind: 'placed', ws, subset, pod: placed, injected: injected.injected };
   if (status !== undefined) decision.status = status;
@@ -447,10 +447,10 @@ function costAtBirth(
   const statuses = status?.versionedSubsetStatuses?.[version] ?? [];
   // A balanced table needs the size of every subset. Those keeping reservations have it in the status;
   // the others (unlimited, no minReplicas) are counted from the pods known and this process's recent placements.
-  let known: Map<string, number> | undefined;
+  let known: ((subset: string) => number) | undefined;
   const counted = (name: string): number => {
-    known ??= countPlaced(placed.view.placedPods(placed.namespace, ws.metadata.name ?? ''), placed.view.recentPlacements(ws.metadata.uid ?? ''), ws.metadata.name ?? '', version, placed.options);
-    return known.get(name) ?? 0;
+    known ??= countPlaced(placed.view.placedTally(placed.namespace, ws.metadata.name ?? '', version, placed.options), placed.view.recentPlacements(ws.metadata.uid ?? ''), version);
+    return known(name);
   };
   const balanced = latest && usesBalancedCosts(ws);
   const counts = ws.spec.subsets.map((s) => {

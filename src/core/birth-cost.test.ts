@@ -21,6 +21,7 @@ import { specArb } from '../testing/spec-arbitraries.ts';
 import { decidePodCreate } from './admission.ts';
 import type { ClusterView, RecentPlacement } from './cluster-view.ts';
 import { readMarker } from './marker.ts';
+import { tallyPods } from './placed-count.ts';
 import { planReconcile } from './reconcile-plan.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -46,7 +47,7 @@ function viewOf(w: World): ClusterView {
     pod: (ns, name) => lookupOf(w.shown.find((p) => p.metadata.name === name)),
     nodes: () => [],
     podsOnNode: () => [],
-    placedPods: () => w.shown.filter((p) => readMarker(p)?.name === 'ws'),
+    placedTally: (ns, wsName, version, options) => tallyPods(w.shown, ns, wsName, version, options),
     recentPlacements: () => w.recent,
   };
 }

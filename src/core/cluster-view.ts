@@ -16,6 +16,7 @@ import type { Whitelist } from '../api/whitelist.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import type { Lookup } from '../k8s/lookup.ts';
 import type { KubeObject, Node, Pod } from '../k8s/types.ts';
+import type { PodVersionOptions } from './pod-version.ts';
 
 /** An object by apiVersion, kind and name (an owner reference, a targetRef). */
 export interface ObjectRef {
@@ -42,6 +43,14 @@ export interface RecentPlacement {
   subset: string;
   /** The pod's version (`podVersion`). */
   version: string;
+}
+
+/** The pods one WorkloadSpread placed, for one version (`core/placed-count.ts`). */
+export interface PlacedTally {
+  /** Active pods of the version marked in `subset`. */
+  count(subset: string): number;
+  /** Whether a pod marked in a subset of the WorkloadSpread (active or not) answers to `key`: its name, or its marker's uid. */
+  shows(key: string): boolean;
 }
 
 /** What a view answers: a lookup, or the read that would answer it. */
@@ -72,8 +81,8 @@ export interface ClusterView {
   nodes(): readonly Node[];
   /** The pods bound to a node (what they request, D3). */
   podsOnNode(nodeName: string): readonly Pod[];
-  /** The pods whose marker names this WorkloadSpread (any subset, any state). */
-  placedPods(namespace: string, wsName: string): readonly Pod[];
+  /** The pods whose marker names this WorkloadSpread and a subset, counted for one version (`placedKeys`). */
+  placedTally(namespace: string, wsName: string, version: string, options: PodVersionOptions): PlacedTally;
   /** `RecentPlacement`s of the WorkloadSpread with this uid, in admission order. */
   recentPlacements(wsUid: string): readonly RecentPlacement[];
 }

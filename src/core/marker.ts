@@ -30,24 +30,25 @@ const FIELDS = ['name', 'subset', 'uid'] as const;
 /**
  * Parsed marker values by their text: a marker is read for every pod on
  * every reconcile and admission count, and parsing dominated the manager's
- * CPU in a 1,000-pod burst. A bounded memo (cleared when full); callers get
- * copies, so the memo cannot be changed through them.
+ * CPU in a 1,000-pod burst. A bounded memo (cleared when full) of frozen
+ * markers, so the memo cannot be changed through what callers get.
  */
 const PARSED = new Map<string, Marker | undefined>();
 const PARSED_MAX = 100_000;
 
 /** Parses a marker value; undefined when it is not valid JSON of the marker's shape. */
-export function parseMarker(value: string | undefined): Marker | undefined {
+export function parseMarker(value: string | undefined): Readonly<Marker> | undefined {
   if (value === undefined || value === '') return undefined;
   let parsed: Marker | undefined;
   if (PARSED.has(value)) {
     parsed = PARSED.get(value);
   } else {
     parsed = parseMarkerText(value);
+    if (parsed !== undefined) Object.freeze(parsed);
     if (PARSED.size >= PARSED_MAX) PARSED.clear();
     PARSED.set(value, parsed);
   }
-  return parsed === undefined ? undefined : { ...parsed };
+  return parsed;
 }
 
 function parseMarkerText(value: string): Marker | undefined {
@@ -85,7 +86,7 @@ export function formatMarker(marker: Marker): string {
 }
 
 /** The marker of an object (pod), if it carries a valid one. */
-export function readMarker(obj: KubeObject): Marker | undefined {
+export function readMarker(obj: KubeObject): Readonly<Marker> | undefined {
   return parseMarker(obj.metadata?.annotations?.[MATCHED_WORKLOADSPREAD_ANNOTATION]);
 }
 

@@ -40,6 +40,7 @@ import type { ClusterView } from './cluster-view.ts';
 import { writesDeletionCost } from './deletion-cost.ts';
 import { markedSubset } from './marker.ts';
 import { resolveMaxReplicas } from './percent.ts';
+import { tallyPods } from './placed-count.ts';
 import { isSupportedOwner } from './pod-selection.ts';
 import { planReconcile } from './reconcile-plan.ts';
 import { namesPodsByOrdinal } from './statefulset-ordinal.ts';
@@ -253,7 +254,7 @@ function planView(state: PlanState, replicas: number): ClusterView {
     nodes: () => [],
     podsOnNode: () => [],
     // The plan's pods are its own: every admitted pod is in `state.pods` before the next admission.
-    placedPods: (ns, wsName) => (ns === namespace && wsName === ws.metadata.name ? state.pods : []),
+    placedTally: (ns, wsName, version, options) => tallyPods(state.pods, ns, wsName, version, options),
     recentPlacements: () => [],
   };
 }

@@ -25,7 +25,6 @@
  */
 import { SUBSET_SCHEDULABLE } from '../api/keys.ts';
 import type { Subset, SubsetStatus, WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
-import { deepClone } from '../k8s/json.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { Pod } from '../k8s/types.ts';
 import { resolveMaxReplicas } from './percent.ts';
@@ -70,7 +69,10 @@ function freshStatus(name: string, missingReplicas: number): SubsetStatus {
 }
 
 /**
- * The pod version's subset statuses as a private copy, initialized when the
+ * The pod version's subset statuses as a private copy (each subset status a
+ * copy of its fields; its maps and conditions are shared with the stored
+ * status, so a caller replaces them and never changes them in place; the
+ * stored status may be a cached object), initialized when the
  * entry is absent or empty (§2.3 C.2): one status per spec subset, in spec
  * order, missingReplicas = the resolved limit (-1 when unlimited); the
  * workload replicas are asked for only when some limit is a percentage. A
@@ -83,7 +85,7 @@ export function versionSubsetStatuses(
   workloadReplicas: () => WorkloadReplicasResult,
 ): { ok: true; statuses: SubsetStatus[]; initialized: boolean } | { ok: false; error: string } {
   const stored = ws.status?.versionedSubsetStatuses?.[version];
-  if (stored !== undefined && stored.length > 0) return { ok: true, statuses: deepClone(stored), initialized: false };
+  if (stored !== undefined && stored.length > 0) return { ok: true, statuses: stored.map((st) => ({ ...st })), initialized: false };
   let total = 0;
   if (subsetsUsePercent(ws)) {
     const replicas = workloadReplicas();
@@ -134,9 +136,8 @@ export function reservesPlaces(subset: Subset | undefined): boolean {
 
 /** A copy of the status with `versionedSubsetStatuses[version]` replaced. */
 export function withVersionStatuses(ws: WorkloadSpread, version: string, statuses: SubsetStatus[]): WorkloadSpreadStatus {
-  const status: WorkloadSpreadStatus = ws.status === undefined ? {} : deepClone(ws.status);
-  status.versionedSubsetStatuses = { ...status.versionedSubsetStatuses, [version]: statuses };
-  return status;
+  // A new status object sharing every other part with the stored one (statuses are never changed in place).
+  return { ...ws.status, versionedSubsetStatuses: { ...ws.status?.versionedSubsetStatuses, [version]: statuses } };
 }
 
 export function isSchedulableFalse(status: SubsetStatus): boolean {

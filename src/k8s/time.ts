@@ -16,9 +16,23 @@ export function formatMicroTime(ms: number): string {
   return new Date(ms).toISOString().replace(/Z$/, '000Z');
 }
 
+/**
+ * Timestamps parsed lately. Pods created or made ready in the same second
+ * share one string, and ranking pods (ActivePods order) parses each several
+ * times per comparison, so a burst of 1,000 pods parses a few hundred
+ * distinct strings a million times. A pure memo: the answer depends on the
+ * string alone.
+ */
+const PARSED = new Map<string, number | undefined>();
+const PARSED_MAX = 4096;
+
 /** Parses an RFC 3339 timestamp to epoch milliseconds; undefined when absent or malformed. */
 export function parseTime(value: string | null | undefined): number | undefined {
   if (value === undefined || value === null || value === '') return undefined;
+  if (PARSED.has(value)) return PARSED.get(value);
   const ms = Date.parse(value);
-  return Number.isNaN(ms) ? undefined : ms;
+  const parsed = Number.isNaN(ms) ? undefined : ms;
+  if (PARSED.size >= PARSED_MAX) PARSED.clear();
+  PARSED.set(value, parsed);
+  return parsed;
 }

@@ -18,6 +18,7 @@ import { memoryLogger } from '../client/logger.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import type { ClientTestBed } from '../testing/client-test-bed.ts';
 import { settleUntil } from '../testing/eventually.ts';
+import { podVersion } from '../core/pod-version.ts';
 import { requestedOnNode } from '../core/simulation-schedule.ts';
 import { ApiReader } from './api-reader.ts';
 import { ManagerCaches, type WorkloadEvent } from './caches.ts';
@@ -71,7 +72,8 @@ describe('ManagerCaches', () => {
 
       assert.deepEqual(caches.podsOwnedBy('rs-uid').map((p) => p.metadata.name), ['a', 'b', 'd']);
       assert.deepEqual(caches.podsOnNode('n1').map((p) => p.metadata.name).sort(), ['a', 'b', 'd']);
-      assert.deepEqual(caches.podsMarkedFor(ns, 'w').map((p) => p.metadata.name), ['a']);
+      const placed = caches.view.placedTally(ns, 'w', podVersion(caches.getPod(ns, 'a') ?? { metadata: {} }), {});
+      assert.deepEqual([placed.count('s'), placed.count('other'), placed.shows('a'), placed.shows('b')], [1, 0, true, false]);
       assert.deepEqual(requestedOnNode(caches.view.podsOnNode('n1')), { cpuMilli: 750, memory: 1024 ** 3, pods: 2 }, 'the Succeeded pod no longer counts');
       assert.deepEqual(requestedOnNode(caches.view.podsOnNode('nowhere')), { cpuMilli: 0, memory: 0, pods: 0 });
       const cached = caches.getPod(ns, 'a');

@@ -34,8 +34,10 @@ import type { Clock, Timer } from '../clock/clock.ts';
 import { decodeWorkloadSpread } from '../api/decode.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import type { Whitelist } from '../api/whitelist.ts';
-import type { ClusterView, ObjectRef, ViewLookup } from '../core/cluster-view.ts';
+import type { ClusterView, ObjectRef, PlacedTally, ViewLookup } from '../core/cluster-view.ts';
+import type { PodVersionOptions } from '../core/pod-version.ts';
 import { readMarker } from '../core/marker.ts';
+import { placedAnswerKey, placedCountKeys, placedKeys } from '../core/placed-count.ts';
 import { lookupOf, type Lookup } from '../k8s/lookup.ts';
 import { apiVersionGroup, controllerRef } from '../k8s/pod.ts';
 import type { KubeObject, Node, Pod } from '../k8s/types.ts';
@@ -52,7 +54,7 @@ import { WhitelistSource } from './whitelist-source.ts';
 
 export const POD_OWNER_INDEX = 'owner';
 export const POD_NODE_INDEX = 'node';
-export const POD_MARKER_INDEX = 'marker';
+export const POD_PLACED_COUNT_INDEX = 'placed-count';
 export const WS_TARGET_INDEX = 'target';
 export const RS_OWNER_INDEX = 'owner';
 
@@ -124,11 +126,27 @@ export function targetKey(namespace: string, group: string, kind: string, name: 
 export const POD_INDEXES: Readonly<Record<string, IndexFunc<Pod>>> = Object.freeze({
   [POD_OWNER_INDEX]: (p: Pod) => (p.metadata?.ownerReferences ?? []).map((r) => r.uid).filter((u) => u !== ''),
   [POD_NODE_INDEX]: (p: Pod) => (p.spec?.nodeName ? [p.spec.nodeName] : []),
-  [POD_MARKER_INDEX]: (p: Pod) => {
-    const marker = readMarker(p);
-    return marker === undefined || marker.name === '' ? [] : [`${p.metadata?.namespace ?? ''}/${marker.name}`];
-  },
+  // D21: the counts admission reads places from (core/placed-count.ts), kept as the pods change.
+  [POD_PLACED_COUNT_INDEX]: (p: Pod) => placedKeys(p).counts,
 });
+
+/**
+ * The view's `placedTally` over the pod store's count index. `shows` looks a
+ * pod up by name only: a placement made for a pod without a name is keyed by
+ * its marker uid, and the webhook forgets it as soon as the cache shows the
+ * pod (`RecentPlacements.seen`), which is always after the placement was
+ * recorded (before the answer left). An index of marker uids would cost every
+ * cached pod about 600 bytes to answer a question that never comes up.
+ */
+export function placedTallyOf(pods: Store<Pod>, namespace: string, wsName: string, version: string, options: PodVersionOptions): PlacedTally {
+  return {
+    count: (subset) => placedCountKeys(namespace, wsName, subset, version, options).reduce((sum, k) => sum + pods.countByIndex(POD_PLACED_COUNT_INDEX, k), 0),
+    shows: (key) => {
+      const pod = pods.get(namespace, key);
+      return pod !== undefined && placedKeys(pod).answers.includes(placedAnswerKey(namespace, wsName, key));
+    },
+  };
+}
 
 interface DynamicInformer {
   informer: Informer<KubeObject>;
@@ -453,7 +471,7 @@ export class ManagerCaches {
     pod: (namespace, name) => this.pod(namespace, name),
     nodes: () => this.listNodes(),
     podsOnNode: (nodeName) => this.podsOnNode(nodeName),
-    placedPods: (namespace, wsName) => this.podsMarkedFor(namespace, wsName),
+    placedTally: (namespace, wsName, version, options) => placedTallyOf(this.pods, namespace, wsName, version, options),
     // Only admission knows what it placed; the webhook adds these (webhook/recent-placements.ts).
     recentPlacements: () => [],
   };
@@ -493,11 +511,6 @@ export class ManagerCaches {
   /** Pods bound to this node. */
   podsOnNode(nodeName: string): Pod[] {
     return this.pods.byIndex(POD_NODE_INDEX, nodeName);
-  }
-
-  /** Pods whose marker names this WorkloadSpread. */
-  podsMarkedFor(namespace: string, wsName: string): Pod[] {
-    return this.pods.byIndex(POD_MARKER_INDEX, `${namespace}/${wsName}`);
   }
 
   /** The pods of a namespace, in name order. */

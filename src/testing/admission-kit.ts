@@ -11,7 +11,9 @@ import type { Clock } from '../clock/clock.ts';
 import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
 import type { WhitelistReadError } from '../api/validation.ts';
 import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
-import type { ClusterView, ObjectRef, ReadRequest, RecentPlacement, ViewLookup } from '../core/cluster-view.ts';
+import type { ClusterView, ObjectRef, PlacedTally, ReadRequest, RecentPlacement, ViewLookup } from '../core/cluster-view.ts';
+import { tallyPods } from '../core/placed-count.ts';
+import type { PodVersionOptions } from '../core/pod-version.ts';
 import { readMarker } from '../core/marker.ts';
 import type { EngineEvent } from '../core/events.ts';
 import type { Lookup } from '../k8s/lookup.ts';
@@ -98,8 +100,8 @@ export class FakeCluster implements ClusterView, ApiReads {
   podsOnNode(nodeName: string): readonly Pod[] {
     return this.pods.filter((p) => p.spec?.nodeName === nodeName);
   }
-  placedPods(namespace: string, wsName: string): readonly Pod[] {
-    return this.pods.filter((p) => p.metadata.namespace === namespace && readMarker(p)?.name === wsName);
+  placedTally(namespace: string, wsName: string, version: string, options: PodVersionOptions): PlacedTally {
+    return tallyPods(this.pods, namespace, wsName, version, options);
   }
   /** Placements admission answered that `pods` does not show yet, per WorkloadSpread uid. */
   recent = new Map<string, RecentPlacement[]>();

@@ -92,8 +92,8 @@ export class ReadThroughView implements ClusterView {
     return this.#base.podsOnNode(nodeName);
   }
 
-  placedPods(namespace: string, wsName: string): ReturnType<ClusterView['placedPods']> {
-    return this.#base.placedPods(namespace, wsName);
+  placedTally(...args: Parameters<ClusterView['placedTally']>): ReturnType<ClusterView['placedTally']> {
+    return this.#base.placedTally(...args);
   }
 
   recentPlacements(wsUid: string): ReturnType<ClusterView['recentPlacements']> {
