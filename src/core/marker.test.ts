@@ -41,4 +41,16 @@ describe('marker annotation (spec §1.5)', () => {
     assert.deepEqual(readMarker(pod), { name: 'w', subset: 's' });
     assert.equal(readMarker({ metadata: {} }), undefined);
   });
+  test('readMarker sees a changed annotation on the same object; a marker read is frozen', () => {
+    const annotations: Record<string, string> = { [MATCHED_WORKLOADSPREAD_ANNOTATION]: '{"name":"w","subset":"s"}' };
+    const pod = { metadata: { annotations } };
+    const first = readMarker(pod);
+    assert.deepEqual(first, { name: 'w', subset: 's' });
+    assert.equal(readMarker(pod), first);
+    assert.ok(Object.isFrozen(first));
+    annotations[MATCHED_WORKLOADSPREAD_ANNOTATION] = '{"name":"w","subset":"t"}';
+    assert.deepEqual(readMarker(pod), { name: 'w', subset: 't' });
+    delete annotations[MATCHED_WORKLOADSPREAD_ANNOTATION];
+    assert.equal(readMarker(pod), undefined);
+  });
 });

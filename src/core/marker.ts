@@ -85,9 +85,25 @@ export function formatMarker(marker: Marker): string {
   return `{${parts.join(',')}}`;
 }
 
+/**
+ * The marker last read from an annotations object, with the text it was
+ * read from: a cached pod keeps its annotations object until it changes, so
+ * a reconcile reading every pod's marker compares one string reference
+ * instead of hashing the text. A changed text is parsed again.
+ */
+const BY_ANNOTATIONS = new WeakMap<object, { text: string; marker: Readonly<Marker> | undefined }>();
+
 /** The marker of an object (pod), if it carries a valid one. */
 export function readMarker(obj: KubeObject): Readonly<Marker> | undefined {
-  return parseMarker(obj.metadata?.annotations?.[MATCHED_WORKLOADSPREAD_ANNOTATION]);
+  const annotations: unknown = obj.metadata?.annotations;
+  if (annotations === null || typeof annotations !== 'object') return undefined;
+  const text = (annotations as Record<string, unknown>)[MATCHED_WORKLOADSPREAD_ANNOTATION];
+  if (typeof text !== 'string') return undefined;
+  const memo = BY_ANNOTATIONS.get(annotations);
+  if (memo !== undefined && memo.text === text) return memo.marker;
+  const marker = parseMarker(text);
+  BY_ANNOTATIONS.set(annotations, { text, marker });
+  return marker;
 }
 
 /**

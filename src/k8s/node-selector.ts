@@ -41,8 +41,29 @@ export function nodeSelectorRequirementMatchesLabels(req: NodeSelectorRequiremen
   const op = OPERATORS.get(req.operator);
   const values = valuesOf(req);
   if (op === undefined || values === 'invalid' || typeof req.key !== 'string') return false;
-  const parsed = newRequirement(req.key, op, values);
+  const parsed = parsedRequirement(req.key, op, values);
   return parsed.ok && requirementMatches(parsed.requirement, labels);
+}
+
+/**
+ * Requirements parsed lately, by their text. The scheduler checks a pod's
+ * node affinity against every node, and the pods of one workload share
+ * their terms, so parsing (with the label key and value validation) once per
+ * distinct requirement is what upstream's per-pod pre-filter parse amounts
+ * to. Bounded; cleared when full.
+ */
+const PARSED = new Map<string, ReturnType<typeof newRequirement>>();
+const PARSED_MAX = 4096;
+
+function parsedRequirement(key: string, op: SelectorOperator, values: string[] | undefined): ReturnType<typeof newRequirement> {
+  const text = JSON.stringify([key, op, values ?? null]);
+  let parsed = PARSED.get(text);
+  if (parsed === undefined) {
+    parsed = newRequirement(key, op, values);
+    if (PARSED.size >= PARSED_MAX) PARSED.clear();
+    PARSED.set(text, parsed);
+  }
+  return parsed;
 }
 
 /** One matchFields requirement against the node name; undefined when upstream would reject it. */
