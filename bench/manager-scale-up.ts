@@ -25,7 +25,8 @@
  * Prints, per pass (figures only, no assertions; nothing here makes the
  * process exit non-zero):
  * - time until all N pods are bound (spec.nodeName set), and the CPU time
- *   until then and until the cluster is quiet again;
+ *   until then and until the cluster is quiet again; the mean size of a
+ *   stored pod (what each write and watch event of a pod carries);
  * - API requests per pod during the scale-out, by resource[/subresource] and
  *   verb, all clients together (as the API server counted them), the writes
  *   per pod (create/update/patch/delete of anything) with node heartbeats
@@ -351,6 +352,8 @@ function report(runs: Run[], mode: Mode): void {
     rows.push(['cluster process CPU ms until quiet', ...runs.map((r) => f0(r.clusterCpuQuietMs))]);
     rows.push(['bench process CPU ms until quiet (manager + driver)', ...runs.map((r) => f0(r.managerCpuMs ?? NaN))]);
   }
+  // Larger pods (the injected affinity, marker, cost and label) cost every write and watch event more.
+  rows.push(['stored pod JSON, mean bytes once all are running', ...runs.map((r) => f0(r.out.podBytes))]);
   table(`scale-out 0 → ${PODS}`, rows, runs);
 
   console.log('');

@@ -61,6 +61,8 @@ export interface Tally {
   webhooks: WebhookTally[];
   /** CPU time of this process since the last reset, in ms. */
   cpuMs: { user: number; system: number };
+  /** Mean size of the live pods' stored JSON, in bytes (0 without pods); measured after the CPU reading. */
+  podBytes: number;
 }
 
 export interface ConnectionInfo {
@@ -177,7 +179,24 @@ export class LocalCluster implements ClusterSide {
       requests: this.cluster.apiServer.control.requestCounts(),
       webhooks: [...this.#webhooks.values()].map((w) => ({ ...w })),
       cpuMs: { user: cpu.user / 1000, system: cpu.system / 1000 },
+      podBytes: this.#meanPodBytes(),
     });
+  }
+
+  /** What one pod costs every watcher and every write: the mean length of the live pods' stored JSON. */
+  #meanPodBytes(): number {
+    const store = this.cluster.apiServer.core.store;
+    const key = storageKey({ group: '', plural: 'pods' });
+    let bytes = 0;
+    let n = 0;
+    for (const [name, state] of this.#pods) {
+      if (!state.live) continue;
+      const obj = store.get(key, NS, name.slice(name.lastIndexOf('/') + 1));
+      if (obj === undefined) continue;
+      bytes += JSON.stringify(obj).length;
+      n++;
+    }
+    return n === 0 ? 0 : bytes / n;
   }
 
   async stop(): Promise<void> {
