@@ -74,6 +74,13 @@ export function retryAfterHeader(res: IncomingMessage): number | undefined {
   return Number(value.trim());
 }
 
+/**
+ * Why a finished request's deadline is released. Aborting without a reason
+ * builds a DOMException with a stack trace, on every request; nobody reads
+ * this one (the timeout's sleep rejects with it into a no-op).
+ */
+const REQUEST_SETTLED = Object.freeze({ name: 'RequestSettled', message: 'the request settled before its deadline' });
+
 export class HttpTransport {
   readonly connection: Connection;
   readonly clock: Clock;
@@ -116,7 +123,7 @@ export class HttpTransport {
         throw new NetworkError('protocol', `the ${code} answer is not JSON`, desc, err);
       }
     } finally {
-      if (!deadline.signal.aborted) deadline.abort();
+      if (!deadline.signal.aborted) deadline.abort(REQUEST_SETTLED);
     }
   }
 

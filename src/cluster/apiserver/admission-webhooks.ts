@@ -358,10 +358,12 @@ export class AdmissionWebhooks {
     }
     const patched = applyWebhookPatch(sent, response.patch);
     if (!patched.ok) return { changed: false, status: internalError(patched.error) };
-    const back = toVersion(def, a.subresource, patched.object, def.version);
+    // What the webhook changed, judged in the version it was sent (before the object goes back and is defaulted).
+    const changed = !deepEqual(sent, patched.object);
+    // applyWebhookPatch answered a copy of its own: its version is set in place instead of copying it again.
+    const back = intoVersion(def, a.subresource, patched.object, def.version);
     const decoded = this.#decodeAndDefault(def, a.subresource, a.kind, back);
     if (typeof decoded === 'string') return { changed: false, status: internalError(decoded) };
-    const changed = !deepEqual(sent, patched.object);
     a.object = decoded;
     return { changed };
   }
@@ -421,8 +423,12 @@ function subresourceKind(def: ResourceDef, subresource: string): GroupVersionKin
  * (Scale, Eviction) are the same in every version of the parent.
  */
 function toVersion(def: ResourceDef, subresource: string, obj: KubeObject, version: string): KubeObject {
-  const copy = structuredClone(obj);
-  if (def.builtin || (subresource !== '' && subresource !== 'status')) return copy;
-  copy.apiVersion = apiVersionOf({ group: def.group, version });
-  return copy;
+  return intoVersion(def, subresource, structuredClone(obj), version);
+}
+
+/** `toVersion` of an object the caller owns: changed in place, not copied. */
+function intoVersion(def: ResourceDef, subresource: string, owned: KubeObject, version: string): KubeObject {
+  if (def.builtin || (subresource !== '' && subresource !== 'status')) return owned;
+  owned.apiVersion = apiVersionOf({ group: def.group, version });
+  return owned;
 }
