@@ -12,11 +12,23 @@
  * keys and values: "bytes"; DNS names, config keys, port names: "characters").
  */
 
-const utf8 = new TextEncoder();
-
-/** Go's `len(s)` for a string: its UTF-8 byte length. */
+/**
+ * Go's `len(s)` for a string: its UTF-8 byte length, counted without encoding
+ * (the API server checks every label and annotation of every write). A lone
+ * surrogate counts as the 3 bytes of U+FFFD, as the encoder writes it.
+ */
 export function byteLength(s: string): number {
-  return utf8.encode(s).length;
+  let bytes = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) bytes += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 2; // a surrogate pair: two code units, four bytes
+      i++;
+    } else bytes += 2;
+  }
+  return bytes;
 }
 
 export function maxLenError(length: number, unit: 'characters' | 'bytes' = 'characters'): string {
