@@ -5,7 +5,7 @@ import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
 import { compareActivePodsWithRanks } from '../k8s/pod-ranking.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { Pod } from '../k8s/types.ts';
-import { balancedCost, computeDeletionCosts, deletionCostPatches, planDeletionCosts, writesDeletionCost } from './deletion-cost.ts';
+import { balancedCost, birthCost, computeDeletionCosts, costsByPlace, deletionCostPatches, planDeletionCosts, writesDeletionCost } from './deletion-cost.ts';
 import { CREATE_POD_TIMEOUT_MS } from '../api/keys.ts';
 
 const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);
@@ -493,5 +493,46 @@ describe('D21: a place outside this sync\'s table is held while the workload mov
     const groups = without(['c-2']);
     const p = planDeletionCosts({ ws, byVersion: new Map([['v', groups]]), latestVersion: 'v', workloadReplicas: 10 });
     assert.deepEqual(patchesOf(groups, p.costs).map((x) => x.pod), ['c-3']);
+  });
+});
+
+describe('birthCost computes one place of costsByPlace', () => {
+  const limitArb = fc.oneof(
+    fc.constant(undefined),
+    fc.integer({ min: 0, max: 40 }),
+    fc.integer({ min: 0, max: 100 }).map((p) => `${p}%`),
+    fc.constant('bad'),
+  );
+  const subsetsArb = fc.array(fc.record({ limit: limitArb, min: fc.integer({ min: 0, max: 4 }) }), { minLength: 1, maxLength: 6 }).map((xs) =>
+    xs.map(({ limit, min }, i): Subset => ({ name: `s${i}`, ...(limit !== undefined ? { maxReplicas: limit } : {}), ...(min > 0 ? { minReplicas: min } : {}) })),
+  );
+
+  test('two unset subsets share the needed places: the one with more places left first, the front one on a tie', () => {
+    // a 50 % beside two unset subsets, 2/2/2 pods: a holds 1, 1, 2, 2, 2, 2 places at sizes 1..6, so an unset
+    // place is needed from sizes 2, 4, 5 and 6; ties at sizes 2 and 5 go to the front subset (u1).
+    const ws = { spec: { subsets: [{ name: 'a', maxReplicas: '50%' }, { name: 'u1' }, { name: 'u2' }] } } as Pick<WorkloadSpread, 'spec'>;
+    const top = 2 ** 31 - 1 - 3;
+    const rank = (n: number, i: number) => top - (100 * (n - 1) * 3 + i);
+    const table = costsByPlace(ws, [2, 2, 2], 6, true);
+    assert.deepEqual(table[1], [rank(2, 1), rank(5, 1)]);
+    assert.deepEqual(table[2], [rank(4, 2), rank(6, 2)]);
+    assert.equal(birthCost(ws, 'u1', [2, 2, 2], 6, true), rank(5, 1));
+    assert.equal(birthCost(ws, 'u2', [2, 2, 2], 6, true), rank(6, 2));
+  });
+
+  test('every subset, any counts, replicas and version (also limits validation refuses: mixed, unparseable, several unset)', () => {
+    fc.assert(
+      fc.property(subsetsArb, fc.array(fc.integer({ min: 0, max: 40 }), { minLength: 6, maxLength: 6 }), fc.integer({ min: 0, max: 120 }), fc.boolean(), (subsets, rawCounts, replicas, latest) => {
+        const ws = { spec: { subsets } } as Pick<WorkloadSpread, 'spec'>;
+        const counts = subsets.map((_, i) => rawCounts[i] ?? 0);
+        const table = costsByPlace(ws, counts, replicas, latest);
+        subsets.forEach((s, i) => {
+          const count = counts[i] ?? 0;
+          const expected = count < 1 ? undefined : table[i]?.[count - 1];
+          assert.equal(birthCost(ws, s.name, counts, replicas, latest), expected, `subset ${s.name}, counts ${counts.join('/')}`);
+        });
+      }),
+      { numRuns: 3000 },
+    );
   });
 });

@@ -279,10 +279,25 @@ export function costsByPlace(ws: Pick<WorkloadSpread, 'spec'>, counts: readonly 
  * for it and writes nothing.
  */
 export function birthCost(ws: Pick<WorkloadSpread, 'spec'>, subsetName: string, counts: readonly number[], workloadReplicas: number, latest: boolean): number | undefined {
-  const i = ws.spec.subsets.findIndex((s) => s.name === subsetName);
+  const subsets = ws.spec.subsets;
+  const i = subsets.findIndex((s) => s.name === subsetName);
   const count = counts[i] ?? 0;
   if (i < 0 || count < 1) return undefined;
-  return costsByPlace(ws, counts, workloadReplicas, latest)[i]?.[count - 1];
+  // The place's entry of `costsByPlace`, without building the table (admission asks once per pod, so the table would cost O(pods) each time).
+  const subset = subsets[i] as Subset;
+  if (!(latest && usesBalancedCosts(ws))) return referenceCost(referenceTerms(subsets, i, count, !latest, workloadReplicas), count);
+  const shares = limitedShares(subsets, workloadReplicas);
+  const share = shares[i];
+  const min = Math.min(minReplicasOf(subset), count);
+  const own = balancedPlaceCost(share, min, count, i, subsets.length);
+  if (share !== null || count <= min) return own;
+  let found = own;
+  assignUnsetPlaces(subsets, shares, counts, (u, place, cost) => {
+    if (u !== i || place !== count - 1) return false;
+    found = cost;
+    return true;
+  });
+  return found;
 }
 
 /** The active pods of a subset, least valuable first (ActivePods order; Array.prototype.sort is stable, like the reference's). */
@@ -296,22 +311,40 @@ function minReplicasOf(subset: Subset): number {
 
 /** The reference's costs of one version (spec §4.5 step 2 with D2), by place. */
 function referenceTable(subsets: readonly Subset[], counts: readonly number[], reverse: boolean, workloadReplicas: number): (number | undefined)[][] {
-  const n = subsets.length;
-  return subsets.map((subset, i) => {
+  return subsets.map((_, i) => {
     const count = counts[i] ?? 0;
-    const e = reverse ? n - 1 - i : i;
-    const max = resolveMaxReplicas(subset.maxReplicas, workloadReplicas);
-    if (max === undefined) return new Array<number | undefined>(count).fill(undefined);
-    const protectedCount = Math.min(minReplicasOf(subset), count);
-    // The surplus (beyond the limit) are the least valuable places, never the protected ones.
-    const negativeCount = Math.min(max >= 0 ? Math.max(0, count - max) : 0, count - protectedCount);
-    return Array.from({ length: count }, (_, index) => {
-      const j = index + 1;
-      if (j <= protectedCount) return POD_DELETION_COST_POSITIVE * (2 * n - e);
-      if (j > count - negativeCount) return POD_DELETION_COST_NEGATIVE * (e + 1);
-      return POD_DELETION_COST_POSITIVE * (n - e);
-    });
+    const terms = referenceTerms(subsets, i, count, reverse, workloadReplicas);
+    return Array.from({ length: count }, (_, index) => referenceCost(terms, index + 1));
   });
+}
+
+/** What the reference's cost of a place of subset i depends on; undefined when its limit cannot be resolved. */
+interface ReferenceTerms {
+  n: number;
+  e: number;
+  count: number;
+  protectedCount: number;
+  negativeCount: number;
+}
+
+function referenceTerms(subsets: readonly Subset[], i: number, count: number, reverse: boolean, workloadReplicas: number): ReferenceTerms | undefined {
+  const n = subsets.length;
+  const subset = subsets[i] as Subset;
+  const max = resolveMaxReplicas(subset.maxReplicas, workloadReplicas);
+  if (max === undefined) return undefined;
+  const protectedCount = Math.min(minReplicasOf(subset), count);
+  // The surplus (beyond the limit) are the least valuable places, never the protected ones.
+  const negativeCount = Math.min(max >= 0 ? Math.max(0, count - max) : 0, count - protectedCount);
+  return { n, e: reverse ? n - 1 - i : i, count, protectedCount, negativeCount };
+}
+
+/** The reference's cost of the j-th most valuable place (j ≥ 1). */
+function referenceCost(terms: ReferenceTerms | undefined, j: number): number | undefined {
+  if (terms === undefined) return undefined;
+  const { n, e, count, protectedCount, negativeCount } = terms;
+  if (j <= protectedCount) return POD_DELETION_COST_POSITIVE * (2 * n - e);
+  if (j > count - negativeCount) return POD_DELETION_COST_NEGATIVE * (e + 1);
+  return POD_DELETION_COST_POSITIVE * (n - e);
 }
 
 /** D17: whether the latest version's costs are balanced (some limit is a percentage). */
@@ -367,48 +400,79 @@ export function balancedCost(share: Share, j: number, i: number, S: number): num
 function balancedTable(subsets: readonly Subset[], counts: readonly number[], workloadReplicas: number): (number | undefined)[][] {
   const S = subsets.length;
   const shares = limitedShares(subsets, workloadReplicas);
-  const mins = subsets.map((subset, i) => Math.min(minReplicasOf(subset), counts[i] ?? 0));
-  const total = counts.reduce((sum, c) => sum + c, 0);
-  const table: (number | undefined)[][] = subsets.map((_, i) => {
-    const share = shares[i];
-    return Array.from({ length: counts[i] ?? 0 }, (_, index) => {
-      const j = index + 1;
-      if (share === undefined) return undefined;
-      if (j <= (mins[i] ?? 0)) return MAX_INT32 - i;
-      if (share === null) return S - i; // an unset place, unless the pass below finds it needed
-      if (share.num <= 0) return S - i;
-      return balancedCost(share, j, i, S);
-    });
+  const table: (number | undefined)[][] = subsets.map((subset, i) => {
+    const count = counts[i] ?? 0;
+    const min = Math.min(minReplicasOf(subset), count);
+    return Array.from({ length: count }, (_, index) => balancedPlaceCost(shares[i], min, index + 1, i, S));
   });
+  assignUnsetPlaces(subsets, shares, counts, (i, place, cost) => {
+    (table[i] as (number | undefined)[])[place] = cost;
+    return false;
+  });
+  return table;
+}
 
-  // Unset subsets: the places the limited ones cannot stand in for, size by size.
-  const unset = subsets.map((_, i) => i).filter((i) => shares[i] === null);
-  if (unset.length === 0) return table;
-  const heldWithin = (n: number): number =>
-    subsets.reduce((sum, _, i) => {
-      const count = counts[i] ?? 0;
-      const share = shares[i];
-      const min = mins[i] ?? 0;
-      if (share === null) return sum + min;
-      if (share === undefined) return sum;
-      return sum + Math.min(count, Math.max(min, Math.ceil((share.num * n) / (100 * share.den))));
-    }, 0);
-  const next = new Map(unset.map((i) => [i, mins[i] ?? 0])); // the next place to fill, 0-based
+/**
+ * The balanced cost of the j-th most valuable place of subset i (`min`: its
+ * protected places); for an unset subset (share null) the overflow cost,
+ * which `assignUnsetPlaces` replaces for the places it finds needed.
+ */
+function balancedPlaceCost(share: Share | null | undefined, min: number, j: number, i: number, S: number): number | undefined {
+  if (share === undefined) return undefined;
+  if (j <= min) return MAX_INT32 - i;
+  if (share === null) return S - i; // an unset place, unless the pass below finds it needed
+  if (share.num <= 0) return S - i;
+  return balancedCost(share, j, i, S);
+}
+
+/**
+ * Unset subsets: the places the limited ones cannot stand in for, size by
+ * size. Calls `assign(i, place, cost)` for each needed place of an unset
+ * subset i (0-based, after its protected ones) in the order they are found;
+ * stops early when it answers true.
+ */
+function assignUnsetPlaces(subsets: readonly Subset[], shares: readonly (Share | null | undefined)[], counts: readonly number[], assign: (i: number, place: number, cost: number) => boolean): void {
+  const S = subsets.length;
+  const unset: number[] = [];
+  for (let i = 0; i < S; i++) if (shares[i] === null) unset.push(i);
+  if (unset.length === 0) return;
+  const mins = subsets.map((subset, i) => Math.min(minReplicasOf(subset), counts[i] ?? 0));
+  let total = 0;
+  let heldByUnset = 0;
+  for (let i = 0; i < S; i++) {
+    total += counts[i] ?? 0;
+    if (shares[i] === null) heldByUnset += mins[i] ?? 0;
+  }
+  const next = mins.slice(); // the next place to fill of each unset subset, 0-based
   let needed = 0;
   for (let n = 1; n <= total; n++) {
-    const need = n - heldWithin(n);
+    // The places the limited subsets (within their limits) and the unset subsets' protected pods hold at size n.
+    let held = heldByUnset;
+    for (let i = 0; i < S; i++) {
+      const share = shares[i];
+      if (share === null || share === undefined) continue;
+      const min = mins[i] ?? 0;
+      held += Math.min(counts[i] ?? 0, Math.max(min, Math.ceil((share.num * n) / (100 * share.den))));
+    }
+    const need = n - held;
     while (needed < need) {
-      const i = unset
-        .filter((u) => (next.get(u) ?? 0) < (counts[u] ?? 0))
-        .sort((a, b) => (counts[b] ?? 0) - (next.get(b) ?? 0) - ((counts[a] ?? 0) - (next.get(a) ?? 0)) || a - b)[0];
-      if (i === undefined) break;
-      const place = next.get(i) ?? 0;
-      (table[i] as (number | undefined)[])[place] = costOfRank(100 * (n - 1), i, S);
-      next.set(i, place + 1);
+      // The unset subset with the most places left, the front one on a tie.
+      let pick = -1;
+      let left = 0;
+      for (const u of unset) {
+        const l = (counts[u] ?? 0) - (next[u] ?? 0);
+        if (l > left) {
+          pick = u;
+          left = l;
+        }
+      }
+      if (pick < 0) return;
+      const place = next[pick] ?? 0;
+      next[pick] = place + 1;
       needed++;
+      if (assign(pick, place, costOfRank(100 * (n - 1), pick, S))) return;
     }
   }
-  return table;
 }
 
 export interface DeletionCostPatch {
