@@ -204,6 +204,61 @@ describe('injectSubset (§2.5)', () => {
     );
   });
 
+  test('without a patch, only what injection writes into is copied: the result equals a deep copy\'s, the (frozen) input is untouched', () => {
+    const freeze = <T>(v: T): T => {
+      if (v !== null && typeof v === 'object') {
+        for (const child of Object.values(v)) freeze(child);
+        Object.freeze(v);
+      }
+      return v;
+    };
+    const term = fc.record({ expressions: fc.boolean(), fields: fc.boolean() }).map(({ expressions, fields }) => ({
+      ...(expressions ? { matchExpressions: [{ key: 'k', operator: 'Exists' }] } : {}),
+      ...(fields ? { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n'] }] } : {}),
+    }));
+    const nodeAffinity = fc.record(
+      {
+        requiredDuringSchedulingIgnoredDuringExecution: fc.oneof(fc.constant({}), fc.array(term, { maxLength: 2 }).map((nodeSelectorTerms) => ({ nodeSelectorTerms }))),
+        preferredDuringSchedulingIgnoredDuringExecution: fc.array(term.map((preference) => ({ weight: 2, preference })), { maxLength: 2 }),
+      },
+      { requiredKeys: [] },
+    );
+    const podArb = fc.record(
+      {
+        labels: fc.oneof(fc.constant('junk'), fc.dictionary(fc.constantFrom('app', 'x'), fc.constantFrom('1', '2'))),
+        annotations: fc.dictionary(fc.constantFrom('a', 'b'), fc.constantFrom('1', '2')),
+        affinity: fc.oneof(fc.constant('junk'), fc.record({ nodeAffinity, podAffinity: fc.constant({ requiredDuringSchedulingIgnoredDuringExecution: [] }) }, { requiredKeys: [] })),
+        tolerations: fc.array(fc.constant({ key: 'own', operator: 'Exists' }), { maxLength: 2 }),
+        spec: fc.boolean(),
+      },
+      { requiredKeys: ['spec'] },
+    );
+    const subsetArb = fc.record({ tolerations: fc.boolean(), required: fc.option(term, { nil: undefined }), preferred: fc.boolean() });
+    fc.assert(
+      fc.property(podArb, subsetArb, fc.option(fc.constant('uid-1'), { nil: undefined }), (p, c, uid) => {
+        const { labels, annotations, affinity, tolerations } = p;
+        // Through JSON, as the webhook gets it (plain objects, no null prototypes from the generators).
+        const raw = JSON.parse(JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'p', namespace: 'ns', ...(labels !== undefined ? { labels } : {}), ...(annotations !== undefined ? { annotations } : {}) },
+          ...(p.spec ? { spec: { containers: [{ name: 'main', image: 'nginx' }], ...(affinity !== undefined ? { affinity } : {}), ...(tolerations !== undefined ? { tolerations } : {}) } } : {}),
+        })) as Pod;
+        const subset: Subset = { name: 'a' };
+        if (c.tolerations) subset.tolerations = [spotToleration];
+        if (c.required !== undefined) subset.requiredNodeSelectorTerm = c.required;
+        if (c.preferred) subset.preferredNodeSelectorTerms = [{ weight: 1, preference: zoneA }];
+        const before = deepClone(raw);
+        const got = injectSubset(freeze(raw), spread([subset]), 'a', uid);
+        const deep = injectSubset(deepClone(before), spread([{ ...subset, patch: {} }]), 'a', uid);
+        assert.ok(got.ok && deep.ok);
+        assert.deepEqual(got.pod, deep.pod);
+        assert.deepEqual(raw, before);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   test('malformed pods never throw', () => {
     const junk = [{}, { metadata: null, spec: null }, { metadata: { labels: 'x' }, spec: { affinity: 'y', tolerations: 'z' } }] as unknown as Pod[];
     for (const pod of junk) {

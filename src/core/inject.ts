@@ -5,9 +5,11 @@
  * plus, beyond the reference, our `workloadspread.io/managed` label (the pod
  * DELETE webhook's objectSelector).
  *
- * Works on a deep clone of the raw pod JSON: fields this project does not know
- * survive untouched, because the webhook answers with the JSON Patch between
- * the request's pod and this result. Observable details kept on purpose:
+ * Works on a copy of the raw pod JSON (deep when the subset has a patch;
+ * otherwise only what injection writes into is copied, the rest shared and
+ * never changed): fields this project does not know survive untouched,
+ * because the webhook answers with the JSON Patch between the request's pod
+ * and this result. Observable details kept on purpose:
  * `affinity.nodeAffinity` appears as `{}` even for a subset without affinity;
  * tolerations are appended without de-duplication; the patch is applied last,
  * so it can override what the earlier steps injected (tolerations have no
@@ -42,7 +44,9 @@ export function injectSubset(pod: Pod, ws: WorkloadSpread, subsetName: string, u
   const subset = ws.spec.subsets.find((s) => s.name === subsetName);
   if (subset === undefined) return { ok: true, pod: deepClone(pod), injected: false };
 
-  const clone = deepClone(pod) as Pod;
+  // Without a patch, only the objects injection writes into are copied; the rest (containers, volumes, …)
+  // is shared with the request's pod, so the JSON Patch diff skips it by identity.
+  const clone = subset.patch === undefined || subset.patch === null ? placementCopy(pod) : (deepClone(pod) as Pod);
   if (!isPlainObject(clone.spec)) clone.spec = {} as Pod['spec'];
   const spec = clone.spec;
 
@@ -81,6 +85,38 @@ export function injectSubset(pod: Pod, ws: WorkloadSpread, subsetName: string, u
   metadata.annotations[MATCHED_WORKLOADSPREAD_ANNOTATION] = formatMarker(marker);
   metadata.labels[MANAGED_LABEL] = MANAGED_LABEL_VALUE;
   return refusedPatch === undefined ? { ok: true, pod: result, injected: true } : { ok: true, pod: result, injected: true, refusedPatch };
+}
+
+/**
+ * A copy of `pod` in which every object the placement steps (tolerations,
+ * node affinity, labels, annotations) write into is the copy's own: the pod,
+ * its metadata, labels and annotations, its spec, affinity, node affinity and
+ * required node affinity. Arrays are replaced, never changed in place, and
+ * everything else is shared with `pod`, which is never changed.
+ */
+function placementCopy(pod: Pod): Pod {
+  const copy: Pod = { ...pod };
+  if (isPlainObject(pod.metadata)) {
+    const metadata = { ...pod.metadata };
+    if (isPlainObject(metadata.labels)) metadata.labels = { ...metadata.labels };
+    if (isPlainObject(metadata.annotations)) metadata.annotations = { ...metadata.annotations };
+    copy.metadata = metadata;
+  }
+  if (isPlainObject(pod.spec)) {
+    const spec = { ...pod.spec };
+    if (isPlainObject(spec.affinity)) {
+      const affinity = { ...spec.affinity };
+      if (isPlainObject(affinity.nodeAffinity)) {
+        const nodeAffinity = { ...affinity.nodeAffinity };
+        const required = nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution;
+        if (isPlainObject(required)) nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution = { ...required };
+        affinity.nodeAffinity = nodeAffinity;
+      }
+      spec.affinity = affinity;
+    }
+    copy.spec = spec;
+  }
+  return copy;
 }
 
 function appendPreferred(nodeAffinity: NodeAffinity, subset: Subset): void {
