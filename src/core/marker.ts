@@ -17,6 +17,7 @@
  */
 import { MANAGED_LABEL, MANAGED_LABEL_VALUE, MATCHED_WORKLOADSPREAD_ANNOTATION } from '../api/keys.ts';
 import type { KubeObject } from '../k8s/types.ts';
+import { boundedMemo } from '../k8s/memo.ts';
 
 export interface Marker {
   name: string;
@@ -30,25 +31,22 @@ const FIELDS = ['name', 'subset', 'uid'] as const;
 /**
  * Parsed marker values by their text: a marker is read for every pod on
  * every reconcile and admission count, and parsing dominated the manager's
- * CPU in a 1,000-pod burst. A bounded memo (cleared when full) of frozen
- * markers, so the memo cannot be changed through what callers get.
+ * CPU in a 1,000-pod burst. The markers are frozen, so the memo cannot be
+ * changed through what callers get.
  */
-const PARSED = new Map<string, Marker | undefined>();
-const PARSED_MAX = 100_000;
+const parseMarkerMemo = boundedMemo(
+  100_000,
+  (value: string) => value,
+  (value: string): Readonly<Marker> | undefined => {
+    const parsed = parseMarkerText(value);
+    return parsed === undefined ? undefined : Object.freeze(parsed);
+  },
+);
 
 /** Parses a marker value; undefined when it is not valid JSON of the marker's shape. */
 export function parseMarker(value: string | undefined): Readonly<Marker> | undefined {
   if (value === undefined || value === '') return undefined;
-  let parsed: Marker | undefined;
-  if (PARSED.has(value)) {
-    parsed = PARSED.get(value);
-  } else {
-    parsed = parseMarkerText(value);
-    if (parsed !== undefined) Object.freeze(parsed);
-    if (PARSED.size >= PARSED_MAX) PARSED.clear();
-    PARSED.set(value, parsed);
-  }
-  return parsed;
+  return parseMarkerMemo(value);
 }
 
 function parseMarkerText(value: string): Marker | undefined {

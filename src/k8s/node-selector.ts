@@ -18,6 +18,7 @@
 import type { Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Pod, PreferredSchedulingTerm } from './types.ts';
 import { newRequirement, requirementMatches, type SelectorOperator } from './label-requirement.ts';
 import { isPlainObject } from './json.ts';
+import { boundedMemo } from './memo.ts';
 
 const OPERATORS = new Map<unknown, SelectorOperator>([
   ['In', 'in'],
@@ -50,21 +51,13 @@ export function nodeSelectorRequirementMatchesLabels(req: NodeSelectorRequiremen
  * node affinity against every node, and the pods of one workload share
  * their terms, so parsing (with the label key and value validation) once per
  * distinct requirement is what upstream's per-pod pre-filter parse amounts
- * to. Bounded; cleared when full.
+ * to.
  */
-const PARSED = new Map<string, ReturnType<typeof newRequirement>>();
-const PARSED_MAX = 4096;
-
-function parsedRequirement(key: string, op: SelectorOperator, values: string[] | undefined): ReturnType<typeof newRequirement> {
-  const text = JSON.stringify([key, op, values ?? null]);
-  let parsed = PARSED.get(text);
-  if (parsed === undefined) {
-    parsed = newRequirement(key, op, values);
-    if (PARSED.size >= PARSED_MAX) PARSED.clear();
-    PARSED.set(text, parsed);
-  }
-  return parsed;
-}
+const parsedRequirement = boundedMemo(
+  4096,
+  (key: string, op: SelectorOperator, values: string[] | undefined) => JSON.stringify([key, op, values ?? null]),
+  newRequirement,
+);
 
 /** One matchFields requirement against the node name; undefined when upstream would reject it. */
 function fieldRequirementMatches(req: NodeSelectorRequirement, nodeName: string): boolean | undefined {

@@ -4,6 +4,7 @@
  * trip (spec §1.4), so everything stored goes through `formatTime`.
  * Pure: callers pass the instant (epoch milliseconds); nothing here reads a clock.
  */
+import { boundedMemo } from './memo.ts';
 
 /** Formats epoch milliseconds as a second-precision RFC 3339 UTC timestamp (truncating). */
 export function formatTime(ms: number): string {
@@ -20,19 +21,19 @@ export function formatMicroTime(ms: number): string {
  * Timestamps parsed lately. Pods created or made ready in the same second
  * share one string, and ranking pods (ActivePods order) parses each several
  * times per comparison, so a burst of 1,000 pods parses a few hundred
- * distinct strings a million times. A pure memo: the answer depends on the
- * string alone.
+ * distinct strings a million times.
  */
-const PARSED = new Map<string, number | undefined>();
-const PARSED_MAX = 4096;
+const parseTimeText = boundedMemo(
+  4096,
+  (value: string) => value,
+  (value: string): number | undefined => {
+    const ms = Date.parse(value);
+    return Number.isNaN(ms) ? undefined : ms;
+  },
+);
 
 /** Parses an RFC 3339 timestamp to epoch milliseconds; undefined when absent or malformed. */
 export function parseTime(value: string | null | undefined): number | undefined {
   if (value === undefined || value === null || value === '') return undefined;
-  if (PARSED.has(value)) return PARSED.get(value);
-  const ms = Date.parse(value);
-  const parsed = Number.isNaN(ms) ? undefined : ms;
-  if (PARSED.size >= PARSED_MAX) PARSED.clear();
-  PARSED.set(value, parsed);
-  return parsed;
+  return parseTimeText(value);
 }
