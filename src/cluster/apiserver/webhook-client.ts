@@ -29,8 +29,6 @@
 import { Agent, request } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import { createHash } from 'node:crypto';
-import { createSecureContext, type ConnectionOptions, type SecureContext } from 'node:tls';
 import type { Clock } from '../../clock/clock.ts';
 import type { ServiceReference, WebhookAccessor } from './webhook-configuration.ts';
 import { credentialsKey, type ClientCredentials } from './webhook-client-auth.ts';
@@ -55,33 +53,6 @@ const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
  */
 export function webhookAgent(): Agent {
   return new Agent({ keepAlive: true, timeout: 30_000, maxSockets: 64, maxFreeSockets: 64, minVersion: 'TLSv1.2' });
-}
-
-const SECURE_CONTEXTS_MAX = 64;
-const secureContexts = new Map<string, SecureContext>();
-
-/**
- * The TLS context for a trust bundle and client identity, built once: given
- * only `ca`/`cert`/`key`, every new connection parses the PEMs again. The
- * request still passes them too, since the agent pools sockets by them (not
- * by the context), so a socket is only reused for the trust it was
- * verified with. Throws as `createSecureContext` does for a bad PEM.
- */
-function secureContextFor(caPem: string | undefined, client: ClientCredentials | undefined): SecureContext {
-  const key = createHash('sha256')
-    .update(JSON.stringify([caPem ?? null, client?.certPem ?? null, client?.keyPem ?? null]))
-    .digest('hex');
-  let context = secureContexts.get(key);
-  if (context === undefined) {
-    context = createSecureContext({
-      ...(caPem !== undefined ? { ca: caPem } : {}),
-      ...(client !== undefined ? { cert: client.certPem, key: client.keyPem } : {}),
-      minVersion: 'TLSv1.2',
-    });
-    if (secureContexts.size >= SECURE_CONTEXTS_MAX) secureContexts.delete(secureContexts.keys().next().value as string);
-    secureContexts.set(key, context);
-  }
-  return context;
 }
 
 /** The URL the request is posted to (as printed in errors) and where to connect. */
@@ -230,8 +201,6 @@ export function postToWebhook(target: WebhookTarget, body: string, options: Post
         agent: options.agent,
         ...(options.caPem !== undefined ? { ca: options.caPem } : {}),
         ...(options.clientCertificate !== undefined ? { cert: options.clientCertificate.certPem, key: options.clientCertificate.keyPem } : {}),
-        // Handed on to tls.connect, which uses it instead of building a context (not in https' option type).
-        ...({ secureContext: secureContextFor(options.caPem, options.clientCertificate) } as Pick<ConnectionOptions, 'secureContext'>),
         rejectUnauthorized: true,
         minVersion: 'TLSv1.2',
         headers: {
