@@ -244,7 +244,6 @@ function isRankedPlace(cost: number, i: number, S: number, share: Share | null |
   return balancedCost(share, j, i, S) === cost;
 }
 
-
 /** The cost of a pod in no subset of the spec (FAKE, spec §4.5): below every subset's, in every version. */
 export function unplacedCost(ws: Pick<WorkloadSpread, 'spec'>): number {
   return POD_DELETION_COST_NEGATIVE * (ws.spec.subsets.length + 1);
@@ -288,7 +287,7 @@ export function birthCost(ws: Pick<WorkloadSpread, 'spec'>, subsetName: string, 
   if (!(latest && usesBalancedCosts(ws))) return referenceCost(referenceTerms(subsets, i, count, !latest, workloadReplicas), count);
   const shares = limitedShares(subsets, workloadReplicas);
   const share = shares[i];
-  const min = Math.min(minReplicasOf(subset), count);
+  const min = protectedPlaces(subset, count);
   const own = balancedPlaceCost(share, min, count, i, subsets.length);
   if (share !== null || count <= min) return own;
   let found = own;
@@ -305,8 +304,10 @@ function rankedPods(groups: ReadonlyMap<string, readonly Pod[]>, subset: Subset)
   return (groups.get(subset.name) ?? []).filter((p) => isPodActive(p)).sort(compareActivePods);
 }
 
-function minReplicasOf(subset: Subset): number {
-  return typeof subset.minReplicas === 'number' && subset.minReplicas > 0 ? Math.floor(subset.minReplicas) : 0;
+/** D2: how many of a subset's `count` places are protected by its minReplicas (its most valuable ones). */
+function protectedPlaces(subset: Subset, count: number): number {
+  const min = typeof subset.minReplicas === 'number' && subset.minReplicas > 0 ? Math.floor(subset.minReplicas) : 0;
+  return Math.min(min, count);
 }
 
 /** The reference's costs of one version (spec §4.5 step 2 with D2), by place. */
@@ -332,7 +333,7 @@ function referenceTerms(subsets: readonly Subset[], i: number, count: number, re
   const subset = subsets[i] as Subset;
   const max = resolveMaxReplicas(subset.maxReplicas, workloadReplicas);
   if (max === undefined) return undefined;
-  const protectedCount = Math.min(minReplicasOf(subset), count);
+  const protectedCount = protectedPlaces(subset, count);
   // The surplus (beyond the limit) are the least valuable places, never the protected ones.
   const negativeCount = Math.min(max >= 0 ? Math.max(0, count - max) : 0, count - protectedCount);
   return { n, e: reverse ? n - 1 - i : i, count, protectedCount, negativeCount };
@@ -402,7 +403,7 @@ function balancedTable(subsets: readonly Subset[], counts: readonly number[], wo
   const shares = limitedShares(subsets, workloadReplicas);
   const table: (number | undefined)[][] = subsets.map((subset, i) => {
     const count = counts[i] ?? 0;
-    const min = Math.min(minReplicasOf(subset), count);
+    const min = protectedPlaces(subset, count);
     return Array.from({ length: count }, (_, index) => balancedPlaceCost(shares[i], min, index + 1, i, S));
   });
   assignUnsetPlaces(subsets, shares, counts, (i, place, cost) => {
@@ -436,7 +437,7 @@ function assignUnsetPlaces(subsets: readonly Subset[], shares: readonly (Share |
   const unset: number[] = [];
   for (let i = 0; i < S; i++) if (shares[i] === null) unset.push(i);
   if (unset.length === 0) return;
-  const mins = subsets.map((subset, i) => Math.min(minReplicasOf(subset), counts[i] ?? 0));
+  const mins = subsets.map((subset, i) => protectedPlaces(subset, counts[i] ?? 0));
   let total = 0;
   let heldByUnset = 0;
   for (let i = 0; i < S; i++) {
