@@ -94,6 +94,8 @@ interface Run {
   managerCpuMs?: number;
   out: Tally;
   outManager: ManagerFigures;
+  /** Mean stored pod size once the scale-out is quiet (`ClusterSide.podBytes`). */
+  podBytes: number;
   scaleInWallMs: number;
   scaleInVirtualS?: number;
   in: Tally;
@@ -256,6 +258,7 @@ async function runOnce(config: Config, mode: Mode): Promise<Run> {
     const quietVirtualS = (clock.now() - virtualStart) / 1000;
     const out = await side.tally();
     const managerCpuUsed = process.cpuUsage(managerCpu);
+    const podBytes = await side.podBytes();
 
     // ---- scale-in: N → N/2 → 0, each step until the pods are gone ----
     await side.reset();
@@ -281,6 +284,7 @@ async function runOnce(config: Config, mode: Mode): Promise<Run> {
       clusterCpuQuietMs: cpuMs(out),
       out,
       outManager: outFigures,
+      podBytes,
       scaleInWallMs,
       in: inTally,
       inManager: inFigures,
@@ -353,7 +357,7 @@ function report(runs: Run[], mode: Mode): void {
     rows.push(['bench process CPU ms until quiet (manager + driver)', ...runs.map((r) => f0(r.managerCpuMs ?? NaN))]);
   }
   // Larger pods (the injected affinity, marker, cost and label) cost every write and watch event more.
-  rows.push(['stored pod JSON, mean bytes once all are running', ...runs.map((r) => f0(r.out.podBytes))]);
+  rows.push(['stored pod JSON, mean bytes once all are running', ...runs.map((r) => f0(r.podBytes))]);
   table(`scale-out 0 → ${PODS}`, rows, runs);
 
   console.log('');

@@ -5,7 +5,7 @@
  * benchmark's process, so this process's CPU time is the cluster's.
  *
  * Protocol (Node IPC, JSON): the parent sends `{ id, op }` with op one of
- * `pods`, `reset`, `tally`, `stop`; the child answers `{ id, ok, value }` or
+ * `pods`, `reset`, `tally`, `podBytes`, `stop`; the child answers `{ id, ok, value }` or
  * `{ id, ok: false, error }`. Once started it sends `{ ready: connection }`.
  * It exits when told to stop or when the parent goes away.
  */
@@ -15,7 +15,7 @@ import { LocalCluster } from './scale-cluster.ts';
 
 interface Request {
   id: number;
-  op: 'pods' | 'reset' | 'tally' | 'stop';
+  op: 'pods' | 'reset' | 'tally' | 'podBytes' | 'stop';
 }
 
 const send = (message: unknown): void => {
@@ -43,6 +43,8 @@ process.on('message', (raw) => {
         return cluster.reset();
       case 'tally':
         return cluster.tally();
+      case 'podBytes':
+        return cluster.podBytes();
       case 'stop':
         return stop();
     }

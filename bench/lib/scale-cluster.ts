@@ -61,8 +61,6 @@ export interface Tally {
   webhooks: WebhookTally[];
   /** CPU time of this process since the last reset, in ms. */
   cpuMs: { user: number; system: number };
-  /** Mean size of the live pods' stored JSON, in bytes (0 without pods); measured after the CPU reading. */
-  podBytes: number;
 }
 
 export interface ConnectionInfo {
@@ -77,6 +75,8 @@ export interface ClusterSide {
   pods(): Promise<PodCounts>;
   reset(): Promise<void>;
   tally(): Promise<Tally>;
+  /** What one pod costs every watcher and every write: the mean length of the live pods' stored JSON (0 without pods). Asked once the CPU figures are taken. */
+  podBytes(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -179,12 +179,10 @@ export class LocalCluster implements ClusterSide {
       requests: this.cluster.apiServer.control.requestCounts(),
       webhooks: [...this.#webhooks.values()].map((w) => ({ ...w })),
       cpuMs: { user: cpu.user / 1000, system: cpu.system / 1000 },
-      podBytes: this.#meanPodBytes(),
     });
   }
 
-  /** What one pod costs every watcher and every write: the mean length of the live pods' stored JSON. */
-  #meanPodBytes(): number {
+  podBytes(): Promise<number> {
     const store = this.cluster.apiServer.core.store;
     const key = storageKey({ group: '', plural: 'pods' });
     let bytes = 0;
@@ -196,7 +194,7 @@ export class LocalCluster implements ClusterSide {
       bytes += JSON.stringify(obj).length;
       n++;
     }
-    return n === 0 ? 0 : bytes / n;
+    return Promise.resolve(n === 0 ? 0 : bytes / n);
   }
 
   async stop(): Promise<void> {
@@ -272,6 +270,10 @@ export class RemoteCluster implements ClusterSide {
 
   tally(): Promise<Tally> {
     return this.#ask('tally');
+  }
+
+  podBytes(): Promise<number> {
+    return this.#ask('podBytes');
   }
 
   async stop(): Promise<void> {
