@@ -130,7 +130,10 @@ function appendPreferred(nodeAffinity: NodeAffinity, subset: Subset): void {
 
 /**
  * The pod's required terms are ORed, so the subset term is ANDed into each of
- * them; a pod without terms simply gets the subset term.
+ * them; a pod without terms simply gets the subset term. The subset's
+ * requirements are copied once and the copies shared by every term of the
+ * result: a pod may carry thousands of terms, nothing writes into an injected
+ * pod, and the strategic merge patch applied after works on its own copy.
  */
 function andRequired(nodeAffinity: NodeAffinity, subset: Subset): void {
   const term = subset.requiredNodeSelectorTerm;
@@ -144,18 +147,18 @@ function andRequired(nodeAffinity: NodeAffinity, subset: Subset): void {
     required.nodeSelectorTerms = [deepClone(term)];
     return;
   }
-  required.nodeSelectorTerms = terms.map((existing) => andTerm(isPlainObject(existing) ? existing : {}, term));
+  const expressions = Array.isArray(term.matchExpressions) ? deepClone(term.matchExpressions) : [];
+  const fields = Array.isArray(term.matchFields) ? deepClone(term.matchFields) : [];
+  required.nodeSelectorTerms = terms.map((existing) => andTerm(isPlainObject(existing) ? existing : {}, expressions, fields));
 }
 
-function andTerm(existing: NodeSelectorTerm, term: NodeSelectorTerm): NodeSelectorTerm {
+function andTerm(existing: NodeSelectorTerm, expressions: NonNullable<NodeSelectorTerm['matchExpressions']>, fields: NonNullable<NodeSelectorTerm['matchFields']>): NodeSelectorTerm {
   const out: NodeSelectorTerm = { ...existing };
-  const expressions = Array.isArray(term.matchExpressions) ? term.matchExpressions : [];
-  const fields = Array.isArray(term.matchFields) ? term.matchFields : [];
   if (expressions.length > 0) {
-    out.matchExpressions = [...(Array.isArray(existing.matchExpressions) ? existing.matchExpressions : []), ...deepClone(expressions)];
+    out.matchExpressions = [...(Array.isArray(existing.matchExpressions) ? existing.matchExpressions : []), ...expressions];
   }
   if (fields.length > 0) {
-    out.matchFields = [...(Array.isArray(existing.matchFields) ? existing.matchFields : []), ...deepClone(fields)];
+    out.matchFields = [...(Array.isArray(existing.matchFields) ? existing.matchFields : []), ...fields];
   }
   return out;
 }

@@ -449,7 +449,7 @@ class ManagerRun {
     const handlers: Record<string, AdmissionHandler> = {};
     for (const [path, handler] of Object.entries(webhook.handlers)) {
       // An empty cache would admit pods unplaced: fail closed until the caches have synced.
-      handlers[path] = (req) => (this.#synced ? handler(req) : Promise.resolve(errored(req.uid, 500, new Error('the workloadspread manager is starting: its caches have not synced yet'))));
+      handlers[path] = (req, context) => (this.#synced ? handler(req, context) : Promise.resolve(errored(req.uid, 500, new Error('the workloadspread manager is starting: its caches have not synced yet'))));
     }
     this.#server = await startWebhookServer({
       clock: this.#clock,

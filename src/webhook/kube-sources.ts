@@ -115,7 +115,7 @@ export function webhookFromKube(options: KubeWebhookOptions): KubeWebhook {
       unsubscribe();
     },
     handlers: {
-      [MUTATE_POD_PATH]: (req) => admitPodCreate(req, deps),
+      [MUTATE_POD_PATH]: (req, context) => admitPodCreate(req, deps, context),
       [VALIDATE_POD_PATH]: validatePodHandler({
         pods: deps,
         ...(options.budgets === undefined ? {} : { budgets: options.budgets }),

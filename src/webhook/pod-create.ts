@@ -19,6 +19,7 @@ import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { isPlainObject } from '../k8s/json.ts';
 import type { Pod } from '../k8s/types.ts';
 import { allowed, errored, isDryRun, patched, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
+import { IMMEDIATE_CONTEXT, type AdmissionContext } from './cpu-turns.ts';
 import type { GroupCommit } from './group-commit.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import type { RecentPlacements } from './recent-placements.ts';
@@ -63,7 +64,7 @@ const REFUSALS: Record<Extract<PodCreateDecision, { kind: 'error' }>['cause'], s
 };
 
 /** Answers one pod CREATE review (spec §2). */
-export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDeps): Promise<AdmissionResponse> {
+export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDeps, context: AdmissionContext = IMMEDIATE_CONTEXT): Promise<AdmissionResponse> {
   const { uid } = req;
   if (req.resource.group !== '' || req.resource.resource !== 'pods' || req.subResource !== '' || req.operation !== 'CREATE' || isDryRun(req)) return allowed(uid);
   const raw = req.object;
@@ -93,6 +94,7 @@ export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDe
     const claimed = await fromPool();
     if (claimed !== undefined) {
       log.debug({ ...podLogFields(namespace, pod.metadata), requestID: uid, workloadspread: ws.metadata.name ?? '', subset: claimed.kind === 'placed' ? claimed.subset : '' }, 'pod placed in a place reserved ahead');
+      await context.turn();
       return answer(uid, raw, pod, namespace, claimed, deps, log);
     }
     const outcome = await deps.commit.submit<Exclude<PodCreateDecision, { kind: 'read' }>>({ uid: wsUid, namespace, name: ws.metadata.name ?? '' }, async (current) => {
@@ -111,6 +113,8 @@ export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDe
     decision = outcome.value;
   }
 
+  // The answer's patch is the last heavy step of a large pod: it takes its own turn.
+  await context.turn();
   return answer(uid, raw, pod, namespace, decision, deps, log);
 }
 

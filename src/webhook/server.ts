@@ -44,13 +44,24 @@ import {
   type AdmissionResponse,
 } from './admission-review.ts';
 import type { CertificateSource, KeyPair } from './certs.ts';
+import { CpuTurns, ReviewSlots, type AdmissionContext } from './cpu-turns.ts';
 import { peerAllowed, type ClientAuth, type ClientAuthSource } from './client-auth.ts';
 import type { WebhookMetrics } from './metrics.ts';
 
 export { MUTATE_POD_PATH, VALIDATE_POD_PATH, VALIDATE_WORKLOADSPREAD_PATH } from './names.ts';
 export const HEALTHZ_PATH = '/healthz';
 
-export type AdmissionHandler = (request: AdmissionRequest) => Promise<AdmissionResponse>;
+export type AdmissionHandler = (request: AdmissionRequest, context: AdmissionContext) => Promise<AdmissionResponse>;
+
+/**
+ * Reviews larger than this take turns on the event loop for their heavy
+ * steps (cpu-turns.ts); smaller ones — every ordinary pod — are cheap enough
+ * to run at once.
+ */
+export const LARGE_REVIEW_BYTES = 64 * 1024;
+
+/** How many large reviews are worked on at once (the rest wait with their body only; cpu-turns.ts). */
+export const CONCURRENT_LARGE_REVIEWS = 4;
 
 export interface WebhookServerOptions {
   clock: Clock;
@@ -102,6 +113,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const sockets = new Set<Socket>();
 
   let auth = options.clientAuth?.current();
+  const turns = new CpuTurns();
+  const slots = new ReviewSlots(CONCURRENT_LARGE_REVIEWS);
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const tooLargeMessage = `request entity is too large; limit is ${MAX_ADMISSION_BODY_BYTES} bytes`;
@@ -146,13 +159,31 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     const body = read.body;
     const contentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
     if (contentType !== 'application/json') return refuse(400, `contentType=${contentType}, expected application/json`);
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    const large = body.byteLength > LARGE_REVIEW_BYTES;
+    const release = large ? await slots.acquire() : undefined;
+    try {
+      // A caller that gave up while the review waited for its slot gets no answer and costs no work.
+      if (!gone.signal.aborted) await answerReview(path, handler, body, large, gone.signal, res, refuse);
+    } finally {
+      release?.();
+    }
+  };
+
+  const answerReview = async (path: string, handler: AdmissionHandler, body: Buffer, large: boolean, signal: AbortSignal, res: ServerResponse, refuse: (code: 400 | 413, message: string, uid?: string) => void): Promise<void> => {
+    const context: AdmissionContext = { signal, turn: large ? () => turns.take() : () => Promise.resolve() };
+    await context.turn();
     const parsed = parseAdmissionReview(body);
     if (!parsed.ok) return refuse(parsed.code, parsed.message, parsed.uid);
     const request = parsed.request;
     const started = clock.now();
     let response: AdmissionResponse;
     try {
-      response = await handler(request);
+      await context.turn();
+      response = await handler(request, context);
       if (response.uid !== request.uid) response = { ...response, uid: request.uid };
     } catch (err) {
       log.error({ webhook: path, requestID: request.uid, err: err instanceof Error ? err.message : String(err) }, 'admission handler failed');
@@ -160,6 +191,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     }
     const result = responseResult(response);
     metrics.admission?.(path, request.operation, result, Math.max(0, clock.now() - started) / 1000);
+    await context.turn();
     sendJson(res, 200, reviewResponse(response));
   };
 

@@ -16,6 +16,7 @@ import type { AdmissionResponse } from './admission-review.ts';
 import type { BudgetEnforcementDeps, BudgetEvictionResult } from './budget-eviction.ts';
 import { GroupCommit, type GroupCommitStore } from './group-commit.ts';
 import { validatePodHandler } from './validate-pod.ts';
+import { IMMEDIATE_CONTEXT } from './cpu-turns.ts';
 import { deploymentChain, fixtureReview, handlerBed, requestOf, type HandlerBed } from '../testing/admission-kit.ts';
 
 const ZONE = 'topology.kubernetes.io/zone';
@@ -143,7 +144,7 @@ async function send(b: Bed, fixture: 'pod-eviction.json' | 'pod-delete.json', op
   const r = fixtureReview(fixture);
   if (options.dryRun === true) r.request['dryRun'] = true;
   if (fixture === 'pod-delete.json') r.request['oldObject'] = options.pod ?? b.cluster.pods[0];
-  const pending = b.handler(options.guard)(requestOf(r));
+  const pending = b.handler(options.guard)(requestOf(r), IMMEDIATE_CONTEXT);
   await b.clock.settle();
   return pending;
 }
