@@ -40,7 +40,7 @@ import type { ManagerCaches } from '../kube/caches.ts';
 import type { Node, ObjectMeta, Pod } from '../k8s/types.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { keyOf as storeKey } from '../client/store.ts';
-import { QueueLoop } from './queue-loop.ts';
+import { QueueLoop } from '../client/queue-loop.ts';
 
 export const BUDGET_CONTROLLER_NAME = 'domaindisruptionbudget';
 /** On every line of this controller (controller-runtime's keys). */

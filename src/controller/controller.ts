@@ -25,7 +25,7 @@ import { isTerminalError, type RateLimit, type WorkQueue, type WorkQueueMetrics,
 import type { ManagerCaches } from '../kube/caches.ts';
 import type { WorkloadResolver } from '../kube/workload-resolver.ts';
 import { EventMapper, workloadSpreadKey, type ChangeType, type MappingView } from './event-mapping.ts';
-import { QueueLoop } from './queue-loop.ts';
+import { QueueLoop } from '../client/queue-loop.ts';
 import { Reconciler, type ReconcilerMetrics, type ReconcilerOptions } from './reconciler.ts';
 
 export const CONTROLLER_NAME = 'workloadspread';

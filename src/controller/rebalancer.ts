@@ -48,7 +48,7 @@ import type { EngineEventSink } from '../kube/events.ts';
 import type { StatusWriter } from '../kube/status-writer.ts';
 import type { WorkloadResolver } from '../kube/workload-resolver.ts';
 import { parseKey } from './event-mapping.ts';
-import { QueueLoop } from './queue-loop.ts';
+import { QueueLoop } from '../client/queue-loop.ts';
 
 export const REBALANCER_NAME = 'rebalance';
 /** controller-runtime's keys on every line of the loop (the object's namespace and name are added per sync). */

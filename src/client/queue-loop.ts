@@ -13,8 +13,8 @@
  *   what they hold. A stopped loop does not start again.
  */
 import type { Clock, Timer } from '../clock/clock.ts';
-import type { Logger } from '../client/logger.ts';
-import { WorkQueue, type RateLimit, type WorkQueueMetrics, type WorkResult } from '../client/workqueue.ts';
+import type { Logger } from './logger.ts';
+import { WorkQueue, type RateLimit, type WorkQueueMetrics, type WorkResult } from './workqueue.ts';
 
 export interface QueueLoopOptions {
   /** The queue's name (metrics label `name`, logs). */

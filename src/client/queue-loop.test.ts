@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { VirtualClock } from '../clock/virtual-clock.ts';
-import { silentLogger } from '../client/logger.ts';
+import { silentLogger } from './logger.ts';
 import { QueueLoop, type QueueLoopOptions } from './queue-loop.ts';
 
 function harness(overrides: Partial<QueueLoopOptions> = {}) {
