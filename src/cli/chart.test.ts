@@ -65,7 +65,7 @@ const NON_DEFAULT: Record<string, unknown> = {
   replicas: 3,
   logLevel: 'debug',
   manager: { workers: 8, unschedulableRecoverySeconds: 120, extraArgs: ['--extra=1'], guardPodDeletion: true },
-  webhook: { port: 10250, failurePolicy: 'Ignore', timeoutSeconds: 5, excludeNamespaces: ['team-a', 'kube-system'], namespaceSelector: { matchExpressions: [{ key: 'workloadspread.io/enabled', operator: 'In', values: ['true'] }] } },
+  webhook: { port: 10250, failurePolicy: 'Ignore', timeoutSeconds: 5, scope: 'cluster', excludeNamespaces: ['team-a', 'kube-system'], namespaceSelector: { matchExpressions: [{ key: 'workloadspread.io/enabled', operator: 'In', values: ['true'] }] } },
   certificates: { certManager: { enabled: true } },
   metrics: { port: 9090, serviceMonitor: { enabled: true, interval: '30s', scrapeTimeout: '10s', labels: { release: 'prometheus' } } },
   health: { port: 9091 },
@@ -207,8 +207,8 @@ describe('helm template with default values', () => {
       'policy.workloadspread.io|domaindisruptionbudgets|get,list,watch|',
       'policy.workloadspread.io|domaindisruptionbudgets/status|update|',
       'events.k8s.io|events|create,patch|',
-      'admissionregistration.k8s.io|mutatingwebhookconfigurations|get,update|workloadspread-mutating-webhook-configuration',
-      'admissionregistration.k8s.io|validatingwebhookconfigurations|get,update|workloadspread-validating-webhook-configuration',
+      'admissionregistration.k8s.io|mutatingwebhookconfigurations|get,list,watch,update|workloadspread-mutating-webhook-configuration',
+      'admissionregistration.k8s.io|validatingwebhookconfigurations|get,list,watch,update|workloadspread-validating-webhook-configuration',
     ]);
     assert.deepEqual(rules('Role'), [
       'coordination.k8s.io|leases|get,update|workloadspread-manager',
@@ -229,7 +229,11 @@ describe('helm template with default values', () => {
   });
 
   test('webhook configurations: what src/webhook/registration.ts registers, pointed at the Service, caBundle left to the manager', () => {
-    const wanted = webhookConfigurations({ managerNamespace: 'workloadspread-system', endpoint: { service: { name: INSTALL_NAMES.service, namespace: 'workloadspread-system', port: 443 } } });
+    const wanted = webhookConfigurations({
+      managerNamespace: 'workloadspread-system',
+      endpoint: { service: { name: INSTALL_NAMES.service, namespace: 'workloadspread-system', port: 443 } },
+      scope: { kind: 'namespaces', workloadSpreads: [], budgets: [] },
+    });
     for (const [kind, want] of [['MutatingWebhookConfiguration', wanted.mutating], ['ValidatingWebhookConfiguration', wanted.validating]] as const) {
       const have = find(objects, kind);
       assert.equal(have.metadata.name, want.metadata?.name);
@@ -237,8 +241,33 @@ describe('helm template with default values', () => {
     }
     const m = find(objects, 'MutatingWebhookConfiguration').webhooks[0];
     assert.equal(m.failurePolicy, 'Fail');
-    assert.deepEqual(m.namespaceSelector, { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['workloadspread-system', 'kube-system'] }] });
+    // The namespaces scope: installed, the pod webhooks reach no namespace until the manager names them.
+    assert.deepEqual(m.namespaceSelector, {
+      matchExpressions: [
+        { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['workloadspread-system', 'kube-system'] },
+        { key: 'kubernetes.io/metadata.name', operator: 'DoesNotExist' },
+      ],
+    });
     assert.equal(m.clientConfig.caBundle, undefined);
+    assert.ok(!find(objects, 'Deployment').spec.template.spec.containers[0].args.some((a: string) => a.startsWith('--webhook-scope')), 'namespaces is the manager\'s default');
+  });
+
+  test('scope cluster: the pod webhooks reach every namespace but the excluded ones, and the manager is told so', async () => {
+    const cluster = await render({ webhook: { scope: 'cluster' } });
+    for (const w of find(cluster, 'MutatingWebhookConfiguration').webhooks) {
+      assert.deepEqual(w.namespaceSelector, { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['workloadspread-system', 'kube-system'] }] });
+    }
+    assert.ok(find(cluster, 'Deployment').spec.template.spec.containers[0].args.includes('--webhook-scope=cluster'));
+  });
+
+  test('cert-manager with the namespaces scope: access to our webhook configurations by name (the selectors), none to Secrets', async () => {
+    const objects2 = await render({ certificates: { certManager: { enabled: true } } });
+    const rules = (find(objects2, 'ClusterRole').rules as Obj[]).filter((r) => r.apiGroups.includes('admissionregistration.k8s.io'));
+    assert.deepEqual(rules.map((r) => [r.resources, r.verbs, r.resourceNames]), [
+      [['mutatingwebhookconfigurations'], ['get', 'list', 'watch', 'update'], ['workloadspread-mutating-webhook-configuration']],
+      [['validatingwebhookconfigurations'], ['get', 'list', 'watch', 'update'], ['workloadspread-validating-webhook-configuration']],
+    ]);
+    assert.ok(!(find(objects2, 'Role').rules as Obj[]).some((r) => r.resources.includes('secrets')));
   });
 
   test('the whitelist ConfigMap holds an empty whitelist the manager parses', () => {
@@ -322,7 +351,7 @@ describe('helm template with non-default values', () => {
     }
   });
 
-  test('RBAC: no Secret or webhook-configuration access with cert-manager; custom workloads and their scale', () => {
+  test('RBAC: no Secret or webhook-configuration access with cert-manager and the cluster scope; custom workloads and their scale', () => {
     const cluster = find(objects, 'ClusterRole').rules as Obj[];
     assert.ok(!cluster.some((r) => r.apiGroups.includes('admissionregistration.k8s.io')));
     assert.deepEqual(cluster.slice(-2), [

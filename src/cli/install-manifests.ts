@@ -61,7 +61,7 @@ export function rbacOptions(values: InstallValues): RbacOptions {
   const certManager = values.certificates.certManager.enabled;
   return {
     leaderElection: values.leaderElection.enabled,
-    patchCaBundle: !certManager,
+    keepWebhookConfigurations: !certManager || values.webhook.scope === 'namespaces',
     certificateSecret: !certManager,
     mutatingConfigurationName: INSTALL_NAMES.mutating,
     validatingConfigurationName: INSTALL_NAMES.validating,
@@ -84,6 +84,7 @@ export function managerArgs(values: InstallValues): string[] {
     `--unschedulable-recovery-seconds=${values.manager.unschedulableRecoverySeconds}`,
     `--log-level=${values.logLevel}`,
   ];
+  if (values.webhook.scope !== 'namespaces') args.push(`--webhook-scope=${values.webhook.scope}`);
   if (values.leaderElection.enabled) args.push('--leader-elect=true');
   if (values.certificates.certManager.enabled) args.push(`--cert-dir=${INSTALL_NAMES.certDir}`);
   if (values.manager.guardPodDeletion) args.push('--guard-pod-deletion=true');
@@ -167,6 +168,8 @@ function webhooks(namespace: string, values: InstallValues): Obj[] {
     timeoutSeconds: values.webhook.timeoutSeconds,
     labels: commonLabels(),
     guardPodDeletion: values.manager.guardPodDeletion,
+    // Installed, the namespaces scope reaches no namespace; the elected manager fills them in.
+    scope: values.webhook.scope === 'namespaces' ? { kind: 'namespaces', workloadSpreads: [], budgets: [] } : { kind: 'cluster' },
   });
   const annotations = values.certificates.certManager.enabled ? { 'cert-manager.io/inject-ca-from': `${namespace}/${INSTALL_NAMES.certificate}` } : undefined;
   const adjust = (config: KubeObject): Obj => {

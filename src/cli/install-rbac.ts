@@ -25,10 +25,13 @@
  *   re-reads after a conflict); domaindisruptionbudgets/status: update;
  * - events.k8s.io events: create, patch (client/event-recorder.ts: new Event,
  *   then series patches). The core `events` resource is never written.
- * - mutating/validatingwebhookconfigurations: get, update, ONLY ours by name
- *   (webhook/certs.ts patchCaBundle does a read-modify-write of `caBundle`);
- *   left out when cert-manager injects the bundle (the manager then reads
- *   `--cert-dir` and never touches the configurations).
+ * - mutating/validatingwebhookconfigurations: get, list, watch, update, ONLY
+ *   ours by name (webhook/certs.ts patchCaBundle does a read-modify-write of
+ *   `caBundle`; webhook/configuration-keeper.ts watches both by a
+ *   `metadata.name` field selector and keeps the caBundle and, with the
+ *   `namespaces` scope, the pod webhooks' namespaces current); left out when
+ *   cert-manager injects the bundle and the scope is `cluster` (the manager
+ *   then never touches the configurations).
  * - custom workloads of the whitelist (D6): get/list/watch (caches start an
  *   informer per whitelisted kind and sub-resource kind) and `<kind>/scale`
  *   get (workload-resolver reads the scale subresource of custom targets).
@@ -67,8 +70,12 @@ export interface CustomWorkloadAccess {
 export interface RbacOptions {
   /** Replicas elect a leader through a Lease (false: one replica, no Lease). */
   leaderElection: boolean;
-  /** The manager patches `caBundle` into our webhook configurations (false with cert-manager). */
-  patchCaBundle: boolean;
+  /**
+   * The manager keeps fields of our webhook configurations: the `caBundle`
+   * (unless cert-manager injects it) or, with the `namespaces` scope, the pod
+   * webhooks' namespaces.
+   */
+  keepWebhookConfigurations: boolean;
   /** The manager keeps generated certificates in a Secret (false with cert-manager). */
   certificateSecret: boolean;
   mutatingConfigurationName: string;
@@ -97,10 +104,10 @@ export function managerClusterRules(options: RbacOptions): PolicyRule[] {
     { apiGroups: ['policy.workloadspread.io'], resources: ['domaindisruptionbudgets/status'], verbs: ['update'] },
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   ];
-  if (options.patchCaBundle) {
+  if (options.keepWebhookConfigurations) {
     rules.push(
-      { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], verbs: ['get', 'update'], resourceNames: [options.mutatingConfigurationName] },
-      { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], verbs: ['get', 'update'], resourceNames: [options.validatingConfigurationName] },
+      { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], verbs: ['get', 'list', 'watch', 'update'], resourceNames: [options.mutatingConfigurationName] },
+      { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], verbs: ['get', 'list', 'watch', 'update'], resourceNames: [options.validatingConfigurationName] },
     );
   }
   for (const custom of options.customWorkloads) {

@@ -64,6 +64,7 @@ export interface InstallValues {
     clientAuth: { caBundle: string; allowedNames: string[] };
     failurePolicy: 'Fail' | 'Ignore';
     timeoutSeconds: number;
+    scope: 'namespaces' | 'cluster';
     excludeNamespaces: string[];
     namespaceSelector: { matchExpressions: LabelSelectorRequirement[] };
   };
@@ -106,6 +107,7 @@ export function defaultInstallValues(): InstallValues {
       clientAuth: { caBundle: '', allowedNames: [] },
       failurePolicy: 'Fail',
       timeoutSeconds: 10,
+      scope: 'namespaces',
       excludeNamespaces: [],
       namespaceSelector: { matchExpressions: [] },
     },

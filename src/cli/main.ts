@@ -57,6 +57,7 @@ export function registerManagerCommand(program: Command, io: CliIo, setExit: (co
     .option('--webhook-host <address>', 'address the admission server listens on (default every interface, 0.0.0.0)')
     .option('--webhook-url <url>', 'the URL the API server calls the webhooks at, for a manager outside the cluster (default: the Service)')
     .option('--webhook-service <name>', 'the Service in front of the webhook, in --namespace', DEFAULT_WEBHOOK_SERVICE)
+    .option('--webhook-scope <scope>', 'which namespaces\' pods reach the pod webhooks: "namespaces" (only those holding a WorkloadSpread or DomainDisruptionBudget, kept current by the leader) or "cluster" (every namespace but the manager\'s and kube-system)', 'namespaces')
     .option('--cert-dir <dir>', 'use tls.crt/tls.key (and ca.crt) from this directory instead of generated certificates')
     .option('--client-ca-file <file>', 'accept only callers (the API server) presenting a client certificate signed by this CA (PEM); re-read when it changes')
     .option('--client-cert-allowed-names <names>', 'with --client-ca-file: comma-separated common/DNS names the client certificate must carry (default any the CA signed)')

@@ -28,6 +28,7 @@ import { withFields, type Logger } from '../client/logger.ts';
 import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
 import { parseBindAddress, type BindAddress } from '../manager/endpoints.ts';
 import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE, startManager, type Manager, type ManagerOptions } from '../manager/manager.ts';
+import { WEBHOOK_SCOPES, type WebhookScopeKind } from '../webhook/registration.ts';
 import { DEFAULT_MANAGER_NAMESPACE, LOG_LEVELS, type LogLevel } from './defaults.ts';
 import { CommandError, UsageError, type CliIo } from './io.ts';
 import { stopOnSignals } from './signals.ts';
@@ -42,6 +43,7 @@ export interface ManagerFlags {
   webhookHost?: string;
   webhookUrl?: string;
   webhookService?: string;
+  webhookScope?: string;
   certDir?: string;
   clientCaFile?: string;
   clientCertAllowedNames?: string;
@@ -67,6 +69,8 @@ export interface ManagerSettings {
   webhookHost: string;
   webhookUrl?: string;
   webhookService: string;
+  /** Which namespaces' pods reach the pod webhooks. */
+  webhookScope: WebhookScopeKind;
   certDir?: string;
   /** Client-certificate authentication of the API server. */
   clientCaFile?: string;
@@ -126,6 +130,12 @@ function nameList(text: string | undefined, flag: string): string[] {
   return names;
 }
 
+function scope(text: string | undefined): WebhookScopeKind {
+  if (text === undefined) return 'namespaces';
+  if ((WEBHOOK_SCOPES as readonly string[]).includes(text)) return text as WebhookScopeKind;
+  throw new UsageError(`--webhook-scope must be one of ${WEBHOOK_SCOPES.join(', ')}, got ${JSON.stringify(text)}`);
+}
+
 function name(text: string, flag: string, pattern: RegExp): string {
   if (!pattern.test(text)) throw new UsageError(`${flag}: ${JSON.stringify(text)} is not a valid Kubernetes name`);
   return text;
@@ -167,6 +177,7 @@ export function managerSettings(flags: ManagerFlags, io: CliIo, serviceAccountDi
     webhookHost: listenHost(flags.webhookHost, '--webhook-host'),
     clientCertAllowedNames: nameList(flags.clientCertAllowedNames, '--client-cert-allowed-names'),
     webhookService: name(flags.webhookService ?? DEFAULT_WEBHOOK_SERVICE, '--webhook-service', DNS_LABEL),
+    webhookScope: scope(flags.webhookScope),
     registerWebhooks: bool(flags.registerWebhooks, '--register-webhooks', false),
     metricsAddress: address(flags.metricsAddr, '--metrics-addr', ':8080'),
     healthAddress: address(flags.healthAddr, '--health-addr', ':8081'),
@@ -198,6 +209,7 @@ export function managerOptions(s: ManagerSettings): Omit<ManagerOptions, 'connec
       host: s.webhookHost,
       serviceName: s.webhookService,
       register: s.registerWebhooks,
+      scope: s.webhookScope,
       ...(s.webhookUrl === undefined ? {} : { url: s.webhookUrl }),
       ...(s.certDir === undefined ? {} : { certDir: s.certDir }),
       ...(s.clientCaFile === undefined ? {} : { clientCaFile: s.clientCaFile, clientCertAllowedNames: s.clientCertAllowedNames }),

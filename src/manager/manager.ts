@@ -53,7 +53,8 @@ import { certificateInfo } from '../webhook/cert-generation.ts';
 import { CertDirSource, SecretCertificates, servingNames, type CertificateSource, type KeyPair } from '../webhook/certs.ts';
 import { ClientCaFile, staticClientAuth, type ClientAuthSource } from '../webhook/client-auth.ts';
 import { webhookFromKube, type KubeWebhook } from '../webhook/kube-sources.ts';
-import { MUTATING_CONFIGURATION_NAME, registerWebhooks, VALIDATING_CONFIGURATION_NAME, webhookConfigurations, type WebhookEndpoint } from '../webhook/registration.ts';
+import { ConfigurationKeeper, NamespaceReach } from '../webhook/configuration-keeper.ts';
+import { MUTATING_CONFIGURATION_NAME, registerWebhooks, VALIDATING_CONFIGURATION_NAME, webhookConfigurations, type WebhookEndpoint, type WebhookScope, type WebhookScopeKind } from '../webhook/registration.ts';
 import { startWebhookServer, type AdmissionHandler, type WebhookServer } from '../webhook/server.ts';
 import { probeRoute, sendText, startHttpEndpoint, urlHost, type BindAddress, type HttpEndpoint } from './endpoints.ts';
 import { ManagerBudgets, type BudgetSettings } from './budgets.ts';
@@ -97,6 +98,13 @@ export interface WebhookOptions {
   clientCaPem?: string;
   /** With a client CA: the certificate names accepted (`--client-cert-allowed-names`); empty: any it signed. */
   clientCertAllowedNames?: string[];
+  /**
+   * Which namespaces' pods reach the pod webhooks (`--webhook-scope`):
+   * `namespaces` (default) — only those holding a WorkloadSpread (or, for
+   * deletions and evictions, a DomainDisruptionBudget), kept current by the
+   * leader; `cluster` — every namespace but the manager's and kube-system.
+   */
+  scope?: WebhookScopeKind;
 }
 
 export interface LeaderElectionSettings {
@@ -389,7 +397,8 @@ class ManagerRun {
       add('startup', { name: 'webhook registration', start: async () => {
         const endpoint = this.#webhookEndpoint(serviceName);
         const caBundle = await this.#caBundle();
-        await registerWebhooks(client, webhookConfigurations({ managerNamespace: o.namespace, endpoint, guardPodDeletion: shared.budgets.guardPodDeletion, ...(caBundle === undefined ? {} : { caBundle }) }), log);
+        const scope = await this.#scope(shared);
+        await registerWebhooks(client, webhookConfigurations({ managerNamespace: o.namespace, endpoint, guardPodDeletion: shared.budgets.guardPodDeletion, scope, ...(caBundle === undefined ? {} : { caBundle }) }), log);
       } });
     }
 
@@ -399,6 +408,7 @@ class ManagerRun {
     this.#runnables.addLeader(whileLeading('workloadspread controller', () => this.#newController(shared, workers)));
     this.#runnables.addLeader(whileLeading('budget controller', () => budgets.newController()));
     this.#runnables.addLeader(whileLeading('rebalancer', () => this.#newRebalancer(shared)));
+    this.#runnables.addLeader(whileLeading('webhook configurations', () => this.#newConfigurationKeeper(shared, watcher)));
   }
 
   async #startEndpoints(): Promise<void> {
@@ -444,6 +454,18 @@ class ManagerRun {
       budgets: shared.budgets.enforcement,
       guardPodDeletion: shared.budgets.guardPodDeletion,
       subsetPatches: { allowPrivileged: o.allowPrivilegedSubsetPatches ?? false },
+      ...(this.#scopeKind() === 'namespaces'
+        ? {
+            reach: new NamespaceReach({
+              client: shared.client,
+              mutatingName: MUTATING_CONFIGURATION_NAME,
+              validatingName: VALIDATING_CONFIGURATION_NAME,
+              managerNamespace: o.namespace,
+              guardPodDeletion: shared.budgets.guardPodDeletion,
+              log: withFields(this.#log, { logger: 'webhook-configurations' }),
+            }),
+          }
+        : {}),
     });
     this.#webhook = webhook;
     const handlers: Record<string, AdmissionHandler> = {};
@@ -564,7 +586,80 @@ class ManagerRun {
     }
   }
 
+  #scopeKind(): WebhookScopeKind {
+    return this.#o.webhook?.scope ?? 'namespaces';
+  }
+
+  /** The pod webhooks' reach now: namespaces from the caches (budgets once their cache has listed, when served). */
+  async #scope(shared: Shared, signal?: AbortSignal): Promise<WebhookScope> {
+    if (this.#scopeKind() === 'cluster') return { kind: 'cluster' };
+    await this.#budgetsListed(shared, signal);
+    return { kind: 'namespaces', workloadSpreads: workloadSpreadNamespaces(shared.caches), budgets: budgetNamespaces(shared.budgets) };
+  }
+
+  /**
+   * Waits for the budget cache when budgets are served: namespaces it has not
+   * listed yet must not drop out of the eviction webhook's reach.
+   */
+  async #budgetsListed(shared: Shared, signal?: AbortSignal): Promise<void> {
+    const cache = shared.budgets.cache;
+    if (cache.served() === undefined) await cache.checkDiscovery();
+    if (cache.served() !== false) await cache.waitForSync(signal);
+  }
+
   // ---- the leader's loops ----
+
+  /** Keeps the caBundle and the pod webhooks' namespaces of our configurations current (configuration-keeper.ts). */
+  #newConfigurationKeeper(shared: Shared, watcher: Partial<Pick<WatcherOptions, 'metrics' | 'resyncMs'>>): { start(signal?: AbortSignal): Promise<void>; stop(): Promise<void> } {
+    const caches = shared.caches;
+    const budgets = shared.budgets.cache;
+    let caBundle: string | undefined;
+    const refreshCaBundle = async () => {
+      caBundle = await this.#caBundle();
+    };
+    const keeper = new ConfigurationKeeper({
+      client: shared.client,
+      clock: this.#clock,
+      log: withFields(this.#log, { logger: 'webhook-configurations' }),
+      mutatingName: MUTATING_CONFIGURATION_NAME,
+      validatingName: VALIDATING_CONFIGURATION_NAME,
+      managerNamespace: this.#o.namespace,
+      scope: this.#scopeKind(),
+      guardPodDeletion: shared.budgets.guardPodDeletion,
+      workloadSpreadNamespaces: () => workloadSpreadNamespaces(caches),
+      budgetNamespaces: () => budgetNamespaces(shared.budgets),
+      caBundle: () => caBundle,
+      subscribe: (changed) => {
+        const onCa = () => void refreshCaBundle().then(changed);
+        return [
+          caches.workloadSpreads.onAdd(changed),
+          caches.workloadSpreads.onDelete(changed),
+          budgets.store.onAdd(changed),
+          budgets.store.onDelete(changed),
+          this.#certificates?.onChange(onCa) ?? (() => {}),
+        ];
+      },
+      waitForSync: async (signal) => {
+        await refreshCaBundle();
+        await caches.waitForSync(signal);
+        await this.#budgetsListed(shared, signal);
+      },
+      watcher,
+    });
+    let started = false;
+    return {
+      start: async (signal) => {
+        await refreshCaBundle();
+        // Nothing of ours to keep (cluster scope, caBundle injected by someone else): no watch, no access needed.
+        if (this.#scopeKind() === 'cluster' && caBundle === undefined) return;
+        started = true;
+        await keeper.start(signal);
+      },
+      stop: async () => {
+        if (started) await keeper.stop();
+      },
+    };
+  }
 
   #newController(shared: Shared, workers: number): WorkloadSpreadController {
     return new WorkloadSpreadController({
@@ -665,6 +760,16 @@ class ManagerRun {
     log.info({ identity: this.#identity }, 'manager stopped');
     this.#done.resolve({ reason: 'stopped' });
   }
+}
+
+/** Namespaces holding a WorkloadSpread (in the cache). */
+function workloadSpreadNamespaces(caches: ManagerCaches): string[] {
+  return [...new Set(caches.workloadSpreads.list().map((ws) => ws.metadata?.namespace ?? ''))];
+}
+
+/** Namespaces holding a DomainDisruptionBudget (in the cache; none when budgets are not served). */
+function budgetNamespaces(budgets: ManagerBudgets): string[] {
+  return [...new Set(budgets.cache.store.list().map((b) => b.metadata?.namespace ?? ''))];
 }
 
 /** A leader loop over a component with start(signal)/stop(): built fresh each time this replica leads. */

@@ -27,6 +27,7 @@ import { silentLogger, type Logger } from '../client/logger.ts';
 import { BUILTIN } from '../client/resources.ts';
 import { isPlainObject } from '../k8s/json.ts';
 import type { KubeObject } from '../k8s/types.ts';
+import { updateWebhooks, withCaBundle } from './configuration-keeper.ts';
 import { certificatesFromSecret, renewCertificates, secretData, type KeyPair, type RenewalPolicy, type ServingNames, type StoredCertificates } from './cert-generation.ts';
 
 export type { KeyPair } from './cert-generation.ts';
@@ -200,36 +201,11 @@ export class SecretCertificates implements CertificateSource {
   }
 }
 
-/** Read-modify-write of one configuration's `caBundle`s with optimistic concurrency; no write when they already match. */
+/** Sets `caBundle` on every webhook of one configuration (a read-modify-write); no write when they already match. */
 export async function patchCaBundle(client: KubeClient, ref: typeof BUILTIN.mutatingwebhookconfigurations, name: string, caBundle: string, log: Logger = silentLogger): Promise<boolean> {
-  for (let attempt = 1; attempt <= 5; attempt++) {
-    let config: KubeObject;
-    try {
-      config = await client.get(ref, name);
-    } catch (err) {
-      if (isNotFound(err)) return false;
-      throw err;
-    }
-    const webhooks = Array.isArray(config['webhooks']) ? (config['webhooks'] as unknown[]) : [];
-    let changed = false;
-    const updated = webhooks.map((w) => {
-      if (!isPlainObject(w)) return w;
-      const clientConfig = isPlainObject(w['clientConfig']) ? w['clientConfig'] : {};
-      if (clientConfig['caBundle'] === caBundle) return w;
-      changed = true;
-      return { ...w, clientConfig: { ...clientConfig, caBundle } };
-    });
-    if (!changed) return false;
-    try {
-      await client.update(ref, { ...config, webhooks: updated });
-      log.info({ configuration: name }, 'caBundle updated');
-      return true;
-    } catch (err) {
-      if (isConflict(err) && attempt < 5) continue;
-      throw err;
-    }
-  }
-  return false;
+  const result = await updateWebhooks(client, ref, name, (w) => withCaBundle(w, caBundle));
+  if (result === 'updated') log.info({ configuration: name }, 'caBundle updated');
+  return result === 'updated';
 }
 
 export interface CertDirSourceOptions {

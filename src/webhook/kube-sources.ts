@@ -16,7 +16,9 @@ import type { ManagerCaches } from '../kube/caches.ts';
 import type { EngineEventSink } from '../kube/events.ts';
 import type { ConditionalStatusWriter, StatusBearing, StatusWriter } from '../kube/status-writer.ts';
 import type { BudgetEnforcementDeps } from './budget-eviction.ts';
+import type { NamespaceReach } from './configuration-keeper.ts';
 import { admitDomainDisruptionBudget, VALIDATE_DDB_PATH } from './ddb-validate.ts';
+import { isDryRun, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
 import { GroupCommit, type GroupCommitStore } from './group-commit.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import { RecentPlacements } from './recent-placements.ts';
@@ -62,6 +64,8 @@ export interface KubeWebhookOptions {
   guardPodDeletion?: boolean;
   /** D20: what subset patches may set (`--allow-privileged-subset-patches`). */
   subsetPatches?: SubsetPatchPolicy;
+  /** The namespaces scope: a WorkloadSpread's or budget's namespace joins the pod webhooks' reach before its creation is admitted. */
+  reach?: NamespaceReach;
 }
 
 export interface KubeWebhook {
@@ -69,6 +73,12 @@ export interface KubeWebhook {
   commit: GroupCommit;
   /** Ends the background work of admission (the reservation pool's give-back timers, the cache subscription). */
   stop(): void;
+}
+
+/** An admitted creation (not a dry run) first brings its namespace into the pod webhooks' reach. */
+async function reached(req: AdmissionRequest, kind: 'workloadspread' | 'budget', response: AdmissionResponse, reach: NamespaceReach | undefined): Promise<AdmissionResponse> {
+  if (reach !== undefined && response.allowed && req.operation === 'CREATE' && !isDryRun(req) && req.namespace !== '') await reach.include(kind, req.namespace);
+  return response;
 }
 
 /** The admission handlers (pods, WorkloadSpreads, DomainDisruptionBudgets), sharing one group commit, over the manager's kube layer. */
@@ -121,8 +131,8 @@ export function webhookFromKube(options: KubeWebhookOptions): KubeWebhook {
         ...(options.budgets === undefined ? {} : { budgets: options.budgets }),
         ...(options.guardPodDeletion === undefined ? {} : { guardPodDeletion: options.guardPodDeletion }),
       }),
-      [VALIDATE_WORKLOADSPREAD_PATH]: (req) => admitWorkloadSpread(req, validation),
-      [VALIDATE_DDB_PATH]: async (req) => admitDomainDisruptionBudget(req, view),
+      [VALIDATE_WORKLOADSPREAD_PATH]: async (req) => reached(req, 'workloadspread', await admitWorkloadSpread(req, validation), options.reach),
+      [VALIDATE_DDB_PATH]: async (req) => reached(req, 'budget', admitDomainDisruptionBudget(req, view), options.reach),
     },
   };
 }

@@ -4,7 +4,19 @@ import { VirtualClock } from '../clock/virtual-clock.ts';
 import { BUILTIN } from '../client/resources.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { startClientTestBed, testBedCertificate, type ClientTestBed } from '../testing/client-test-bed.ts';
-import { containsFields, MUTATING_CONFIGURATION_NAME, registerWebhooks, VALIDATING_CONFIGURATION_NAME, WEBHOOK_NAMES, webhookConfigurations, type WebhookConfigurations } from './registration.ts';
+import { withNamespaceAdded } from './configuration-keeper.ts';
+import {
+  containsFields,
+  MUTATING_CONFIGURATION_NAME,
+  namespacesRequirement,
+  podWebhookNamespaces,
+  registerWebhooks,
+  VALIDATING_CONFIGURATION_NAME,
+  WEBHOOK_NAMES,
+  webhookConfigurations,
+  withManagedRequirement,
+  type WebhookConfigurations,
+} from './registration.ts';
 
 type Webhook = Record<string, unknown> & { name: string; clientConfig: Record<string, unknown>; rules: Record<string, unknown>[] };
 const webhooks = (obj: KubeObject): Webhook[] => obj['webhooks'] as Webhook[];
@@ -122,5 +134,46 @@ describe('registerWebhooks against the API server', () => {
     assert.deepEqual(await selector(), {});
     assert.equal((await registerWebhooks(bed.client, webhookConfigurations(options))).validating, 'updated');
     assert.deepEqual(await selector(), { matchLabels: { 'workloadspread.io/managed': 'true' } });
+  });
+});
+
+describe('the namespaces scope: the managed requirement', () => {
+  const NAME = 'kubernetes.io/metadata.name';
+  test('namespacesRequirement: sorted, unique, excluded left out; DoesNotExist (no namespace) when none remains', () => {
+    assert.deepEqual(namespacesRequirement(['b', 'a', 'b', '', 'kube-system'], ['kube-system']), { key: NAME, operator: 'In', values: ['a', 'b'] });
+    assert.deepEqual(namespacesRequirement(['kube-system'], ['kube-system']), { key: NAME, operator: 'DoesNotExist' });
+    assert.deepEqual(namespacesRequirement([]), { key: NAME, operator: 'DoesNotExist' });
+  });
+
+  test('withManagedRequirement replaces only the managed requirement, keeps the others and matchLabels, appends when absent', () => {
+    const notIn = { key: NAME, operator: 'NotIn', values: ['kube-system'] };
+    const mine = { key: 'team', operator: 'In', values: ['x'] };
+    const managed = { key: NAME, operator: 'In', values: ['a'] };
+    assert.deepEqual(withManagedRequirement({ matchLabels: { l: 'v' }, matchExpressions: [notIn, { key: NAME, operator: 'DoesNotExist' }, mine] }, managed), { matchLabels: { l: 'v' }, matchExpressions: [notIn, managed, mine] });
+    assert.deepEqual(withManagedRequirement({ matchExpressions: [notIn] }, managed), { matchExpressions: [notIn, managed] });
+    assert.deepEqual(withManagedRequirement(undefined, managed), { matchExpressions: [managed] });
+    // A second managed requirement (written by hand) is dropped, not left to narrow the selector.
+    assert.deepEqual(withManagedRequirement({ matchExpressions: [managed, { key: NAME, operator: 'In', values: ['z'] }] }, { key: NAME, operator: 'In', values: ['b'] }), { matchExpressions: [{ key: NAME, operator: 'In', values: ['b'] }] });
+  });
+
+  test('withNamespaceAdded adds to In, turns DoesNotExist into In, and leaves present or excluded namespaces alone', () => {
+    const sel = (e: unknown) => ({ matchExpressions: [e] });
+    assert.deepEqual(withNamespaceAdded(sel({ key: NAME, operator: 'In', values: ['b'] }), 'a', []), sel({ key: NAME, operator: 'In', values: ['a', 'b'] }));
+    assert.deepEqual(withNamespaceAdded(sel({ key: NAME, operator: 'DoesNotExist' }), 'a', []), sel({ key: NAME, operator: 'In', values: ['a'] }));
+    const same = sel({ key: NAME, operator: 'In', values: ['a'] });
+    assert.equal(withNamespaceAdded(same, 'a', []), same);
+    assert.equal(withNamespaceAdded(same, 'kube-system', ['kube-system']), same);
+  });
+
+  test('which pod webhooks see which namespaces; the configurations render the requirement after the exclusions', () => {
+    const scope = { kind: 'namespaces' as const, workloadSpreads: ['ws'], budgets: ['ddb'] };
+    assert.deepEqual(podWebhookNamespaces(scope, false), { [WEBHOOK_NAMES.mutatePod]: ['ws'], [WEBHOOK_NAMES.validatePod]: ['ws'], [WEBHOOK_NAMES.validatePodEviction]: ['ws', 'ddb'] });
+    assert.deepEqual(podWebhookNamespaces(scope, true)[WEBHOOK_NAMES.validatePod], ['ws', 'ddb']);
+    const built = webhookConfigurations({ managerNamespace: 'ops', endpoint: { url: 'https://h' }, scope });
+    const hooks = [...webhooks(built.mutating), ...webhooks(built.validating)];
+    const selectorOf = (name: string) => hooks.find((h) => h['name'] === name)?.['namespaceSelector'];
+    assert.deepEqual(selectorOf(WEBHOOK_NAMES.mutatePod), { matchExpressions: [{ key: NAME, operator: 'NotIn', values: ['ops', 'kube-system'] }, { key: NAME, operator: 'In', values: ['ws'] }] });
+    assert.deepEqual(selectorOf(WEBHOOK_NAMES.validatePodEviction), { matchExpressions: [{ key: NAME, operator: 'NotIn', values: ['ops', 'kube-system'] }, { key: NAME, operator: 'In', values: ['ddb', 'ws'] }] });
+    assert.deepEqual(selectorOf(WEBHOOK_NAMES.validateWorkloadSpread), {});
   });
 });

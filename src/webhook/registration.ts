@@ -11,7 +11,14 @@
  * and leave no reservation), `admissionReviewVersions: [v1]`, a 10 s timeout,
  * and for the pod webhooks a namespaceSelector that leaves out the manager's
  * own namespace and kube-system, so the manager can never block its own pods
- * or the control plane's. The pod DELETE webhook selects only pods carrying
+ * or the control plane's. With the `namespaces` scope (the default), the pod
+ * webhooks' selector also names the namespaces that hold a WorkloadSpread (or,
+ * for deletions and evictions, a DomainDisruptionBudget) in one managed
+ * requirement, `kubernetes.io/metadata.name In [...]` (`DoesNotExist`, which
+ * no namespace matches, while there is none): pods elsewhere never reach the
+ * manager, so they are created while it is down and cost the API server no
+ * call. The leader keeps that requirement current (configuration-keeper.ts);
+ * every other requirement of the selector is left as it is. The pod DELETE webhook selects only pods carrying
  * `workloadspread.io/managed=true` (D21) unless `--guard-pod-deletion` asks
  * for every deletion. Every field the API server would default is set,
  * so comparing what is stored with what is wanted needs no guessing.
@@ -40,6 +47,65 @@ export const WEBHOOK_NAMES = Object.freeze({
 /** `--webhook-url` (a manager outside the cluster) or the Service in front of the manager. */
 export type WebhookEndpoint = { url: string } | { service: { name: string; namespace: string; port?: number } };
 
+/** The label every namespace carries with its own name (set by the API server since Kubernetes 1.22). */
+export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+
+/**
+ * Which namespaces' pods reach the pod webhooks: every namespace but the
+ * excluded ones (`cluster`, the reference's reach), or only those holding a
+ * WorkloadSpread or DomainDisruptionBudget (`namespaces`).
+ */
+export type WebhookScope =
+  | { kind: 'cluster' }
+  | { kind: 'namespaces'; workloadSpreads: readonly string[]; budgets: readonly string[] };
+
+export const WEBHOOK_SCOPES = ['namespaces', 'cluster'] as const;
+export type WebhookScopeKind = (typeof WEBHOOK_SCOPES)[number];
+
+export interface LabelSelectorRequirement {
+  key: string;
+  operator: string;
+  values?: string[];
+}
+
+/**
+ * The managed requirement for a set of namespaces: `In` those (sorted, the
+ * excluded ones left out), or `DoesNotExist` when none remains — no
+ * namespace lacks its name label, and `In` needs at least one value.
+ */
+export function namespacesRequirement(namespaces: Iterable<string>, excluded: Iterable<string> = []): LabelSelectorRequirement {
+  const skip = new Set(excluded);
+  const values = [...new Set(namespaces)].filter((n) => n !== '' && !skip.has(n)).sort();
+  return values.length === 0 ? { key: NAMESPACE_NAME_LABEL, operator: 'DoesNotExist' } : { key: NAMESPACE_NAME_LABEL, operator: 'In', values };
+}
+
+/** Whether a requirement is the managed one (the name label with `In` or `DoesNotExist`). */
+export function isManagedRequirement(e: unknown): boolean {
+  return isPlainObject(e) && e['key'] === NAMESPACE_NAME_LABEL && (e['operator'] === 'In' || e['operator'] === 'DoesNotExist');
+}
+
+/**
+ * `selector` with its managed requirement replaced by `managed` (appended
+ * when there is none); every other requirement and `matchLabels` are kept.
+ */
+export function withManagedRequirement(selector: unknown, managed: LabelSelectorRequirement): Record<string, unknown> {
+  const base = isPlainObject(selector) ? selector : {};
+  const expressions = Array.isArray(base['matchExpressions']) ? base['matchExpressions'] : [];
+  const at = expressions.findIndex(isManagedRequirement);
+  const next = at < 0 ? [...expressions, managed] : expressions.map((e, i) => (i === at ? managed : e)).filter((e, i) => i <= at || !isManagedRequirement(e));
+  return { ...base, matchExpressions: next };
+}
+
+/** The pod webhooks, and the namespaces each must see under the `namespaces` scope. */
+export function podWebhookNamespaces(scope: Extract<WebhookScope, { kind: 'namespaces' }>, guardPodDeletion: boolean): Record<string, readonly string[]> {
+  return {
+    [WEBHOOK_NAMES.mutatePod]: scope.workloadSpreads,
+    // Deletions change WorkloadSpread bookkeeping; with --guard-pod-deletion, budgets check them too.
+    [WEBHOOK_NAMES.validatePod]: guardPodDeletion ? [...scope.workloadSpreads, ...scope.budgets] : scope.workloadSpreads,
+    [WEBHOOK_NAMES.validatePodEviction]: [...scope.workloadSpreads, ...scope.budgets],
+  };
+}
+
 export interface WebhookConfigurationOptions {
   /** The manager's namespace: its pods are never sent to the pod webhooks. */
   managerNamespace: string;
@@ -55,6 +121,8 @@ export interface WebhookConfigurationOptions {
    * `workloadspread.io/managed=true` (D21).
    */
   guardPodDeletion?: boolean;
+  /** Default `cluster` (every namespace but the excluded ones). */
+  scope?: WebhookScope;
 }
 
 export interface WebhookConfigurations {
@@ -71,9 +139,17 @@ function clientConfig(options: WebhookConfigurationOptions, path: string): Recor
   return config;
 }
 
-function excludedNamespaces(options: WebhookConfigurationOptions): Record<string, unknown> {
-  const values = [...new Set([options.managerNamespace, 'kube-system'])].filter((n) => n !== '');
-  return { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values }] };
+/** Namespaces whose pods never reach the pod webhooks: the manager's own and kube-system. */
+export function excludedNamespaces(managerNamespace: string): string[] {
+  return [...new Set([managerNamespace, 'kube-system'])].filter((n) => n !== '');
+}
+
+function podNamespaceSelector(options: WebhookConfigurationOptions, name: string): Record<string, unknown> {
+  const excluded = excludedNamespaces(options.managerNamespace);
+  const selector = { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: excluded }] };
+  const scope = options.scope;
+  if (scope === undefined || scope.kind === 'cluster') return selector;
+  return withManagedRequirement(selector, namespacesRequirement(podWebhookNamespaces(scope, options.guardPodDeletion === true)[name] ?? [], excluded));
 }
 
 function rule(operations: string[], apiGroups: string[], apiVersions: string[], resources: string[]): Record<string, unknown> {
@@ -93,7 +169,7 @@ function webhook(options: WebhookConfigurationOptions, name: string, path: strin
     rules,
     failurePolicy: 'Fail',
     matchPolicy: 'Equivalent',
-    namespaceSelector: podWebhook ? excludedNamespaces(options) : {},
+    namespaceSelector: podWebhook ? podNamespaceSelector(options, name) : {},
     objectSelector,
     sideEffects: 'NoneOnDryRun',
     timeoutSeconds: options.timeoutSeconds ?? 10,
