@@ -56,13 +56,13 @@ import type { RequestCount } from '../src/cluster/apiserver/control.ts';
 import { WORKLOADSPREAD_REF } from '../src/kube/refs.ts';
 import { startManager, type Manager } from '../src/manager/manager.ts';
 import { ManagerMetrics } from '../src/manager/metrics.ts';
-import { LocalCluster, MANAGER_NS, NS, RemoteCluster, type ClusterSide, type ConnectionInfo, type Tally, type WebhookTally } from './lib/scale-cluster.ts';
+import { clientFor, MANAGER_AGENT, newFigures, startBenchManager, type ManagerFigures } from './lib/bench-manager.ts';
+import { LocalCluster, NS, RemoteCluster, type ClusterSide, type Tally, type WebhookTally } from './lib/scale-cluster.ts';
 
 const PODS = Number(process.argv[2] ?? 1000);
 const REAL = (process.argv[3] ?? '1') !== '0';
 /** Runs of each configuration per pass, interleaved (1, 2, 3, 1, 2, 3, …); the tables show each configuration's median run. */
 const REPS = Math.max(1, Number(process.argv[4] ?? 3));
-const MANAGER_AGENT = 'workloadspread-manager/bench';
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 /** Background writes that depend on elapsed time only (kubelet heartbeats): counted apart. */
 const isHeartbeat = (r: { resource: string }): boolean => r.resource === 'leases' || r.resource === 'nodes';
@@ -71,15 +71,6 @@ const certificate = generateServingCertificate();
 type Config = 'no manager' | 'manager, no WorkloadSpread' | 'manager + WorkloadSpread';
 const CONFIGS: Config[] = ['no manager', 'manager, no WorkloadSpread', 'manager + WorkloadSpread'];
 type Mode = 'virtual' | 'real';
-
-interface ManagerFigures {
-  admissionMs: number[];
-  statusWriteMs: number[];
-  /** `source result` → count, from the status writer's metrics hook. */
-  statusWrites: Map<string, number>;
-  batches: number[];
-  conflicts: number;
-}
 
 interface Run {
   config: Config;
@@ -115,56 +106,6 @@ const managerLines = (t: Tally): RequestCount[] => t.requests.filter((r) => r.us
 const managerPodPatches = (t: Tally): number => sum(managerLines(t).filter((r) => r.resource === 'pods' && r.subresource === '' && r.verb === 'patch'));
 const deleteCalls = (t: Tally, managed?: WebhookTally['managed']): number =>
   sum(t.webhooks.filter((w) => w.resource === 'pods' && ((w.operation === 'DELETE' && w.subresource === '') || w.subresource === 'eviction') && (managed === undefined || w.managed === managed)));
-
-function newFigures(): ManagerFigures {
-  return { admissionMs: [], statusWriteMs: [], statusWrites: new Map(), batches: [], conflicts: 0 };
-}
-
-function clientFor(connection: ConnectionInfo, clock: Clock, userAgent: string): KubeClient {
-  const r = connectionFromToken({ ...connection, source: 'bench' });
-  if (!r.ok) throw new Error(`${r.error.source}: ${r.error.message}`);
-  return new KubeClient(r.connection, { clock, userAgent, fieldManager: userAgent });
-}
-
-/** A manager on `clock` whose figures land in `figures()` (swapped between phases). */
-function startBenchManager(connection: ConnectionInfo, clock: Clock, figures: () => ManagerFigures): Manager {
-  const client = clientFor(connection, clock, MANAGER_AGENT);
-  const now = clock instanceof VirtualClock ? () => clock.now() : () => performance.now();
-  // The latency of one WorkloadSpread status write: the manager's PUT .../status, timed around the client call.
-  const updateStatus = client.updateStatus.bind(client);
-  client.updateStatus = (async (ref, obj, options) => {
-    const started = now();
-    try {
-      return await updateStatus(ref, obj, options);
-    } finally {
-      if (ref.kind === WORKLOADSPREAD_REF.kind) figures().statusWriteMs.push(now() - started);
-    }
-  }) as typeof client.updateStatus;
-  const metrics = new ManagerMetrics({ processMetrics: false });
-  const admission = metrics.webhook.admission;
-  metrics.webhook.admission = (webhook, operation, result, seconds) => {
-    if (webhook === '/mutate-pod' && operation === 'CREATE') figures().admissionMs.push(seconds * 1000);
-    admission?.(webhook, operation, result, seconds);
-  };
-  const batchSize = metrics.webhook.batchSize;
-  metrics.webhook.batchSize = (n) => {
-    figures().batches.push(n);
-    batchSize?.(n);
-  };
-  const conflict = metrics.webhook.conflict;
-  metrics.webhook.conflict = () => {
-    figures().conflicts++;
-    conflict?.();
-  };
-  const statusWrite = metrics.statusWriter.statusWrite;
-  metrics.statusWriter.statusWrite = (source, result) => {
-    const key = `${source} ${result}`;
-    const m = figures().statusWrites;
-    m.set(key, (m.get(key) ?? 0) + 1);
-    statusWrite?.(source, result);
-  };
-  return startManager({ client, clock, namespace: MANAGER_NS, identity: 'bench', metrics, leaderElection: false, webhook: { host: '127.0.0.1', port: 0, url: (own) => own, register: true } });
-}
 
 async function runOnce(config: Config, mode: Mode): Promise<Run> {
   const virtual = mode === 'virtual' ? new VirtualClock(Date.UTC(2026, 0, 1), { realWaitMs: 30 * 60_000 }) : undefined;

@@ -23,7 +23,8 @@ const send = (message: unknown): void => {
 };
 
 const kubeletDelayMs = Number(process.argv[2] ?? 20);
-const cluster = await LocalCluster.start(realClock(), generateServingCertificate(), kubeletDelayMs);
+const nodesPerZone = Number(process.argv[3] ?? 10);
+const cluster = await LocalCluster.start(realClock(), generateServingCertificate(), kubeletDelayMs, nodesPerZone);
 let stopping = false;
 const stop = async (): Promise<void> => {
   if (stopping) return;

@@ -12,7 +12,8 @@
  *   `requestCounts()`), the admission webhook calls the server sent, pod
  *   DELETE and eviction calls split by whether the pod carries
  *   `workloadspread.io/managed=true` (for an eviction: the pod it names,
- *   looked up when the call is sent), and this
+ *   looked up when the call is sent), the time each webhook call took as
+ *   the API server saw it (by path and operation), and this
  *   process's CPU time (`process.cpuUsage()`).
  *
  * It runs in the benchmark's own process (virtual clock) or alone in a
@@ -59,6 +60,8 @@ export interface WebhookTally {
 export interface Tally {
   requests: RequestCount[];
   webhooks: WebhookTally[];
+  /** `path operation` → the duration of every call since the last reset, in ms, as the API server timed it. */
+  webhookMs: Record<string, number[]>;
   /** CPU time of this process since the last reset, in ms. */
   cpuMs: { user: number; system: number };
 }
@@ -80,8 +83,9 @@ export interface ClusterSide {
   stop(): Promise<void>;
 }
 
-export function benchNodes(): { name: string; labels: Record<string, string>; capacity: Record<string, string> }[] {
-  return ['a', 'b', 'c'].flatMap((z) => Array.from({ length: 10 }, (_, i) => ({ name: `${z}${i}`, labels: { 'topology.kubernetes.io/zone': z }, capacity: { cpu: '64', memory: '256Gi', pods: '250' } })));
+/** `perZone` nodes in each of zones a, b, c (default 10: 30 nodes). */
+export function benchNodes(perZone = 10): { name: string; labels: Record<string, string>; capacity: Record<string, string> }[] {
+  return ['a', 'b', 'c'].flatMap((z) => Array.from({ length: perZone }, (_, i) => ({ name: `${z}${i}`, labels: { 'topology.kubernetes.io/zone': z }, capacity: { cpu: '64', memory: '256Gi', pods: '250' } })));
 }
 
 interface PodState {
@@ -105,6 +109,7 @@ export class LocalCluster implements ClusterSide {
   readonly connection: ConnectionInfo;
   readonly #pods = new Map<string, PodState>();
   readonly #webhooks = new Map<string, WebhookTally>();
+  #webhookMs = new Map<string, number[]>();
   readonly #stops: (() => void)[] = [];
   #cpuMark = process.cpuUsage();
 
@@ -131,12 +136,18 @@ export class LocalCluster implements ClusterSide {
         const line = this.#webhooks.get(key);
         if (line !== undefined) line.count++;
         else this.#webhooks.set(key, { webhook: call.webhook, path: call.path, operation: call.operation, resource: call.resource, subresource: call.subresource, managed, count: 1 });
+        const timing = `${call.path} ${call.operation}`;
+        return (end) => {
+          let list = this.#webhookMs.get(timing);
+          if (list === undefined) this.#webhookMs.set(timing, (list = []));
+          list.push(end.durationMs);
+        };
       }),
     );
   }
 
-  static async start(clock: Clock, certificate: ServingCertificate, kubeletDelayMs: number): Promise<LocalCluster> {
-    const cluster = await startCluster({ clock, certificate, nodes: benchNodes(), kubeletDelayMs, controllers: defaultControllers() });
+  static async start(clock: Clock, certificate: ServingCertificate, kubeletDelayMs: number, nodesPerZone = 10): Promise<LocalCluster> {
+    const cluster = await startCluster({ clock, certificate, nodes: benchNodes(nodesPerZone), kubeletDelayMs, controllers: defaultControllers() });
     try {
       const control = cluster.apiServer.control;
       // Both CRDs, as the chart installs them (without the budget CRD the manager's budget informer keeps retrying).
@@ -169,6 +180,7 @@ export class LocalCluster implements ClusterSide {
   reset(): Promise<void> {
     this.cluster.apiServer.control.resetCounters();
     this.#webhooks.clear();
+    this.#webhookMs = new Map();
     this.#cpuMark = process.cpuUsage();
     return Promise.resolve();
   }
@@ -178,6 +190,7 @@ export class LocalCluster implements ClusterSide {
     return Promise.resolve({
       requests: this.cluster.apiServer.control.requestCounts(),
       webhooks: [...this.#webhooks.values()].map((w) => ({ ...w })),
+      webhookMs: Object.fromEntries([...this.#webhookMs].map(([k, v]) => [k, [...v]])),
       cpuMs: { user: cpu.user / 1000, system: cpu.system / 1000 },
     });
   }
@@ -231,8 +244,8 @@ export class RemoteCluster implements ClusterSide {
     });
   }
 
-  static start(kubeletDelayMs: number): Promise<RemoteCluster> {
-    const child = fork(fileURLToPath(new URL('./cluster-child.ts', import.meta.url)), [String(kubeletDelayMs)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  static start(kubeletDelayMs: number, nodesPerZone = 10): Promise<RemoteCluster> {
+    const child = fork(fileURLToPath(new URL('./cluster-child.ts', import.meta.url)), [String(kubeletDelayMs), String(nodesPerZone)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     return new Promise((resolve, reject) => {
       const onExit = (code: number | null) => reject(new Error(`cluster child exited (${code ?? 'signal'}) before it was ready`));
       child.once('exit', onExit);

@@ -91,6 +91,15 @@ export interface WebhookCall {
   oldObject: KubeObject | undefined;
 }
 
+/** What an observer of a call learns once it is over: how long the webhook took to answer (clock ms), and whether it did. */
+export interface WebhookCallEnd {
+  durationMs: number;
+  answered: boolean;
+}
+
+/** Sees a call before it is sent; may return a function to hear how it ended. */
+export type WebhookCallObserver = (call: WebhookCall) => void | ((end: WebhookCallEnd) => void);
+
 /** The outcome of calling one webhook. */
 type CallOutcome =
   | { kind: 'answered'; response: AdmissionResponse }
@@ -122,7 +131,7 @@ export class AdmissionWebhooks {
   readonly #cache = new Map<string, { rv: string; hooks: WebhookAccessor[] }>();
   /** The client certificates presented to webhooks (the admission kubeconfig's users): webhook-client-auth.ts. */
   readonly clientCredentials = new WebhookClientCredentials();
-  readonly #observers = new Set<(call: WebhookCall) => void>();
+  readonly #observers = new Set<WebhookCallObserver>();
 
   constructor(deps: AdmissionWebhooksDeps) {
     this.#deps = deps;
@@ -147,8 +156,12 @@ export class AdmissionWebhooks {
     return { ok: false, error: `no endpoints available for service ${JSON.stringify(ref.name)}` };
   }
 
-  /** Tells `observer` about every webhook call before it is sent (synchronously); returns a function that stops it. */
-  observeCalls(observer: (call: WebhookCall) => void): () => void {
+  /**
+   * Tells `observer` about every webhook call before it is sent
+   * (synchronously), and, if it returns a function, how the call ended;
+   * returns a function that stops it.
+   */
+  observeCalls(observer: WebhookCallObserver): () => void {
     this.#observers.add(observer);
     return () => this.#observers.delete(observer);
   }
@@ -260,6 +273,7 @@ export class AdmissionWebhooks {
     const review = buildAdmissionReview(apiVersion, uid, a, invocation, { object, oldObject }, this.#requestNamespace(a));
     const url = target.target.display;
     const credentials = this.clientCredentials.resolve(target.target.credentialsKey);
+    const ends: ((end: WebhookCallEnd) => void)[] = [];
     if (this.#observers.size > 0) {
       const call: WebhookCall = {
         webhook: hook.name,
@@ -274,8 +288,12 @@ export class AdmissionWebhooks {
         object,
         oldObject,
       };
-      for (const observe of this.#observers) observe(call);
+      for (const observe of this.#observers) {
+        const end = observe(call);
+        if (end !== undefined) ends.push(end);
+      }
     }
+    const sentAt = this.#deps.clock.now();
     const answer = await postToWebhook(target.target, JSON.stringify(review), {
       clock: this.#deps.clock,
       agent: this.#agent,
@@ -284,6 +302,7 @@ export class AdmissionWebhooks {
       timeoutMs: hook.timeoutSeconds * 1000,
       label: `admission webhook ${hook.name}`,
     });
+    for (const end of ends) end({ durationMs: this.#deps.clock.now() - sentAt, answered: answer.ok });
     if (!answer.ok) return { kind: 'callFailed', reason: `failed to call webhook: Post ${JSON.stringify(url)}: ${answer.error}` };
     const read = readWebhookAnswer(answer.status, answer.contentType, answer.body);
     if (!read.ok) return { kind: 'callFailed', reason: `failed to call webhook: ${read.error}` };

@@ -124,7 +124,9 @@ describe('webhookCallCounts', () => {
       ).ok,
     );
     const seen: WebhookCall[] = [];
-    const stop = control.onWebhookCall((call) => seen.push(call));
+    const stop = control.onWebhookCall((call) => {
+      seen.push(call);
+    });
     control.resetCounters();
     const inNs = (name: string, labels: Record<string, string> = {}): KubeObject => ({ ...pod(name, labels), metadata: { name, namespace: 'counted', labels } });
     await alice.create(BUILTIN.pods, inNs('managed', { managed: 'true' }));

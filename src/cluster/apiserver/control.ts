@@ -49,7 +49,7 @@ import type { ResourceVerb } from './request-info.ts';
 import { randomBytes } from 'node:crypto';
 import type { RequestContext, ResourceDef, UserInfo } from './resource-def.ts';
 import { updateScale } from './scale.ts';
-import type { WebhookCall } from './admission-webhooks.ts';
+import type { WebhookCall, WebhookCallObserver } from './admission-webhooks.ts';
 import type { ClientCredentials } from './webhook-client-auth.ts';
 
 export interface FaultSpec {
@@ -228,7 +228,7 @@ export class ApiServerControl {
    * as the webhook receives them (do not modify them); returns a function
    * that stops it.
    */
-  onWebhookCall(observer: (call: WebhookCall) => void): () => void {
+  onWebhookCall(observer: WebhookCallObserver): () => void {
     return this.#core.webhooks.observeCalls(observer);
   }
 

@@ -1,0 +1,366 @@
+/**
+ * Benchmark: ten thousand pods under a hundred WorkloadSpreads. The shape of
+ * the real-cluster measurement: 100 Deployments × 100 replicas scaled from 0
+ * at once on ~100 nodes over 3 zones, then each scaled in to 30, in three
+ * configurations — (1) no manager, (2) the manager without any
+ * WorkloadSpread, (3) the manager with one WorkloadSpread per Deployment (a
+ * third int 30/30/rest, a third percent 20 %/30 %/rest, a third Adaptive
+ * own 40 + elastic) — run interleaved.
+ *
+ * Run:  npm run bench manager-scale-100
+ *       node --expose-gc --import tsx bench/manager-scale-100.ts [deployments=100] [replicas=100] [runs=1] [profile=0] [scaleInTo=30]
+ *       (profile=1 writes CPU profiles of this process — the manager — for
+ *       the scale-out and the scale-in of configuration (3) to
+ *       /tmp/workloadspread-bench-profiles/ and prints their top functions)
+ *
+ * The embedded cluster runs alone in a child process on the real clock
+ * (bench/lib/cluster-child.ts; kubelet start 20 ms), the manager in this
+ * process behind its HTTPS webhook, as a manager runs outside a real control
+ * plane, so each process's CPU time is its own.
+ *
+ * Prints (figures only, no assertions; nothing here makes the process exit
+ * non-zero), per configuration (median run): time until all pods are bound,
+ * pods created per second, cluster CPU, manager CPU (until the cluster is
+ * quiet) and per pod, pod CREATE webhook latency as the API server saw it
+ * (mean, p50, p99) and inside the handler (p50, p90, p99), WorkloadSpread
+ * status writes by writer, the scale-in's time, DELETE/eviction reviews per
+ * deleted pod and cluster CPU, the manager's RSS and heap once settled (after
+ * a GC) and per pod; then the ratios the issue names with their targets, and
+ * the correctness checks of (3): every subset within its limit, the exact
+ * split of each kind, every status equal to the pods.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { realClock } from '../src/clock/clock.ts';
+import type { KubeClient } from '../src/client/http-client.ts';
+import { BUILTIN } from '../src/client/resources.ts';
+import type { WorkloadSpread } from '../src/api/workloadspread.ts';
+import type { Pod } from '../src/k8s/types.ts';
+import { WORKLOADSPREAD_REF } from '../src/kube/refs.ts';
+import type { Manager } from '../src/manager/manager.ts';
+import { clientFor, newFigures, startBenchManager, type ManagerFigures } from './lib/bench-manager.ts';
+import { NS, RemoteCluster, type Tally } from './lib/scale-cluster.ts';
+
+const DEPLOYMENTS = Number(process.argv[2] ?? 100);
+const REPLICAS = Number(process.argv[3] ?? 100);
+const REPS = Math.max(1, Number(process.argv[4] ?? 1));
+const PROFILE = (process.argv[5] ?? '0') === '1';
+const SCALE_IN_TO = Number(process.argv[6] ?? 30);
+const PODS = DEPLOYMENTS * REPLICAS;
+const NODES_PER_ZONE = 34;
+const PROFILE_DIR = '/tmp/workloadspread-bench-profiles';
+const MARKER = 'apps.kruise.io/matched-workloadspread';
+
+type Config = '(1) no manager' | '(2) manager, no WS' | '(3) manager + WS';
+const CONFIGS: Config[] = ['(1) no manager', '(2) manager, no WS', '(3) manager + WS'];
+type Kind = 'int' | 'percent' | 'adaptive';
+
+const kindOf = (i: number): Kind => (['int', 'percent', 'adaptive'] as const)[i % 3] ?? 'int';
+const name = (i: number): string => `web-${String(i).padStart(3, '0')}`;
+const zone = (...zones: string[]) => ({ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: zones }] });
+
+function spreadSpec(i: number): WorkloadSpread['spec'] {
+  const targetRef = { apiVersion: 'apps/v1', kind: 'Deployment', name: name(i) };
+  switch (kindOf(i)) {
+    case 'int':
+      return { targetRef, subsets: [{ name: 'a', requiredNodeSelectorTerm: zone('a'), maxReplicas: 30 }, { name: 'b', requiredNodeSelectorTerm: zone('b'), maxReplicas: 30 }, { name: 'c', requiredNodeSelectorTerm: zone('c') }] };
+    case 'percent':
+      return { targetRef, subsets: [{ name: 'a', requiredNodeSelectorTerm: zone('a'), maxReplicas: '20%' }, { name: 'b', requiredNodeSelectorTerm: zone('b'), maxReplicas: '30%' }, { name: 'c', requiredNodeSelectorTerm: zone('c') }] };
+    case 'adaptive':
+      return {
+        targetRef,
+        scheduleStrategy: { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 30 } },
+        subsets: [{ name: 'own', requiredNodeSelectorTerm: zone('a'), maxReplicas: 40 }, { name: 'elastic', requiredNodeSelectorTerm: zone('b', 'c') }],
+      };
+  }
+}
+
+/** The split each kind must show at `replicas` (the reference's placement and scale-in order). */
+function expectedSplit(kind: Kind, replicas: number): Record<string, number> {
+  switch (kind) {
+    case 'int': {
+      const a = Math.min(30, replicas);
+      const b = Math.min(30, replicas - a);
+      return { a, b, c: replicas - a - b };
+    }
+    case 'percent': {
+      const a = Math.ceil(0.2 * replicas);
+      const b = Math.min(Math.ceil(0.3 * replicas), replicas - a);
+      return { a, b, c: replicas - a - b };
+    }
+    case 'adaptive': {
+      const own = Math.min(40, replicas);
+      return { own, elastic: replicas - own };
+    }
+  }
+}
+
+interface PhaseFigures {
+  wallMs: number;
+  /** Until every pod exists (scale-out only). */
+  createdMs: number;
+  clusterCpuMs: number;
+  managerCpuMs: number;
+  tally: Tally;
+  manager: ManagerFigures;
+}
+
+interface Run {
+  config: Config;
+  out: PhaseFigures;
+  in: PhaseFigures;
+  rssMb: number;
+  heapMb: number;
+  checks: string[];
+}
+
+const pct = (sorted: number[], p: number): number => (sorted.length === 0 ? NaN : (sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN));
+const sorted = (a: number[]): number[] => [...a].sort((x, y) => x - y);
+const mean = (a: number[]): number => (a.length === 0 ? NaN : a.reduce((s, x) => s + x, 0) / a.length);
+const cpuOf = (t: Tally): number => t.cpuMs.user + t.cpuMs.system;
+const cpuNow = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+function subsetOf(pod: Pod): { ws: string; subset: string } | undefined {
+  const raw = pod.metadata.annotations?.[MARKER];
+  if (raw === undefined) return undefined;
+  try {
+    const m = JSON.parse(raw) as { name?: string; subset?: string };
+    return { ws: m.name ?? '', subset: m.subset ?? '' };
+  } catch {
+    return undefined;
+  }
+}
+
+/** (3)'s correctness at `replicas` per Deployment: exact split per kind, no subset over its limit, status = pods. */
+async function check(admin: KubeClient, replicas: number): Promise<string[]> {
+  const problems: string[] = [];
+  const pods = (await admin.list<Pod>(BUILTIN.pods, { namespace: NS })).items.filter((p) => p.metadata.deletionTimestamp === undefined);
+  const counts = new Map<string, Map<string, number>>();
+  for (const p of pods) {
+    const at = subsetOf(p);
+    const ws = at?.ws ?? `(none) ${p.metadata.labels?.['app'] ?? ''}`;
+    const bySubset = counts.get(ws) ?? new Map<string, number>();
+    counts.set(ws, bySubset);
+    bySubset.set(at?.subset ?? '', (bySubset.get(at?.subset ?? '') ?? 0) + 1);
+  }
+  const spreads = (await admin.list<WorkloadSpread>(WORKLOADSPREAD_REF, { namespace: NS })).items;
+  for (let i = 0; i < DEPLOYMENTS; i++) {
+    const ws = spreads.find((s) => s.metadata.name === name(i));
+    const want = expectedSplit(kindOf(i), replicas);
+    const have = Object.fromEntries(counts.get(name(i)) ?? []);
+    for (const [subset, n] of Object.entries(want)) if ((have[subset] ?? 0) !== n) problems.push(`${name(i)} (${kindOf(i)}): subset ${subset} has ${have[subset] ?? 0} pods, want ${n}`);
+    for (const s of ws?.status?.subsetStatuses ?? []) {
+      if (s.replicas !== (have[s.name] ?? 0)) problems.push(`${name(i)}: status says ${s.replicas} in ${s.name}, the pods say ${have[s.name] ?? 0}`);
+    }
+  }
+  const unplaced = [...counts.keys()].filter((k) => k.startsWith('(none)'));
+  if (unplaced.length > 0) problems.push(`pods without a subset: ${unplaced.join(', ')}`);
+  return problems;
+}
+
+async function profiled<T>(session: Session | undefined, file: string, work: () => Promise<T>): Promise<T> {
+  if (session === undefined) return work();
+  await session.post('Profiler.start');
+  try {
+    return await work();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    mkdirSync(PROFILE_DIR, { recursive: true });
+    writeFileSync(`${PROFILE_DIR}/${file}`, JSON.stringify(profile));
+    printTop(profile as Profile, file);
+  }
+}
+
+interface Profile {
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+function printTop(profile: Profile, file: string): void {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<string, number>();
+  profile.samples.forEach((id, i) => {
+    const n = byId.get(id);
+    if (n === undefined) return;
+    const key = `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^.*\/(src|node_modules)\//, '$1/')}:${n.callFrame.lineNumber + 1}`;
+    self.set(key, (self.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+  });
+  const total = [...self.values()].reduce((s, x) => s + x, 0);
+  console.log(`\n  profile ${file}: ${total.toFixed(0)} ms sampled; top functions by self time:`);
+  for (const [k, ms] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`    ${ms.toFixed(0).padStart(7)} ms ${((100 * ms) / total).toFixed(1).padStart(5)} %  ${k}`);
+}
+
+async function runOnce(config: Config, session: Session | undefined): Promise<Run> {
+  const clock = realClock();
+  const side = await RemoteCluster.start(20, NODES_PER_ZONE);
+  const admin = clientFor(side.connection, clock, 'bench/admin');
+  let figures = newFigures();
+  let manager: Manager | undefined;
+  const sleep = (ms: number) => clock.sleep(ms);
+  const waitFor = async (what: string, done: (p: Awaited<ReturnType<RemoteCluster['pods']>>) => boolean): Promise<void> => {
+    const started = performance.now();
+    for (;;) {
+      const p = await side.pods();
+      if (done(p)) return;
+      if (performance.now() - started > 20 * 60_000) throw new Error(`${config}: ${what} not reached after 20 min: ${JSON.stringify(p)}`);
+      await sleep(50);
+    }
+  };
+  const quiet = async () => {
+    const count = async () => (await side.tally()).requests.filter((r) => r.resource !== 'leases' && r.resource !== 'nodes').reduce((s, r) => s + r.count, 0);
+    let last = await count();
+    let since = performance.now();
+    while (performance.now() - since < 2_000) {
+      await sleep(200);
+      const n = await count();
+      if (n !== last) {
+        last = n;
+        since = performance.now();
+      }
+    }
+  };
+  const scaleAll = (replicas: number) => Promise.all(Array.from({ length: DEPLOYMENTS }, (_, i) => admin.scale(BUILTIN.deployments, name(i), replicas, { namespace: NS })));
+  try {
+    if (config !== '(1) no manager') {
+      manager = startBenchManager(side.connection, clock, () => figures);
+      await manager.ready;
+    }
+    for (let i = 0; i < DEPLOYMENTS; i++) {
+      if (config === '(3) manager + WS') {
+        await admin.create(WORKLOADSPREAD_REF, { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread', metadata: { name: name(i), namespace: NS }, spec: spreadSpec(i) });
+      }
+      await admin.create(BUILTIN.deployments, {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: name(i), namespace: NS },
+        spec: { replicas: 0, selector: { matchLabels: { app: name(i) } }, template: { metadata: { labels: { app: name(i) } }, spec: { containers: [{ name: 'main', image: 'nginx:1.27', resources: { requests: { cpu: '10m', memory: '16Mi' } } }] } } },
+      });
+    }
+    await quiet();
+
+    const phase = async (label: string, target: number, done: (p: Awaited<ReturnType<RemoteCluster['pods']>>) => boolean, created?: (p: Awaited<ReturnType<RemoteCluster['pods']>>) => boolean): Promise<PhaseFigures> => {
+      await side.reset();
+      figures = newFigures();
+      const mine = figures;
+      const cpu0 = cpuNow();
+      const wall = performance.now();
+      let createdMs = NaN;
+      return profiled(config === '(3) manager + WS' ? session : undefined, `${label}.cpuprofile`, async () => {
+        await scaleAll(target);
+        await waitFor(label, (p) => {
+          if (Number.isNaN(createdMs) && created?.(p) === true) createdMs = performance.now() - wall;
+          return done(p);
+        });
+        const wallMs = performance.now() - wall;
+        const clusterCpuMs = cpuOf(await side.tally());
+        await quiet();
+        const tally = await side.tally();
+        return { wallMs, createdMs, clusterCpuMs, managerCpuMs: cpuNow() - cpu0, tally, manager: mine };
+      });
+    };
+    const out = await phase('scale-out', REPLICAS, (p) => p.bound >= PODS, (p) => p.stored >= PODS);
+    const checks: string[] = [];
+    if (config === '(3) manager + WS') checks.push(...(await check(admin, REPLICAS)).map((c) => `after the scale-out: ${c}`));
+    const gc = (globalThis as { gc?: () => void }).gc;
+    gc?.();
+    const mem = process.memoryUsage();
+    const inFigures = await phase('scale-in', SCALE_IN_TO, (p) => p.stored <= DEPLOYMENTS * SCALE_IN_TO);
+    if (config === '(3) manager + WS') checks.push(...(await check(admin, SCALE_IN_TO)).map((c) => `after the scale-in: ${c}`));
+    return { config, out, in: inFigures, rssMb: mem.rss / 2 ** 20, heapMb: mem.heapUsed / 2 ** 20, checks };
+  } finally {
+    await manager?.stop();
+    await side.stop();
+  }
+}
+
+const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : 'n/a');
+const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
+const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
+
+function printTable(runs: Run[]): void {
+  const deleted = DEPLOYMENTS * (REPLICAS - SCALE_IN_TO);
+  const reviewsOf = (t: Tally) => t.webhooks.filter((w) => w.resource === 'pods' && ((w.operation === 'DELETE' && w.subresource === '') || w.subresource === 'eviction')).reduce((s, w) => s + w.count, 0);
+  const createMs = (t: Tally) => sorted(t.webhookMs['/mutate-pod CREATE'] ?? []);
+  const writesOf = (m: ManagerFigures, source: string) => [...m.statusWrites].filter(([k]) => k.startsWith(source)).reduce((s, [, n]) => s + n, 0);
+  const rows: [string, (r: Run) => string][] = [
+    ['all pods bound (s)', (r) => f1(r.out.wallMs / 1000)],
+    ['pods created per second', (r) => f0(PODS / (r.out.createdMs / 1000))],
+    ['cluster CPU until bound (s)', (r) => f1(r.out.clusterCpuMs / 1000)],
+    ['manager CPU until quiet (s)', (r) => (r.config === '(1) no manager' ? '–' : f1(r.out.managerCpuMs / 1000))],
+    ['manager CPU per pod (ms)', (r) => (r.config === '(1) no manager' ? '–' : f2(r.out.managerCpuMs / PODS))],
+    ['pod CREATE webhook seen by the API server: mean (ms)', (r) => f1(mean(createMs(r.out.tally)))],
+    ['  p50 / p99 (ms)', (r) => `${f1(pct(createMs(r.out.tally), 50))} / ${f1(pct(createMs(r.out.tally), 99))}`],
+    ['same, inside the handler: p50 / p90 / p99 (ms)', (r) => {
+      const a = sorted(r.out.manager.admissionMs);
+      return a.length === 0 ? '–' : `${f1(pct(a, 50))} / ${f1(pct(a, 90))} / ${f1(pct(a, 99))}`;
+    }],
+    ['WorkloadSpread status writes: webhook / controller', (r) => `${writesOf(r.out.manager, 'webhook')} / ${writesOf(r.out.manager, 'controller')}`],
+    ['group-commit conflicts', (r) => String(r.out.manager.conflicts)],
+    [`scale-in ${REPLICAS} → ${SCALE_IN_TO}, until the surplus is gone (s)`, (r) => f1(r.in.wallMs / 1000)],
+    ['DELETE/eviction reviews per deleted pod', (r) => f2(reviewsOf(r.in.tally) / deleted)],
+    ['  seen by the API server: p50 / p99 (ms)', (r) => {
+      const a = sorted(r.in.tally.webhookMs['/validate-pod DELETE'] ?? []);
+      return a.length === 0 ? '–' : `${f1(pct(a, 50))} / ${f1(pct(a, 99))}`;
+    }],
+    ['cluster CPU in the scale-in (s)', (r) => f1(r.in.clusterCpuMs / 1000)],
+    ['manager CPU in the scale-in (s)', (r) => (r.config === '(1) no manager' ? '–' : f1(r.in.managerCpuMs / 1000))],
+    ['manager RSS / heap settled (MB)', (r) => (r.config === '(1) no manager' ? '–' : `${f0(r.rssMb)} / ${f0(r.heapMb)}`)],
+  ];
+  const width = Math.max(...rows.map(([l]) => l.length));
+  const cells = rows.map(([, fn]) => runs.map(fn));
+  const cols = runs.map((r, i) => Math.max(r.config.length, ...cells.map((c) => c[i]?.length ?? 0)));
+  console.log(`\n| ${PODS.toLocaleString('en-US')} pods`.padEnd(width + 2) + ' | ' + runs.map((r, i) => r.config.padStart(cols[i] ?? 0)).join(' | ') + ' |');
+  rows.forEach(([l], j) => console.log(`| ${l.padEnd(width)} | ${runs.map((_, i) => (cells[j]?.[i] ?? '').padStart(cols[i] ?? 0)).join(' | ')} |`));
+}
+
+function median(runs: Run[], config: Config): Run | undefined {
+  const mine = runs.filter((r) => r.config === config).sort((a, b) => a.out.wallMs - b.out.wallMs);
+  return mine[Math.floor((mine.length - 1) / 2)];
+}
+
+async function main(): Promise<void> {
+  console.log(`${DEPLOYMENTS} Deployments × ${REPLICAS} replicas on ${NODES_PER_ZONE * 3} nodes, scale-in to ${SCALE_IN_TO}; ${REPS} run(s) of each configuration, interleaved`);
+  const session = PROFILE ? new Session() : undefined;
+  session?.connect();
+  if (session !== undefined) await session.post('Profiler.enable');
+  const runs: Run[] = [];
+  for (let rep = 0; rep < REPS; rep++) {
+    for (const config of CONFIGS) {
+      const started = performance.now();
+      const run = await runOnce(config, session);
+      runs.push(run);
+      console.log(`  ${config}: run ${rep + 1} bound in ${f1(run.out.wallMs / 1000)} s, scale-in ${f1(run.in.wallMs / 1000)} s (${f0((performance.now() - started) / 1000)} s in all)`);
+    }
+  }
+  const picked = CONFIGS.map((c) => median(runs, c)).filter((r): r is Run => r !== undefined);
+  printTable(picked);
+  const [none, floor, ws] = picked;
+  if (floor !== undefined && ws !== undefined) {
+    const createFloor = sorted(floor.out.tally.webhookMs['/mutate-pod CREATE'] ?? []);
+    const createWs = sorted(ws.out.tally.webhookMs['/mutate-pod CREATE'] ?? []);
+    const handler = sorted(ws.out.manager.admissionMs);
+    const reviews = ws.in.tally.webhooks.filter((w) => w.resource === 'pods' && ((w.operation === 'DELETE' && w.subresource === '') || w.subresource === 'eviction')).reduce((s, w) => s + w.count, 0);
+    const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
+    const boundRatio = ws.out.wallMs / floor.out.wallMs;
+    const cpuRatio = ws.out.managerCpuMs / floor.out.managerCpuMs;
+    const seenP50 = pct(createWs, 50);
+    const handlerP50 = Math.max(pct(handler, 50), 1);
+    const perDeleted = reviews / (DEPLOYMENTS * (REPLICAS - SCALE_IN_TO));
+    const rssPerPodKb = ((ws.rssMb - floor.rssMb) * 1024) / PODS;
+    console.log('\nDone when (issue 25):');
+    console.log(`  time to all bound (3)/(2) = ${f2(boundRatio)} (target ≤ 1.1) ${verdict(boundRatio <= 1.1)}${none === undefined ? '' : `; (2)/(1) = ${f2(floor.out.wallMs / none.out.wallMs)}`}`);
+    console.log(`  manager CPU per pod (3)/(2) = ${f2(cpuRatio)} (target ≤ 2) ${verdict(cpuRatio <= 2)}`);
+    console.log(`  admission p99 inside the handler = ${f1(pct(handler, 99))} ms (target ≤ 50 ms) ${verdict(pct(handler, 99) <= 50)}`);
+    console.log(`  webhook latency seen by the API server p50 = ${f1(seenP50)} ms vs the handler's ${f1(pct(handler, 50))} ms (target ≤ 2 ×, the handler's counted as ≥ 1 ms) ${verdict(seenP50 <= 2 * handlerP50)}; floor (2): ${f1(pct(createFloor, 50))} ms`);
+    console.log(`  DELETE reviews per deleted pod = ${f2(perDeleted)} (target ≤ 1.1) ${verdict(perDeleted <= 1.1)}`);
+    console.log(`  RSS per pod above (2) = ${f2(rssPerPodKb)} KiB (target ≤ 1 KiB) ${verdict(rssPerPodKb <= 1)}`);
+    console.log(`  correctness of (3): ${ws.checks.length === 0 ? 'every split exact, no subset over its limit, every status equal to the pods' : `${ws.checks.length} problems:\n    ${ws.checks.slice(0, 20).join('\n    ')}`}`);
+  }
+  session?.disconnect();
+}
+
+await main();
