@@ -123,6 +123,34 @@ describe('Store', () => {
     );
   });
 
+  test('property: sums always equal a recomputation over the contents (per key; a key nothing adds to is gone)', () => {
+    const event = fc.oneof(
+      fc.record({ t: fc.constant('apply' as const), name: fc.constantFrom('a', 'b', 'c', 'd'), node: fc.constantFrom('', 'n1', 'n2'), w: fc.integer({ min: 0, max: 9 }) }),
+      fc.record({ t: fc.constant('delete' as const), name: fc.constantFrom('a', 'b', 'c', 'd'), node: fc.constantFrom('', 'n1', 'n2'), w: fc.integer({ min: 0, max: 9 }) }),
+      fc.record({ t: fc.constant('relist' as const), names: fc.subarray(['a', 'b', 'c', 'd']), node: fc.constantFrom('n1', 'n2'), w: fc.integer({ min: 0, max: 9 }) }),
+    );
+    const weight = (o: KubeObject): number => Number(o.metadata?.labels?.['w'] ?? 0);
+    const nodeOf = (o: KubeObject): string => (o['spec'] as { nodeName: string }).nodeName;
+    fc.assert(
+      fc.property(fc.array(event, { maxLength: 40 }), fc.boolean(), (events, early) => {
+        const store = new Store();
+        const part = (o: KubeObject) => (nodeOf(o) === '' || weight(o) === 0 ? undefined : { key: nodeOf(o), values: [weight(o), 1] });
+        if (early) store.addSum('w', part);
+        let rv = 0;
+        for (const e of events) {
+          if (e.t === 'relist') relist(store, e.names.map((n) => obj(n, String(++rv), { node: e.node, labels: { w: String(e.w) } })));
+          else store.handle({ type: e.t, object: obj(e.name, String(++rv), { node: e.node, labels: { w: String(e.w) } }) });
+        }
+        if (!early) store.addSum('w', part);
+        for (const node of ['n1', 'n2', '']) {
+          const mine = store.list().filter((o) => part(o)?.key === node);
+          const expected = mine.length === 0 ? undefined : [mine.reduce((s, o) => s + weight(o), 0), mine.length];
+          assert.deepEqual(store.sumOf('w', node), expected, node);
+        }
+      }),
+    );
+  });
+
   test('transform runs before caching; freeze makes cached objects immutable', () => {
     const store = new Store<KubeObject>({
       freeze: true,

@@ -63,11 +63,20 @@ interface Index<T> {
   entries: Map<string, Set<string>>;
 }
 
+/** A sum kept per key: `fn` says which key an object adds to and what (a fixed-length vector), or undefined for nothing. */
+export type SumFunc<T> = (obj: T) => { key: string; values: readonly number[] } | undefined;
+
+interface Sum<T> {
+  fn: SumFunc<T>;
+  totals: Map<string, { values: number[]; objects: number }>;
+}
+
 type Change<T> = { type: 'add'; obj: T } | { type: 'update'; old: T; obj: T } | { type: 'delete'; obj: T };
 
 export class Store<T extends KubeObject = KubeObject> {
   readonly #items = new Map<string, T>();
   readonly #indexes = new Map<string, Index<T>>();
+  readonly #sums = new Map<string, Sum<T>>();
   readonly #transform: (obj: KubeObject) => T;
   readonly #freeze: boolean;
   readonly #log: Logger;
@@ -182,6 +191,23 @@ export class Store<T extends KubeObject = KubeObject> {
     for (const [key, obj] of this.#items) this.#indexOne(index, key, obj);
   }
 
+  /**
+   * Adds (or replaces) a sum: per key, the element-wise total of what `fn`
+   * returns for every cached object, kept as objects come, change and go
+   * (existing objects are added at once). Reading one is O(1), where summing
+   * the objects of an index would be O(objects).
+   */
+  addSum(name: string, fn: SumFunc<T>): void {
+    const sum: Sum<T> = { fn, totals: new Map() };
+    this.#sums.set(name, sum);
+    for (const [key, obj] of this.#items) this.#sumOne(sum, key, obj, 1);
+  }
+
+  /** The totals of a sum for one key (undefined when no object adds to it). */
+  sumOf(name: string, key: string): readonly number[] | undefined {
+    return this.#sums.get(name)?.totals.get(key)?.values;
+  }
+
   onAdd(fn: (obj: T) => void): () => void {
     this.#onAdd.push(fn);
     return () => (this.#onAdd = this.#onAdd.filter((f) => f !== fn));
@@ -264,13 +290,18 @@ export class Store<T extends KubeObject = KubeObject> {
   }
 
   #put(key: string, obj: T, old: T | undefined): void {
-    if (old !== undefined) for (const index of this.#indexes.values()) this.#unindexOne(index, key, old);
+    if (old !== undefined) {
+      for (const index of this.#indexes.values()) this.#unindexOne(index, key, old);
+      for (const sum of this.#sums.values()) this.#sumOne(sum, key, old, -1);
+    }
     this.#items.set(key, obj);
     for (const index of this.#indexes.values()) this.#indexOne(index, key, obj);
+    for (const sum of this.#sums.values()) this.#sumOne(sum, key, obj, 1);
   }
 
   #remove(key: string, old: T): void {
     for (const index of this.#indexes.values()) this.#unindexOne(index, key, old);
+    for (const sum of this.#sums.values()) this.#sumOne(sum, key, old, -1);
     this.#items.delete(key);
   }
 
@@ -289,6 +320,29 @@ export class Store<T extends KubeObject = KubeObject> {
       if (keys === undefined) index.entries.set(value, (keys = new Set()));
       keys.add(key);
     }
+  }
+
+  /** Adds (`sign` 1) or takes away (-1) what one object contributes to a sum; a key no object adds to is dropped. */
+  #sumOne(sum: Sum<T>, key: string, obj: T, sign: 1 | -1): void {
+    let part: ReturnType<SumFunc<T>>;
+    try {
+      part = sum.fn(obj);
+    } catch (err) {
+      this.#log.error({ store: this.#name, ...objectFields(key), err: describeError(err) }, 'sum function failed');
+      return;
+    }
+    if (part === undefined) return;
+    let total = sum.totals.get(part.key);
+    if (total === undefined) {
+      if (sign < 0) return;
+      total = { values: part.values.map(() => 0), objects: 0 };
+      sum.totals.set(part.key, total);
+    }
+    part.values.forEach((v, i) => {
+      total.values[i] = (total.values[i] ?? 0) + sign * v;
+    });
+    total.objects += sign;
+    if (total.objects <= 0) sum.totals.delete(part.key);
   }
 
   #unindexOne(index: Index<T>, key: string, obj: T): void {

@@ -90,6 +90,9 @@ class View implements ClusterView {
   podsOnNode() {
     return [];
   }
+  requestedOnNode() {
+    return { cpuMilli: 0, memory: 0, pods: 0 };
+  }
   placedTally(namespace: string, wsName: string, version: string, options: PodVersionOptions): PlacedTally {
     return tallyPods(this.pods, namespace, wsName, version, options);
   }
@@ -282,7 +285,7 @@ describe('decidePodDeletion', () => {
     v.pods = [placed('a', 'known')];
     assert.deepEqual(decidePodDeletion({ view: v, subject: { podName: 'known' }, namespace: 'ns', now: NOW }), { kind: 'commit', ws });
     assert.deepEqual(decidePodDeletion({ view: v, subject: { podName: 'gone' }, namespace: 'ns', now: NOW }), { kind: 'admit' });
-    const failing: ClusterView = { ...v, whitelist: () => v.whitelist(), workloadSpreads: (n) => v.workloadSpreads(n), workloadSpread: (n, m) => v.workloadSpread(n, m), object: (n, r, o) => v.object(n, r, o), nodes: () => [], podsOnNode: () => [], placedTally: () => ({ count: () => 0, shows: () => false }), recentPlacements: () => [], pod: () => ({ error: 'cannot read pod ns/x: boom' }) };
+    const failing: ClusterView = { ...v, whitelist: () => v.whitelist(), workloadSpreads: (n) => v.workloadSpreads(n), workloadSpread: (n, m) => v.workloadSpread(n, m), object: (n, r, o) => v.object(n, r, o), nodes: () => [], podsOnNode: () => [], requestedOnNode: () => ({ cpuMilli: 0, memory: 0, pods: 0 }), placedTally: () => ({ count: () => 0, shows: () => false }), recentPlacements: () => [], pod: () => ({ error: 'cannot read pod ns/x: boom' }) };
     assert.deepEqual(decidePodDeletion({ view: failing, subject: { podName: 'x' }, namespace: 'ns', now: NOW }), { kind: 'error', message: 'cannot read pod ns/x: boom' });
     const reading: ClusterView = { ...failing, pod: (namespace, name) => ({ read: { kind: 'pod', namespace, name } }) };
     assert.deepEqual(decidePodDeletion({ view: reading, subject: { podName: 'x' }, namespace: 'ns', now: NOW }), { kind: 'read', read: { kind: 'pod', namespace: 'ns', name: 'x' } });

@@ -47,7 +47,7 @@ import { matchWorkloadSpreadForPod, SUPPORTED_WORKLOAD_KINDS } from './pod-selec
 import { countPlaced } from './placed-count.ts';
 import { podVersion, type PodVersionOptions } from './pod-version.ts';
 import { admissionWorkloadReplicas } from './replicas.ts';
-import { requestedOnNode, simulationCanHost, simulationScheduleEnabled } from './simulation-schedule.ts';
+import { simulationCanHost, simulationScheduleEnabled } from './simulation-schedule.ts';
 import { chooseSubsetByOrdinal, namesPodsByOrdinal } from './statefulset-ordinal.ts';
 import { chooseSubset, keepsBookkeeping, occupancy, reservesPlaces, withVersionStatuses, type WorkloadReplicasResult } from './subset-choice.ts';
 import { cloneSetRecreates, latestWorkloadVersion } from './workload-version.ts';
@@ -360,7 +360,7 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
     deletionObserved: observed.observed,
     identifyUnreserved: counted,
     ...(simulationScheduleEnabled(ws)
-      ? { canHost: simulationCanHost(ws, pod, view.nodes(), (node) => requestedOnNode(view.podsOnNode(node))) }
+      ? { canHost: simulationCanHost(ws, pod, view.nodes(), (node) => view.requestedOnNode(node)) }
       : {}),
   });
   if (replicas.read !== undefined) return { kind: 'read', read: replicas.read };

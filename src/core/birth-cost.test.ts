@@ -47,6 +47,7 @@ function viewOf(w: World): ClusterView {
     pod: (ns, name) => lookupOf(w.shown.find((p) => p.metadata.name === name)),
     nodes: () => [],
     podsOnNode: () => [],
+    requestedOnNode: () => ({ cpuMilli: 0, memory: 0, pods: 0 }),
     placedTally: (ns, wsName, version, options) => tallyPods(w.shown, ns, wsName, version, options),
     recentPlacements: () => w.recent,
   };

@@ -17,6 +17,7 @@ import type { WorkloadSpread } from '../api/workloadspread.ts';
 import type { Lookup } from '../k8s/lookup.ts';
 import type { KubeObject, Node, Pod } from '../k8s/types.ts';
 import type { PodVersionOptions } from './pod-version.ts';
+import type { NodeRequested } from './simulation-schedule.ts';
 
 /** An object by apiVersion, kind and name (an owner reference, a targetRef). */
 export interface ObjectRef {
@@ -79,8 +80,13 @@ export interface ClusterView {
   freshPod?(namespace: string, name: string): ViewLookup<Pod>;
   /** Every node (the simulation schedule, D3). */
   nodes(): readonly Node[];
-  /** The pods bound to a node (what they request, D3). */
+  /** The pods bound to a node (rebalancing's room check). */
   podsOnNode(nodeName: string): readonly Pod[];
+  /**
+   * What the pods bound to a node request (the simulation schedule, D3):
+   * `requestedOnNode(podsOnNode(nodeName))`, which a cache may keep summed.
+   */
+  requestedOnNode(nodeName: string): NodeRequested;
   /** The pods whose marker names this WorkloadSpread and a subset, counted for one version (`placedKeys`). */
   placedTally(namespace: string, wsName: string, version: string, options: PodVersionOptions): PlacedTally;
   /** `RecentPlacement`s of the WorkloadSpread with this uid, in admission order. */

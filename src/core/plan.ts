@@ -253,6 +253,7 @@ function planView(state: PlanState, replicas: number): ClusterView {
     pod: (ns, name) => lookupOf(state.pods.find((p) => p.metadata.namespace === ns && p.metadata.name === name)),
     nodes: () => [],
     podsOnNode: () => [],
+    requestedOnNode: () => ({ cpuMilli: 0, memory: 0, pods: 0 }),
     // The plan's pods are its own: every admitted pod is in `state.pods` before the next admission.
     placedTally: (ns, wsName, version, options) => tallyPods(state.pods, ns, wsName, version, options),
     recentPlacements: () => [],

@@ -82,26 +82,79 @@ export function isReferenceEqual(
   lookup: OwnerLookup,
   whitelist: Whitelist,
 ): ReferenceEqualResult {
-  const targetGv = apiVersionGroup(target.apiVersion);
-  if (!targetGv.ok) return { ok: false, notFound: false, error: targetGv.error };
-  let current = owner;
-  for (let depth = 0; depth < MAX_OWNER_DEPTH; depth++) {
-    if (current === undefined || current === null) return { ok: true, equal: false };
-    const ownerGv = apiVersionGroup(current.apiVersion);
-    if (!ownerGv.ok) return { ok: false, notFound: false, error: ownerGv.error };
-    if (ownerGv.group === targetGv.group && current.kind === target.kind && current.name === target.name) {
-      return { ok: true, equal: true };
-    }
-    if (!isSupportedOwner(ownerGv.group, current.kind, whitelist)) return { ok: true, equal: false };
-    const fetched = lookup({ apiVersion: current.apiVersion, kind: current.kind, name: current.name });
-    if ('read' in fetched) return { ok: false, read: fetched.read };
-    if ('notFound' in fetched) {
-      return { ok: false, notFound: true, error: `${current.kind} ${JSON.stringify(current.name)} not found` };
-    }
-    if ('error' in fetched) return { ok: false, notFound: false, error: fetched.error };
-    current = controllerRef(fetched.found);
+  return new OwnerChain(owner, lookup, whitelist).leadsTo(target);
+}
+
+/** One link of an owner chain: an owner reference with its group parsed. */
+interface ChainLink {
+  apiVersion: string;
+  group: string;
+  kind: string;
+  name: string;
+}
+
+type ChainStep = { link: ChainLink } | { end: ReferenceEqualResult };
+
+/**
+ * A pod's owner chain, walked once however many WorkloadSpreads ask about it
+ * (a namespace may hold a hundred): link 0 is the pod's controller, each next
+ * link the controller of the previous one, read through the lookup only when
+ * a question needs it. The walk ends where §2.2's comparison would end it —
+ * no owner, an unparsable apiVersion, an owner kind that is not supported,
+ * an owner the view must read first or cannot find — and that end is the
+ * answer for every target not met before it.
+ */
+export class OwnerChain {
+  readonly #steps: ChainStep[] = [];
+  readonly #owner: OwnerReference | undefined;
+  readonly #lookup: OwnerLookup;
+  readonly #whitelist: Whitelist;
+
+  constructor(owner: OwnerReference | undefined, lookup: OwnerLookup, whitelist: Whitelist) {
+    this.#owner = owner;
+    this.#lookup = lookup;
+    this.#whitelist = whitelist;
   }
-  return { ok: true, equal: false };
+
+  /** Whether `target` is on the chain (spec §2.2), walking it only as far as needed. */
+  leadsTo(target: TargetReference): ReferenceEqualResult {
+    const targetGv = apiVersionGroup(target.apiVersion);
+    if (!targetGv.ok) return { ok: false, notFound: false, error: targetGv.error };
+    for (let depth = 0; ; depth++) {
+      const step = this.#step(depth);
+      if ('end' in step) return step.end;
+      const link = step.link;
+      if (link.group === targetGv.group && link.kind === target.kind && link.name === target.name) return { ok: true, equal: true };
+    }
+  }
+
+  #step(depth: number): ChainStep {
+    while (this.#steps.length <= depth) {
+      const last = this.#steps[this.#steps.length - 1];
+      if (last !== undefined && 'end' in last) return last;
+      this.#steps.push(this.#advance(last?.link));
+    }
+    return this.#steps[depth] as ChainStep;
+  }
+
+  /** The link after `previous` (the pod's controller when there is none). */
+  #advance(previous: ChainLink | undefined): ChainStep {
+    let current: OwnerReference | undefined | null = this.#owner;
+    if (previous !== undefined) {
+      // Owner chains in real clusters are 2–3 links; this only stops a malformed cycle.
+      if (this.#steps.length >= MAX_OWNER_DEPTH) return { end: { ok: true, equal: false } };
+      if (!isSupportedOwner(previous.group, previous.kind, this.#whitelist)) return { end: { ok: true, equal: false } };
+      const fetched = this.#lookup({ apiVersion: previous.apiVersion, kind: previous.kind, name: previous.name });
+      if ('read' in fetched) return { end: { ok: false, read: fetched.read } };
+      if ('notFound' in fetched) return { end: { ok: false, notFound: true, error: `${previous.kind} ${JSON.stringify(previous.name)} not found` } };
+      if ('error' in fetched) return { end: { ok: false, notFound: false, error: fetched.error } };
+      current = controllerRef(fetched.found);
+    }
+    if (current === undefined || current === null) return { end: { ok: true, equal: false } };
+    const gv = apiVersionGroup(current.apiVersion);
+    if (!gv.ok) return { end: { ok: false, notFound: false, error: gv.error } };
+    return { link: { apiVersion: current.apiVersion, group: gv.group, kind: current.kind, name: current.name } };
+  }
 }
 
 export type PodSkipReason = 'PodInactive' | 'NoControllerRef' | 'UnsupportedOwner';
@@ -132,10 +185,11 @@ export function matchWorkloadSpreadForPod(
     return { kind: 'skip', reason: 'UnsupportedOwner' };
   }
   // One WorkloadSpread per workload: a duplicate that lost (older first, then by name) never places pods.
+  const chain = new OwnerChain(owner, lookup, whitelist);
   for (const ws of activeWorkloadSpreads(workloadSpreads)) {
     const deleting = ws.metadata.deletionTimestamp;
     if (deleting !== undefined && deleting !== null && deleting !== '') continue;
-    const reference = isReferenceEqual(ws.spec.targetRef, owner, lookup, whitelist);
+    const reference = chain.leadsTo(ws.spec.targetRef);
     if (!reference.ok) {
       if ('read' in reference) return { kind: 'read', read: reference.read };
       if (reference.notFound) return { kind: 'error', code: 500, message: reference.error };

@@ -33,18 +33,26 @@ export interface NodeRequested {
 }
 
 /**
- * What the pods bound to a node request: every pod there that has not
- * finished, terminating ones included, as the scheduler counts them.
+ * What one pod adds to the requests of the node it is bound to: every pod
+ * that has not finished counts, terminating ones included, as the scheduler
+ * counts them; a finished pod adds nothing (undefined).
  */
+export function nodeRequestOf(pod: Pod): NodeRequested | undefined {
+  const phase = podPhase(pod);
+  if (phase === 'Succeeded' || phase === 'Failed') return undefined;
+  const r = podResourceRequests(pod);
+  return { cpuMilli: r.cpuMilli, memory: r.memory, pods: 1 };
+}
+
+/** What the pods bound to a node request: the sum of `nodeRequestOf`. */
 export function requestedOnNode(pods: readonly Pod[]): NodeRequested {
   const out: NodeRequested = { cpuMilli: 0, memory: 0, pods: 0 };
   for (const pod of pods) {
-    const phase = podPhase(pod);
-    if (phase === 'Succeeded' || phase === 'Failed') continue;
-    const r = podResourceRequests(pod);
+    const r = nodeRequestOf(pod);
+    if (r === undefined) continue;
     out.cpuMilli += r.cpuMilli;
     out.memory += r.memory;
-    out.pods++;
+    out.pods += r.pods;
   }
   return out;
 }

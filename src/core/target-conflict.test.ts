@@ -69,3 +69,27 @@ describe('one WorkloadSpread per workload: the rule', () => {
     assert.equal(again.event, undefined);
   });
 });
+
+describe('activeWorkloadSpreads in one pass', () => {
+  test('for random namespaces (names unique, as in a namespace), it keeps exactly the WorkloadSpreads no other non-deleting one of the list precedes (the rule, asked one by one)', () => {
+    const spreadArb = fc.record({
+      name: fc.constantFrom('a', 'b', 'c', 'd', 'e'),
+      uid: fc.constantFrom('u1', 'u2', 'u3'),
+      created: fc.option(fc.constantFrom('2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z', '2026-01-01T00:00:02Z'), { nil: undefined }),
+      target: fc.option(fc.constantFrom('web', 'api', ''), { nil: undefined }),
+      deleting: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(fc.uniqueArray(spreadArb, { maxLength: 5, selector: (s) => s.name }), (specs) => {
+        const spreads = specs.map((s) => {
+          const w = ws(s.name, s.created, s.target ?? 'web', { uid: s.uid, ...(s.deleting ? { deletionTimestamp: '2026-01-01T00:01:00Z' } : {}) });
+          if (s.target === undefined) delete (w.spec as { targetRef?: unknown }).targetRef;
+          return w;
+        });
+        const oneByOne = spreads.filter((w) => w.metadata.deletionTimestamp !== undefined || precedingWorkloadSpread(w, spreads) === undefined);
+        assert.deepEqual(activeWorkloadSpreads(spreads), oneByOne);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});

@@ -81,10 +81,26 @@ export function precedingWorkloadSpread<T extends Spread>(ws: Spread, others: re
   return winner;
 }
 
-/** The WorkloadSpreads that count: `spreads` without those another (non-deleting) one of the list takes precedence over; order kept. */
+/**
+ * The WorkloadSpreads that count: `spreads` without those another (non-deleting) one of the list takes precedence over; order kept.
+ * One pass to find each workload's winner and one to filter: O(n), since admission asks for every pod.
+ */
 export function activeWorkloadSpreads<T extends Spread>(spreads: readonly T[]): T[] {
   if (spreads.length < 2) return [...spreads];
-  return spreads.filter((ws) => isDeleting(ws) || precedingWorkloadSpread(ws, spreads) === undefined);
+  const keys = spreads.map((ws) => targetKey(ws));
+  const winners = new Map<string, T>();
+  spreads.forEach((ws, i) => {
+    const key = keys[i];
+    if (key === undefined || isDeleting(ws)) return;
+    const winner = winners.get(key);
+    if (winner === undefined || (takesPrecedence(ws, winner) && !sameObject(ws, winner))) winners.set(key, ws);
+  });
+  return spreads.filter((ws, i) => {
+    const key = keys[i];
+    if (key === undefined || isDeleting(ws)) return true;
+    const winner = winners.get(key);
+    return winner === undefined || sameObject(winner, ws) || !takesPrecedence(winner, ws);
+  });
 }
 
 /** Whether the status carries the condition of a loser. */

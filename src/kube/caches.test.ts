@@ -76,6 +76,9 @@ describe('ManagerCaches', () => {
       assert.deepEqual([placed.count('s'), placed.count('other'), placed.shows('a'), placed.shows('b')], [1, 0, true, false]);
       assert.deepEqual(requestedOnNode(caches.view.podsOnNode('n1')), { cpuMilli: 750, memory: 1024 ** 3, pods: 2 }, 'the Succeeded pod no longer counts');
       assert.deepEqual(requestedOnNode(caches.view.podsOnNode('nowhere')), { cpuMilli: 0, memory: 0, pods: 0 });
+      // Kept summed by the cache, equal to the sum over the node's pods.
+      assert.deepEqual(caches.view.requestedOnNode('n1'), { cpuMilli: 750, memory: 1024 ** 3, pods: 2 });
+      assert.deepEqual(caches.view.requestedOnNode('nowhere'), { cpuMilli: 0, memory: 0, pods: 0 });
       const cached = caches.getPod(ns, 'a');
       assert.ok(cached);
       assert.equal(cached.spec.containers[0]?.name, '', 'the summary container, not the real one');

@@ -38,6 +38,7 @@ import type { ClusterView, ObjectRef, PlacedTally, ViewLookup } from '../core/cl
 import type { PodVersionOptions } from '../core/pod-version.ts';
 import { readMarker } from '../core/marker.ts';
 import { placedAnswerKey, placedCountKeys, placedKeys } from '../core/placed-count.ts';
+import { nodeRequestOf, type NodeRequested } from '../core/simulation-schedule.ts';
 import { lookupOf, type Lookup } from '../k8s/lookup.ts';
 import { apiVersionGroup, controllerRef } from '../k8s/pod.ts';
 import type { KubeObject, Node, Pod } from '../k8s/types.ts';
@@ -55,6 +56,16 @@ import { WhitelistSource } from './whitelist-source.ts';
 export const POD_OWNER_INDEX = 'owner';
 export const POD_NODE_INDEX = 'node';
 export const POD_PLACED_COUNT_INDEX = 'placed-count';
+/** Per node, what its pods request (core's `nodeRequestOf`, summed): cpu milli, memory bytes, pods. */
+export const POD_NODE_REQUESTED_SUM = 'node-requested';
+
+/** A bound pod's share of its node's requests, as the pod cache sums it. */
+export function nodeRequestedPart(pod: Pod): { key: string; values: readonly number[] } | undefined {
+  const node = pod.spec?.nodeName;
+  if (typeof node !== 'string' || node === '') return undefined;
+  const r = nodeRequestOf(pod);
+  return r === undefined ? undefined : { key: node, values: [r.cpuMilli, r.memory, r.pods] };
+}
 export const WS_TARGET_INDEX = 'target';
 export const RS_OWNER_INDEX = 'owner';
 
@@ -191,6 +202,7 @@ export class ManagerCaches {
       podTransform(pool),
     );
     this.pods = pods.store;
+    this.pods.addSum(POD_NODE_REQUESTED_SUM, nodeRequestedPart);
     this.nodes = this.#informer<Node>(BUILTIN.nodes, {}).store;
     for (const ref of BUILTIN_WORKLOADS) {
       const indexes = ref === BUILTIN.replicasets ? { [RS_OWNER_INDEX]: (rs: KubeObject) => { const owner = controllerRef(rs); return owner === undefined ? [] : [owner.uid]; } } : {};
@@ -471,6 +483,7 @@ export class ManagerCaches {
     pod: (namespace, name) => this.pod(namespace, name),
     nodes: () => this.listNodes(),
     podsOnNode: (nodeName) => this.podsOnNode(nodeName),
+    requestedOnNode: (nodeName) => this.requestedOnNode(nodeName),
     placedTally: (namespace, wsName, version, options) => placedTallyOf(this.pods, namespace, wsName, version, options),
     // Only admission knows what it placed; the webhook adds these (webhook/recent-placements.ts).
     recentPlacements: () => [],
@@ -511,6 +524,12 @@ export class ManagerCaches {
   /** Pods bound to this node. */
   podsOnNode(nodeName: string): Pod[] {
     return this.pods.byIndex(POD_NODE_INDEX, nodeName);
+  }
+
+  /** What the pods bound to this node request (D3), kept summed as pods come, change and go. */
+  requestedOnNode(nodeName: string): NodeRequested {
+    const [cpuMilli = 0, memory = 0, pods = 0] = this.pods.sumOf(POD_NODE_REQUESTED_SUM, nodeName) ?? [];
+    return { cpuMilli, memory, pods };
   }
 
   /** The pods of a namespace, in name order. */

@@ -13,6 +13,7 @@ import type { WhitelistReadError } from '../api/validation.ts';
 import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import type { ClusterView, ObjectRef, PlacedTally, ReadRequest, RecentPlacement, ViewLookup } from '../core/cluster-view.ts';
 import { tallyPods } from '../core/placed-count.ts';
+import { requestedOnNode, type NodeRequested } from '../core/simulation-schedule.ts';
 import type { PodVersionOptions } from '../core/pod-version.ts';
 import { readMarker } from '../core/marker.ts';
 import type { EngineEvent } from '../core/events.ts';
@@ -99,6 +100,9 @@ export class FakeCluster implements ClusterView, ApiReads {
   }
   podsOnNode(nodeName: string): readonly Pod[] {
     return this.pods.filter((p) => p.spec?.nodeName === nodeName);
+  }
+  requestedOnNode(nodeName: string): NodeRequested {
+    return requestedOnNode(this.podsOnNode(nodeName));
   }
   placedTally(namespace: string, wsName: string, version: string, options: PodVersionOptions): PlacedTally {
     return tallyPods(this.pods, namespace, wsName, version, options);

@@ -92,6 +92,10 @@ export class ReadThroughView implements ClusterView {
     return this.#base.podsOnNode(nodeName);
   }
 
+  requestedOnNode(nodeName: string): ReturnType<ClusterView['requestedOnNode']> {
+    return this.#base.requestedOnNode(nodeName);
+  }
+
   placedTally(...args: Parameters<ClusterView['placedTally']>): ReturnType<ClusterView['placedTally']> {
     return this.#base.placedTally(...args);
   }
