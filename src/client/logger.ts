@@ -21,22 +21,37 @@
  * - `err`: what failed, as text.
  */
 
+export type LogLevelName = 'debug' | 'info' | 'warn' | 'error';
+
 export interface Logger {
   debug(fields: Record<string, unknown>, message: string): void;
   info(fields: Record<string, unknown>, message: string): void;
   warn(fields: Record<string, unknown>, message: string): void;
   error(fields: Record<string, unknown>, message: string): void;
+  /** Whether lines of this level are written at all (pino's method); absent: assume they are. */
+  isLevelEnabled?(level: LogLevelName): boolean;
 }
 
 const noop = (): void => {};
 
-/** Adds fixed fields to every line (a child logger without depending on pino); the line's own fields win. */
+/**
+ * Adds fixed fields to every line (a child logger without depending on pino);
+ * the line's own fields win. A level the underlying logger does not write
+ * costs no merge: debug lines are on hot paths (every admission).
+ */
 export function withFields(log: Logger, fields: Record<string, unknown>): Logger {
+  if (log === silentLogger) return silentLogger;
+  const enabled = (level: LogLevelName): boolean => log.isLevelEnabled?.(level) ?? true;
   return {
-    debug: (f, m) => log.debug({ ...fields, ...f }, m),
-    info: (f, m) => log.info({ ...fields, ...f }, m),
+    debug: (f, m) => {
+      if (enabled('debug')) log.debug({ ...fields, ...f }, m);
+    },
+    info: (f, m) => {
+      if (enabled('info')) log.info({ ...fields, ...f }, m);
+    },
     warn: (f, m) => log.warn({ ...fields, ...f }, m),
     error: (f, m) => log.error({ ...fields, ...f }, m),
+    isLevelEnabled: enabled,
   };
 }
 
@@ -52,7 +67,7 @@ export function objectFields(key: string): { namespace?: string; name: string } 
   return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
-export const silentLogger: Logger = { debug: noop, info: noop, warn: noop, error: noop };
+export const silentLogger: Logger = { debug: noop, info: noop, warn: noop, error: noop, isLevelEnabled: () => false };
 
 /** A logger that keeps every line, for tests that assert what was logged. */
 export interface MemoryLogger extends Logger {

@@ -12,7 +12,7 @@ import { get } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { domainDisruptionBudgetCrd, workloadSpreadCrd } from '../api/crd.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
-import { memoryLogger, type Logger, type MemoryLogger } from '../client/logger.ts';
+import { memoryLogger, type LogLevelName, type MemoryLogger } from '../client/logger.ts';
 import { BUILTIN } from '../client/resources.ts';
 import { generateServingCertificate, generateWebhookClientIdentity, type ServingCertificate, type WebhookClientIdentity } from '../cluster/apiserver/certs.ts';
 import { startCluster, type ClusterOptions, type EmbeddedCluster } from '../cluster/cluster.ts';
@@ -101,7 +101,7 @@ function testLogger(clock: VirtualClock, name: string): MemoryLogger {
   const mem = memoryLogger();
   if (process.env['WS_DEBUG'] !== '1') return mem;
   const t0 = Date.UTC(2026, 0, 1);
-  const print = (lvl: keyof Logger) => (fields: Record<string, unknown>, message: string) => {
+  const print = (lvl: LogLevelName) => (fields: Record<string, unknown>, message: string) => {
     console.error(`${lvl} +${clock.now() - t0}ms [${name}] ${message} ${JSON.stringify(fields)}`);
     mem[lvl](fields, message);
   };
