@@ -62,7 +62,6 @@ export interface MatchConditionSpec {
 // ---- values ----
 
 const INT64_BOUND = 2 ** 63;
-const views = new WeakMap<object, object>();
 const refuse = (): boolean => false;
 const viewHandler: ProxyHandler<object> = {
   get(target, key, receiver) {
@@ -84,12 +83,94 @@ export function celValue(v: unknown): unknown {
   if (typeof v === 'number') return Number.isInteger(v) && v < INT64_BOUND && v >= -INT64_BOUND ? BigInt(v) : v;
   if (v === undefined) return null;
   if (v === null || typeof v !== 'object') return v;
-  let view = views.get(v);
-  if (view === undefined) {
-    view = new Proxy(v, viewHandler);
-    views.set(v, view);
+  // A new view per read: short-lived, cheaper than remembering views in a WeakMap.
+  return new Proxy(v, viewHandler);
+}
+
+// ---- the request (BuildRequestType) ----
+
+/*
+ * The request's object types are classes of their own, so cel-js takes the
+ * values as they are instead of converting a map on every evaluation. A field
+ * left undefined is absent: `has()` is false and reading it fails with
+ * `no such key`, as for the unstructured request upstream.
+ */
+class GroupVersionKindValue {
+  constructor(
+    readonly group: string,
+    readonly version: string,
+    readonly kind: string,
+  ) {}
+}
+
+class GroupVersionResourceValue {
+  constructor(
+    readonly group: string,
+    readonly version: string,
+    readonly resource: string,
+  ) {}
+}
+
+class UserInfoValue {
+  username: string | undefined;
+  uid: string | undefined;
+  groups: unknown;
+  extra: unknown;
+}
+
+class AdmissionRequestValue {
+  kind: GroupVersionKindValue | undefined;
+  resource: GroupVersionResourceValue | undefined;
+  subResource: string | undefined;
+  requestKind: GroupVersionKindValue | undefined;
+  requestResource: GroupVersionResourceValue | undefined;
+  requestSubResource: string | undefined;
+  name: string | undefined;
+  namespace: string | undefined;
+  operation: string | undefined;
+  userInfo: UserInfoValue | undefined;
+  dryRun: boolean | undefined;
+  options: unknown;
+}
+
+function gvkValue(v: unknown): GroupVersionKindValue | undefined {
+  const r = v as Record<string, unknown> | null | undefined;
+  if (r === null || typeof r !== 'object') return undefined;
+  return new GroupVersionKindValue(String(r['group'] ?? ''), String(r['version'] ?? ''), String(r['kind'] ?? ''));
+}
+
+function gvrValue(v: unknown): GroupVersionResourceValue | undefined {
+  const r = v as Record<string, unknown> | null | undefined;
+  if (r === null || typeof r !== 'object') return undefined;
+  return new GroupVersionResourceValue(String(r['group'] ?? ''), String(r['version'] ?? ''), String(r['resource'] ?? ''));
+}
+
+const optionalString = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** The `request` variable from AdmissionRequest JSON. */
+function requestValue(json: Record<string, unknown>): AdmissionRequestValue {
+  const r = new AdmissionRequestValue();
+  r.kind = gvkValue(json['kind']);
+  r.resource = gvrValue(json['resource']);
+  r.subResource = optionalString(json['subResource']);
+  r.requestKind = gvkValue(json['requestKind']);
+  r.requestResource = gvrValue(json['requestResource']);
+  r.requestSubResource = optionalString(json['requestSubResource']);
+  r.name = optionalString(json['name']);
+  r.namespace = optionalString(json['namespace']);
+  r.operation = optionalString(json['operation']);
+  const user = json['userInfo'] as Record<string, unknown> | undefined;
+  if (user !== null && typeof user === 'object') {
+    const u = new UserInfoValue();
+    u.username = optionalString(user['username']);
+    u.uid = optionalString(user['uid']);
+    if (user['groups'] !== undefined) u.groups = celValue(user['groups']);
+    if (user['extra'] !== undefined) u.extra = celValue(user['extra']);
+    r.userInfo = u;
   }
-  return view;
+  if (typeof json['dryRun'] === 'boolean') r.dryRun = json['dryRun'];
+  if (json['options'] !== undefined) r.options = celValue(json['options']);
+  return r;
 }
 
 // ---- the authorizer (library.Authz) ----
@@ -189,10 +270,11 @@ function notEmpty(value: string, what: string): void {
 function buildEnvironment(): Environment {
   const env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true, unlistedVariablesAreDyn: false });
   // BuildRequestType (uid, object and oldObject are not part of it).
-  env.registerType(TYPE.gvk, { fields: { group: 'string', version: 'string', kind: 'string' } });
-  env.registerType(TYPE.gvr, { fields: { group: 'string', version: 'string', resource: 'string' } });
-  env.registerType(TYPE.userInfo, { fields: { username: 'string', uid: 'string', groups: 'list<string>', extra: 'map<string, list<string>>' } });
+  env.registerType(TYPE.gvk, { ctor: GroupVersionKindValue, fields: { group: 'string', version: 'string', kind: 'string' } });
+  env.registerType(TYPE.gvr, { ctor: GroupVersionResourceValue, fields: { group: 'string', version: 'string', resource: 'string' } });
+  env.registerType(TYPE.userInfo, { ctor: UserInfoValue, fields: { username: 'string', uid: 'string', groups: 'list<string>', extra: 'map<string, list<string>>' } });
   env.registerType(TYPE.request, {
+    ctor: AdmissionRequestValue,
     fields: {
       kind: TYPE.gvk,
       resource: TYPE.gvr,
@@ -567,7 +649,7 @@ export type MatchOutcome = { kind: 'call' } | { kind: 'skip'; failedCondition?: 
 
 function activationOf(compiled: CompiledMatchConditions, input: MatchConditionInput): Record<string, unknown> {
   const activation: Record<string, unknown> = { object: celValue(input.object ?? null), oldObject: celValue(input.oldObject ?? null), namespaceObject: null };
-  if (compiled.readsRequest) activation['request'] = celValue(input.request());
+  if (compiled.readsRequest) activation['request'] = requestValue(input.request());
   if (compiled.readsAuthorizer) {
     const authorizer = new AuthorizerValue(input.authorize, input.user, null);
     const rr = input.requestResource;
