@@ -548,6 +548,9 @@ function problemOf(err: unknown): CompileProblem {
   if (unknownVariable !== null) summary = `undeclared reference to '${unknownVariable[1]}' (in container '')`;
   const undefinedField = /^No such key: (.*)$/.exec(summary);
   if (undefinedField !== null) summary = `undefined field '${undefinedField[1]}'`;
+  // cel-js has indexOf/lastIndexOf for strings only; on lists they come from the Kubernetes lists library.
+  const listFunction = /^found no matching overload for 'list(?:<[^']*>)?\.(indexOf|lastIndexOf)\(/.exec(summary);
+  if (listFunction !== null) summary = `function '${listFunction[1]}' of the ${KUBERNETES_ONLY_FUNCTIONS['isSorted']} is not supported by the embedded API server`;
   return { summary, start: typeof e.range?.start === 'number' ? e.range.start : 0 };
 }
 

@@ -123,6 +123,11 @@ describe('matchConditions (422 with upstream paths and messages)', () => {
       `webhooks[0].matchConditions[0].expression: Invalid value: "quantity(\\"1Gi\\").isGreaterThan(quantity(\\"1Mi\\"))": compilation failed: ERROR: <input>:1:1: function 'quantity' of the Kubernetes quantity library is not supported by the embedded API server\n | quantity("1Gi").isGreaterThan(quantity("1Mi"))\n | ^`,
     ],
     [
+      'indexOf of a list (Kubernetes lists library)',
+      mc({ name: 'a', expression: '[1, 2].indexOf(2) == 1' }),
+      `webhooks[0].matchConditions[0].expression: Invalid value: "[1, 2].indexOf(2) == 1": compilation failed: ERROR: <input>:1:1: function 'indexOf' of the Kubernetes lists library is not supported by the embedded API server\n | [1, 2].indexOf(2) == 1\n | ^`,
+    ],
+    [
       'a cel-js function Kubernetes does not have',
       mc({ name: 'a', expression: 'cel.bind(n, object.metadata.name, n == "x")' }),
       `webhooks[0].matchConditions[0].expression: Invalid value: "cel.bind(n, object.metadata.name, n == \\"x\\")": compilation failed: ERROR: <input>:1:1: undeclared reference to 'bind' (in container '')\n | cel.bind(n, object.metadata.name, n == "x")\n | ^`,
