@@ -275,7 +275,7 @@ export class AdmissionWebhooks {
    */
   #conditionInput(a: AdmissionAttributes, invocation: WebhookInvocation): MatchConditionInput {
     const def = a.resource;
-    const sameVersion = invocation.resource.version === def.version;
+    const sameVersion = invocation.resource.version === def.version && invocation.resource.group === def.group;
     const inVersion = (o: KubeObject | undefined) => (o === undefined || sameVersion ? o : toVersion(def, a.subresource, o, invocation.resource.version));
     const namespace = this.#requestNamespace(a);
     return {

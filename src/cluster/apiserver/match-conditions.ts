@@ -9,8 +9,8 @@
  *   has none), `request` (kubernetes.AdmissionRequest: kind, resource,
  *   subResource, requestKind, requestResource, requestSubResource, name,
  *   namespace, operation, userInfo, dryRun, options; a field it does not
- *   declare does not compile), `namespaceObject` (declared, null for
- *   webhooks), `authorizer` and `authorizer.requestResource` (the Authz
+ *   declare does not compile), `namespaceObject` (null for webhooks; dyn
+ *   here, so its fields are not type checked), `authorizer` and `authorizer.requestResource` (the Authz
  *   library over this server's authorizer); optional types, homogeneous
  *   aggregate literals, cross-type numeric comparisons, the strings
  *   extension functions cel-js has.
