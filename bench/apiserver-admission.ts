@@ -9,6 +9,9 @@
  * - plus one mutating webhook (HTTPS, JSON patch adding a label), the shape of
  *   WorkloadSpread's pod webhook;
  * - plus a validating webhook as well;
+ * - one validating webhook alone, then the same webhook with one match
+ *   condition that is true (the cost of evaluating it on every call), and
+ *   with one that is false (the webhook is not called: what skipping saves);
  * and the ratio of each to the first. The server and the webhook run on the
  * real clock in this process, so the figures include both ends of every call.
  */
@@ -77,8 +80,9 @@ async function main(): Promise<void> {
   hooks.handle('/mutate', () => patch([{ op: 'add', path: '/metadata/labels/mutated', value: 'yes' }]));
   hooks.handle('/validate', () => allow());
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-  const webhook = (name: string, path: string, ns: string) => ({
+  const webhook = (name: string, path: string, ns: string, matchConditions: { name: string; expression: string }[] = []) => ({
     name,
+    matchConditions,
     admissionReviewVersions: ['v1'],
     sideEffects: 'None',
     clientConfig: { url: hooks.urlFor(path), caBundle: hooks.caBundle },
@@ -103,6 +107,29 @@ async function main(): Promise<void> {
         await server.control.create({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'v2' }, webhooks: [webhook('v2.bench.example.com', '/validate', 'both')] });
       },
     },
+    {
+      name: '+ one validating webhook',
+      ns: 'validating',
+      setup: async () => {
+        await server.control.create({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'v3' }, webhooks: [webhook('v3.bench.example.com', '/validate', 'validating')] });
+      },
+    },
+    {
+      name: '  same, one match condition (true)',
+      ns: 'condition-true',
+      setup: async () => {
+        const condition = [{ name: 'not-terminating', expression: '!has(object.metadata.deletionTimestamp)' }];
+        await server.control.create({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'v4' }, webhooks: [webhook('v4.bench.example.com', '/validate', 'condition-true', condition)] });
+      },
+    },
+    {
+      name: '  same, one match condition (false)',
+      ns: 'condition-false',
+      setup: async () => {
+        const condition = [{ name: 'terminating', expression: 'has(object.metadata.deletionTimestamp)' }];
+        await server.control.create({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'v5' }, webhooks: [webhook('v5.bench.example.com', '/validate', 'condition-false', condition)] });
+      },
+    },
   ];
 
   console.log(`${N} pod creates, ${CONCURRENCY} in flight`);
@@ -116,7 +143,7 @@ async function main(): Promise<void> {
     if (baseline === 0) baseline = perSecond;
     console.log(`${s.name.padEnd(36)} ${ms.toFixed(0).padStart(7)} ms  ${perSecond.toFixed(0).padStart(6)} pods/s  ${(ms / N).toFixed(2)} ms/pod  ×${(perSecond / baseline).toFixed(2)}`);
   }
-  console.log(`webhook calls: ${hooks.requests.length}`);
+  console.log(`webhook calls: ${hooks.requests.length} (the false match condition's webhook: ${hooks.requests.filter((r) => r.request?.namespace === 'condition-false').length})`);
   agent.destroy();
   await hooks.close();
   await server.close();

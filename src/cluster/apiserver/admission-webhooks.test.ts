@@ -511,6 +511,152 @@ describe('other operations', () => {
   });
 });
 
+describe('matchConditions', () => {
+  const deletes = { rules: [{ operations: ['DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }] };
+  const conditions = (...list: [string, string][]) => ({ matchConditions: list.map(([name, expression]) => ({ name, expression })) });
+
+  test('a webhook is called when every condition is true and skipped when one is false', async () => {
+    const { ns, path } = await scope();
+    handle(path('all-true'), () => allow());
+    handle(path('one-false'), () => deny('must not be called'));
+    handle(path('mutate'), () => patch([{ op: 'add', path: '/metadata/labels/mutated', value: 'yes' }]));
+    handle(path('mutate-skipped'), () => patch([{ op: 'add', path: '/metadata/labels/skipped', value: 'no' }]));
+    await configure('ValidatingWebhookConfiguration', `${ns}-v`, [
+      webhook(ns, 'true.hooks.example.com', path('all-true'), conditions(['web', "object.metadata.labels.app == 'web'"], ['create', "request.operation == 'CREATE'"])),
+      webhook(ns, 'false.hooks.example.com', path('one-false'), conditions(['web', "object.metadata.labels.app == 'web'"], ['db', "object.metadata.labels.app == 'db'"])),
+    ]);
+    await configure('MutatingWebhookConfiguration', `${ns}-m`, [
+      webhook(ns, 'mutate.hooks.example.com', path('mutate'), conditions(['no-uid-yet', '!has(object.metadata.uid)'])),
+      webhook(ns, 'mutate-skipped.hooks.example.com', path('mutate-skipped'), conditions(['never', 'oldObject != null'])),
+    ]);
+    const created = await c.core.createNamespacedPod({ namespace: ns, body: podIn(ns, 'p', { app: 'web' }) });
+    assert.equal(hooks.requestsTo(path('all-true')).length, 1);
+    assert.equal(hooks.requestsTo(path('one-false')).length, 0, 'a false condition skips the webhook: its denial never happens');
+    assert.deepEqual(created.metadata?.labels, { app: 'web', mutated: 'yes' });
+    assert.equal(hooks.requestsTo(path('mutate-skipped')).length, 0);
+  });
+
+  test('a pod DELETE webhook with !has(oldObject.metadata.deletionTimestamp) sees the graceful delete of a running pod, not the final one', async () => {
+    const { ns, path } = await scope();
+    handle(path('guarded'), () => allow());
+    handle(path('plain'), () => allow());
+    await configure('ValidatingWebhookConfiguration', `${ns}-v`, [
+      webhook(ns, 'guarded.hooks.example.com', path('guarded'), { ...deletes, ...conditions(['not-terminating', '!has(oldObject.metadata.deletionTimestamp)']) }),
+      webhook(ns, 'plain.hooks.example.com', path('plain'), deletes),
+    ]);
+    await c.core.createNamespacedPod({ namespace: ns, body: pod('running', { namespace: ns, nodeName: 'node-1' }) });
+    await c.core.deleteNamespacedPod({ name: 'running', namespace: ns });
+    const terminating = await c.core.readNamespacedPod({ name: 'running', namespace: ns });
+    assert.ok(terminating.metadata?.deletionTimestamp !== undefined, 'a pod on a node is deleted gracefully');
+    assert.equal(hooks.requestsTo(path('guarded')).length, 1, 'the graceful delete is reviewed');
+    // The kubelet's final delete of the terminating pod.
+    await c.core.deleteNamespacedPod({ name: 'running', namespace: ns, gracePeriodSeconds: 0 });
+    assert.equal((await expectStatus(() => c.core.readNamespacedPod({ name: 'running', namespace: ns }))).code, 404, 'the final delete removed it');
+    assert.equal(hooks.requestsTo(path('plain')).length, 2, 'without the condition, both deletes reach the webhook');
+    assert.equal(hooks.requestsTo(path('guarded')).length, 1, 'the final delete of a terminating pod does not');
+    assert.ok(hooks.requestsTo(path('plain'))[1]?.request?.oldObject?.['metadata'] !== undefined);
+  });
+
+  test('request.operation and request.userInfo.username select who and what reaches the webhook', async () => {
+    const { ns, path } = await scope();
+    handle(path('robots'), () => allow());
+    await configure('ValidatingWebhookConfiguration', `${ns}-v`, [
+      webhook(ns, 'robots.hooks.example.com', path('robots'), {
+        rules: [{ operations: ['CREATE', 'DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+        ...conditions(['deletes', "request.operation == 'DELETE'"], ['robots-only', "request.userInfo.username.startsWith('system:serviceaccount:')"]),
+      }),
+    ]);
+    const token = c.server.control.addUser({ username: 'system:serviceaccount:kube-system:replicaset-controller', groups: ['system:serviceaccounts', 'system:authenticated'] });
+    const kc = new k8s.KubeConfig();
+    kc.loadFromString(renderKubeconfig({ server: c.server.url, caPem: c.server.caPem, token, name: 'robot' }));
+    const robot = kc.makeApiClient(k8s.CoreV1Api);
+    await robot.createNamespacedPod({ namespace: ns, body: podIn(ns, 'by-robot') });
+    await c.core.createNamespacedPod({ namespace: ns, body: podIn(ns, 'by-admin') });
+    assert.equal(hooks.requestsTo(path('robots')).length, 0, 'creates are not deletes');
+    await c.core.deleteNamespacedPod({ name: 'by-admin', namespace: ns });
+    assert.equal(hooks.requestsTo(path('robots')).length, 0, 'the admin is not a service account');
+    await robot.deleteNamespacedPod({ name: 'by-robot', namespace: ns });
+    const calls = hooks.requestsTo(path('robots'));
+    assert.deepEqual(
+      calls.map((r) => [r.request?.operation, r.request?.name, r.request?.userInfo.username]),
+      [['DELETE', 'by-robot', 'system:serviceaccount:kube-system:replicaset-controller']],
+    );
+  });
+
+  test('an evaluation error: failurePolicy Fail refuses the request (403), Ignore skips the webhook', async () => {
+    const { ns, path } = await scope();
+    handle(path('fail'), () => allow());
+    handle(path('ignore'), () => allow());
+    const broken = "object.metadata.annotations['team'] == 'a'";
+    await configure('ValidatingWebhookConfiguration', `${ns}-v`, [
+      webhook(ns, 'ignore.hooks.example.com', path('ignore'), { failurePolicy: 'Ignore', ...conditions(['team', broken]) }),
+      webhook(ns, 'fail.hooks.example.com', path('fail'), { failurePolicy: 'Fail', objectSelector: { matchLabels: { policy: 'fail' } }, ...conditions(['ok', 'true'], ['team', broken]) }),
+    ]);
+    const created = await c.core.createNamespacedPod({ namespace: ns, body: podIn(ns, 'ignored', { policy: 'ignore' }) });
+    assert.equal(created.metadata?.name, 'ignored', 'Ignore: the request goes on without the webhook');
+    const s = await expectStatus(() => c.core.createNamespacedPod({ namespace: ns, body: podIn(ns, 'refused', { policy: 'fail' }) }));
+    assert.equal(s.code, 403);
+    assert.equal(s.reason, 'Forbidden');
+    assert.equal(s.message, `pods "refused" is forbidden: expression '${broken}' resulted in error: no such key: annotations`);
+    assert.equal(hooks.requestsTo(path('ignore')).length, 0);
+    assert.equal(hooks.requestsTo(path('fail')).length, 0);
+    // A false condition wins over an error: the webhook is skipped, the request goes through.
+    await configure('ValidatingWebhookConfiguration', `${ns}-v2`, [
+      webhook(ns, 'false-first.hooks.example.com', path('fail'), { objectSelector: { matchLabels: { policy: 'mixed' } }, ...conditions(['team', broken], ['never', 'false']) }),
+    ]);
+    await c.core.createNamespacedPod({ namespace: ns, body: podIn(ns, 'mixed', { policy: 'mixed' }) });
+    assert.equal(hooks.requestsTo(path('fail')).length, 0);
+  });
+
+  test('mutating webhooks are matched one at a time: a condition sees what an earlier webhook added', async () => {
+    const { ns, path } = await scope();
+    handle(path('tag'), () => patch([{ op: 'add', path: '/metadata/labels/tagged', value: 'yes' }]));
+    handle(path('after-tag'), () => patch([{ op: 'add', path: '/metadata/labels/seen-tag', value: 'yes' }]));
+    await configure('MutatingWebhookConfiguration', `${ns}-a`, [webhook(ns, 'tag.hooks.example.com', path('tag'))]);
+    await configure('MutatingWebhookConfiguration', `${ns}-b`, [webhook(ns, 'after.hooks.example.com', path('after-tag'), conditions(['tagged', "has(object.metadata.labels.tagged) && object.metadata.labels.tagged == 'yes'"]))]);
+    const created = await c.core.createNamespacedPod({ namespace: ns, body: podIn(ns, 'p', { app: 'x' }) });
+    assert.deepEqual(created.metadata?.labels, { app: 'x', tagged: 'yes', 'seen-tag': 'yes' });
+  });
+
+  test('values: object fields as JSON with integers as int; the authorizer is this server\'s', async () => {
+    const { ns, path } = await scope();
+    handle(path('typed'), () => allow());
+    await configure('ValidatingWebhookConfiguration', `${ns}-v`, [
+      webhook(ns, 'typed.hooks.example.com', path('typed'), {
+        ...conditions(
+          ['int', 'type(object.spec.terminationGracePeriodSeconds) == int && object.spec.terminationGracePeriodSeconds + 1 == 31'],
+          ['containers', "object.spec.containers.exists(c, c.image.startsWith('nginx'))"],
+          ['no-old', 'oldObject == null'],
+          ['authz', "authorizer.requestResource.check('create').allowed() && authorizer.group('').resource('pods').namespace(request.namespace).check('delete').allowed()"],
+          ['options', "request.options.kind == 'CreateOptions' && !request.dryRun && request.kind.kind == 'Pod' && request.resource.resource == 'pods'"],
+        ),
+      }),
+    ]);
+    await c.core.createNamespacedPod({ namespace: ns, body: podIn(ns, 'p') });
+    assert.equal(hooks.requestsTo(path('typed')).length, 1);
+  });
+
+  test('each expression is compiled once per configuration version, not per request', async () => {
+    const { ns, path } = await scope();
+    handle(path('counted'), () => allow());
+    const compilations = () => c.server.core.webhooks.matchConditionCompilations;
+    const hook = (expression: string) => webhook(ns, 'counted.hooks.example.com', path('counted'), conditions(['a', "object.metadata.labels.app == 'web'"], ['b', expression]));
+    await configure('ValidatingWebhookConfiguration', `${ns}-v`, [hook('true')]);
+    const before = compilations();
+    for (let i = 0; i < 3; i++) await c.core.createNamespacedPod({ namespace: ns, body: podIn(ns, `p${i}`, { app: 'web' }) });
+    assert.equal(hooks.requestsTo(path('counted')).length, 3);
+    assert.equal(compilations() - before, 2, 'two expressions, compiled on first use');
+    const admission = c.kc.makeApiClient(k8s.AdmissionregistrationV1Api);
+    await admission.patchValidatingWebhookConfiguration(
+      { name: `${ns}-v`, body: [{ op: 'replace', path: '/webhooks/0/matchConditions/1/expression', value: "request.operation == 'CREATE'" }] },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),
+    );
+    for (let i = 3; i < 6; i++) await c.core.createNamespacedPod({ namespace: ns, body: podIn(ns, `p${i}`, { app: 'web' }) });
+    assert.equal(hooks.requestsTo(path('counted')).length, 6);
+    assert.equal(compilations() - before, 4, 'the new version compiled once more');
+  });
+});
+
 describe('Priority admission after mutating webhooks (OpenKruise #1607)', () => {
   test('a webhook that switches priorityClassName and drops spec.priority gets the new class priority', async () => {
     const { ns, path } = await scope();

@@ -17,7 +17,15 @@
  *   `failurePolicy`: Fail → 500 `failed calling webhook "<name>": ...`,
  *   Ignore → skipped; a denial, a dry-run the webhook cannot take
  *   (`sideEffects` Unknown/Some) and a patch that does not apply always fail
- *   the request.
+ *   the request;
+ * - `matchConditions` are evaluated after the rules and selectors matched,
+ *   with `object`/`oldObject` as the webhook would receive them and the
+ *   request's attributes; each webhook's conditions are compiled once per
+ *   configuration version (`matchConditionCompilations` counts them). An
+ *   evaluation error under Fail is a 403 `<resource> "<name>" is forbidden:
+ *   expression '...' resulted in error: ...`. Mutating webhooks are matched
+ *   one at a time, just before each is called, so conditions and object
+ *   selectors see what the webhooks before them changed.
  *
  * Webhooks are never called for the admission configuration kinds
  * themselves. Service references resolve through `registerServiceEndpoint`
@@ -28,18 +36,21 @@ import type { Clock } from '../../clock/clock.ts';
 import { deepEqual, isPlainObject } from '../../k8s/json.ts';
 import { asRecord, asString } from '../../k8s/raw-json.ts';
 import type { KubeObject } from '../../k8s/types.ts';
+import { authorize } from './access-review.ts';
 import type { AdmissionAttributes, AdmissionDecision, AdmissionPlugin } from './admission.ts';
 import {
   applyWebhookPatch,
   buildAdmissionReview,
   isEmptyPatch,
+  operationOptions,
   readWebhookAnswer,
   reviewVersionFor,
   verifyAdmissionResponse,
   webhookRejection,
   type AdmissionResponse,
 } from './admission-review.ts';
-import { badRequest, internalError, notFound, type Status } from './errors.ts';
+import { badRequest, forbidden, internalError, notFound, type Status } from './errors.ts';
+import { compileMatchConditions, evaluateMatchConditions, type CompiledMatchConditions, type MatchConditionInput } from './match-conditions.ts';
 import type { ObjectOperations } from './operations.ts';
 import { apiVersionOf, type GroupVersionKind, type ResourceDef } from './resource-def.ts';
 import type { ResourceRegistry } from './resources.ts';
@@ -48,7 +59,7 @@ import type { ObjectStore } from './storage.ts';
 import { postToWebhook, webhookAgent, webhookTarget, type ServiceResolution } from './webhook-client.ts';
 import { WebhookClientCredentials } from './webhook-client-auth.ts';
 import { webhooksOf, type ServiceReference, type WebhookAccessor } from './webhook-configuration.ts';
-import { isExemptFromWebhooks, shouldCallHook, type MatchDeps, type MatchRequest, type WebhookInvocation } from './webhook-matching.ts';
+import { isExemptFromWebhooks, shouldCallHook, type MatchDeps, type MatchFailure, type MatchRequest, type WebhookInvocation } from './webhook-matching.ts';
 
 export const MUTATING_WEBHOOK_PLUGIN = 'MutatingAdmissionWebhook';
 export const VALIDATING_WEBHOOK_PLUGIN = 'ValidatingAdmissionWebhook';
@@ -129,6 +140,9 @@ export class AdmissionWebhooks {
   readonly #endpoints = new Map<string, string>();
   readonly #agent = webhookAgent();
   readonly #cache = new Map<string, { rv: string; hooks: WebhookAccessor[] }>();
+  /** Compiled matchConditions, by webhook accessor: they live as long as the configuration version they came from. */
+  readonly #compiledConditions = new WeakMap<WebhookAccessor, CompiledMatchConditions>();
+  #matchConditionCompilations = 0;
   /** The client certificates presented to webhooks (the admission kubeconfig's users): webhook-client-auth.ts. */
   readonly clientCredentials = new WebhookClientCredentials();
   readonly #observers = new Set<WebhookCallObserver>();
@@ -164,6 +178,11 @@ export class AdmissionWebhooks {
   observeCalls(observer: WebhookCallObserver): () => void {
     this.#observers.add(observer);
     return () => this.#observers.delete(observer);
+  }
+
+  /** How many match-condition expressions the dispatcher has compiled (each once per configuration version). */
+  get matchConditionCompilations(): number {
+    return this.#matchConditionCompilations;
   }
 
   /** Closes the kept-alive connections to webhook servers. */
@@ -221,8 +240,9 @@ export class AdmissionWebhooks {
     return a.namespace;
   }
 
-  #matchDeps(): MatchDeps {
+  #matchDeps(a: AdmissionAttributes): MatchDeps {
     return {
+      matchConditions: (invocation) => evaluateMatchConditions(this.#conditionsOf(invocation.hook), this.#conditionInput(a, invocation), invocation.hook.failurePolicy),
       namespaceLabels: (name) => {
         const ns = this.#deps.store.get('/namespaces', '', name);
         if (ns === undefined) return { found: false };
@@ -237,17 +257,52 @@ export class AdmissionWebhooks {
     };
   }
 
+  /** A webhook's compiled conditions, compiled on first use. */
+  #conditionsOf(hook: WebhookAccessor): CompiledMatchConditions {
+    let compiled = this.#compiledConditions.get(hook);
+    if (compiled === undefined) {
+      compiled = compileMatchConditions(hook.matchConditions);
+      this.#matchConditionCompilations += hook.matchConditions.length;
+      this.#compiledConditions.set(hook, compiled);
+    }
+    return compiled;
+  }
+
+  /**
+   * What the conditions see: the objects in the version the webhook is
+   * called with, the request (CreateAdmissionRequest: the invocation's kind,
+   * the request's resource) and the user.
+   */
+  #conditionInput(a: AdmissionAttributes, invocation: WebhookInvocation): MatchConditionInput {
+    const def = a.resource;
+    const sameVersion = invocation.resource.version === def.version && invocation.resource.group === def.group;
+    const inVersion = (o: KubeObject | undefined) => (o === undefined || sameVersion ? o : toVersion(def, a.subresource, o, invocation.resource.version));
+    const namespace = this.#requestNamespace(a);
+    return {
+      object: inVersion(a.object),
+      oldObject: inVersion(a.oldObject),
+      request: () => conditionRequest(a, invocation, namespace),
+      user: a.user,
+      requestResource: { group: def.group, resource: def.plural, subresource: a.subresource, namespace, name: a.name },
+      authorize,
+    };
+  }
+
+  /** How a matching failure fails the request. */
+  #failureStatus(a: AdmissionAttributes, f: MatchFailure): Status {
+    if (f.kind === 'namespaceNotFound') return notFound({ group: '', resource: 'namespaces' }, f.namespace);
+    if (f.kind === 'matchConditions') return forbidden({ group: a.resource.group, resource: a.resource.plural }, a.name, f.message);
+    return internalError(f.error);
+  }
+
   #invocations(a: AdmissionAttributes, mutating: boolean): { ok: true; hooks: WebhookInvocation[] } | { ok: false; status: Status } {
     const req = this.#matchRequest(a);
-    const deps = this.#matchDeps();
+    const deps = this.#matchDeps(a);
     const out: WebhookInvocation[] = [];
     for (const hook of this.hooks(mutating)) {
       const m = shouldCallHook(hook, req, deps);
       if (m.call === false) continue;
-      if (m.call === 'error') {
-        const f = m.failure;
-        return { ok: false, status: f.kind === 'namespaceNotFound' ? notFound({ group: '', resource: 'namespaces' }, f.namespace) : internalError(f.error) };
-      }
+      if (m.call === 'error') return { ok: false, status: this.#failureStatus(a, m.failure) };
       out.push(m.invocation);
     }
     return { ok: true, hooks: out };
@@ -332,9 +387,13 @@ export class AdmissionWebhooks {
     if (isReinvoke && !deepEqual(memory.lastOutput, a.object)) memory.requireReinvokingPreviouslyInvoked();
     const warnings: string[] = [];
     try {
-      const matched = this.#invocations(a, true);
-      if (!matched.ok) return { allowed: false, status: matched.status, warnings };
-      for (const invocation of matched.hooks) {
+      const deps = this.#matchDeps(a);
+      for (const candidate of this.hooks(true)) {
+        // Matched just before the call, against the object as the webhooks before this one left it.
+        const m = shouldCallHook(candidate, this.#matchRequest(a), deps);
+        if (m.call === false) continue;
+        if (m.call === 'error') return { allowed: false, status: this.#failureStatus(a, m.failure), warnings };
+        const invocation = m.invocation;
         const hook = invocation.hook;
         // A webhook is never called for the first time during reinvocation.
         if (isReinvoke && !memory.toReinvoke.has(hook.uid)) continue;
@@ -427,6 +486,38 @@ export class AdmissionWebhooks {
     }
     return failure === undefined ? { allowed: true, warnings } : { allowed: false, status: failure, warnings };
   }
+}
+
+/**
+ * The `request` variable of match conditions (cel.CreateAdmissionRequest
+ * as JSON): no uid, object or oldObject; `kind` is the one the webhook is
+ * called with, `resource` the request's; empty strings are left out, as
+ * `omitempty` leaves them out upstream.
+ */
+function conditionRequest(a: AdmissionAttributes, invocation: WebhookInvocation, namespace: string): Record<string, unknown> {
+  const resource = { group: a.resource.group, version: a.resource.version, resource: a.resource.plural };
+  const request: Record<string, unknown> = {
+    kind: { group: invocation.kind.group, version: invocation.kind.version, kind: invocation.kind.kind },
+    resource,
+    requestKind: { group: a.kind.group, version: a.kind.version, kind: a.kind.kind },
+    requestResource: resource,
+    operation: a.operation,
+    dryRun: a.dryRun,
+    options: operationOptions(a),
+  };
+  if (a.subresource !== '') {
+    request['subResource'] = a.subresource;
+    request['requestSubResource'] = a.subresource;
+  }
+  if (a.name !== '') request['name'] = a.name;
+  if (namespace !== '') request['namespace'] = namespace;
+  const userInfo: Record<string, unknown> = {};
+  if (a.user.username !== '') userInfo['username'] = a.user.username;
+  if (a.user.uid !== undefined && a.user.uid !== '') userInfo['uid'] = a.user.uid;
+  if (a.user.groups.length > 0) userInfo['groups'] = a.user.groups;
+  if (a.user.extra !== undefined && Object.keys(a.user.extra).length > 0) userInfo['extra'] = a.user.extra;
+  request['userInfo'] = userInfo;
+  return request;
 }
 
 /** The kind a subresource of `def` speaks. */

@@ -69,7 +69,6 @@ describe('validation (422 with upstream messages)', () => {
     ['rule without operations', { rules: [{ operations: [], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }] }, 'webhooks[0].rules[0].operations: Required value'],
     ['rule with a bad operation', { rules: [{ operations: ['PATCH'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }] }, 'webhooks[0].rules[0].operations[0]: Unsupported value: "PATCH": supported values: "*", "CONNECT", "CREATE", "DELETE", "UPDATE"'],
     ['rule with a bad scope', { rules: [{ operations: ['*'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Global' }] }, 'webhooks[0].rules[0].scope: Unsupported value: "Global": supported values: "*", "Cluster", "Namespaced"'],
-    ['CEL match conditions', { matchConditions: [{ name: 'x', expression: 'true' }] }, 'webhooks[0].matchConditions: Forbidden: CEL match conditions are not supported by the embedded API server'],
   ];
   for (const [name, patch, message] of cases) {
     test(name, async () => {
@@ -87,6 +86,96 @@ describe('validation (422 with upstream messages)', () => {
     );
     assert.equal(s.code, 400);
     assert.match(s.message ?? '', /illegal base64 data at input byte 3$/);
+  });
+});
+
+describe('matchConditions (422 with upstream paths and messages)', () => {
+  const mc = (...conditions: { name: string; expression: string }[]) => ({ ...good(), matchConditions: conditions });
+  const cases: [string, Record<string, unknown>, string][] = [
+    ['name missing', mc({ name: '', expression: 'true' }), 'webhooks[0].matchConditions[0].name: Required value'],
+    [
+      'name not a qualified name',
+      mc({ name: 'not ok!', expression: 'true' }),
+      `webhooks[0].matchConditions[0].name: Invalid value: "not ok!": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+    ],
+    ['duplicate names', mc({ name: 'a', expression: 'true' }, { name: 'a', expression: 'false' }), 'webhooks[0].matchConditions[1].name: Duplicate value: "a"'],
+    ['expression missing', mc({ name: 'a', expression: '  ' }), 'webhooks[0].matchConditions[0].expression: Required value'],
+    [
+      'expression that does not compile',
+      mc({ name: 'a', expression: 'object.metadata.name ==' }),
+      'webhooks[0].matchConditions[0].expression: Invalid value: "object.metadata.name ==": compilation failed: ERROR: <input>:1:24: Unexpected token: EOF\n | object.metadata.name ==\n | .......................^',
+    ],
+    [
+      'an undeclared variable (webhooks have no params)',
+      mc({ name: 'a', expression: 'params.x == 1' }),
+      "webhooks[0].matchConditions[0].expression: Invalid value: \"params.x == 1\": compilation failed: ERROR: <input>:1:1: undeclared reference to 'params' (in container '')\n | params.x == 1\n | ^",
+    ],
+    [
+      'a field AdmissionRequest does not have',
+      mc({ name: 'a', expression: 'request.uid == "x"' }),
+      "webhooks[0].matchConditions[0].expression: Invalid value: \"request.uid == \\\"x\\\"\": compilation failed: ERROR: <input>:1:9: undefined field 'uid'\n | request.uid == \"x\"\n | ........^",
+    ],
+    ['an expression that is not bool', mc({ name: 'a', expression: 'object.metadata.name' }), 'webhooks[0].matchConditions[0].expression: Invalid value: "object.metadata.name": must evaluate to bool but got dyn'],
+    ['an int expression', mc({ name: 'a', expression: '1 + 2' }), 'webhooks[0].matchConditions[0].expression: Invalid value: "1 + 2": must evaluate to bool but got int'],
+    [
+      'a Kubernetes CEL library this server lacks',
+      mc({ name: 'a', expression: 'quantity("1Gi").isGreaterThan(quantity("1Mi"))' }),
+      `webhooks[0].matchConditions[0].expression: Invalid value: "quantity(\\"1Gi\\").isGreaterThan(quantity(\\"1Mi\\"))": compilation failed: ERROR: <input>:1:1: function 'quantity' of the Kubernetes quantity library is not supported by the embedded API server\n | quantity("1Gi").isGreaterThan(quantity("1Mi"))\n | ^`,
+    ],
+    [
+      'indexOf of a list (Kubernetes lists library)',
+      mc({ name: 'a', expression: '[1, 2].indexOf(2) == 1' }),
+      `webhooks[0].matchConditions[0].expression: Invalid value: "[1, 2].indexOf(2) == 1": compilation failed: ERROR: <input>:1:1: function 'indexOf' of the Kubernetes lists library is not supported by the embedded API server\n | [1, 2].indexOf(2) == 1\n | ^`,
+    ],
+    [
+      'a cel-js function Kubernetes does not have',
+      mc({ name: 'a', expression: 'cel.bind(n, object.metadata.name, n == "x")' }),
+      `webhooks[0].matchConditions[0].expression: Invalid value: "cel.bind(n, object.metadata.name, n == \\"x\\")": compilation failed: ERROR: <input>:1:1: undeclared reference to 'bind' (in container '')\n | cel.bind(n, object.metadata.name, n == "x")\n | ^`,
+    ],
+  ];
+  for (const [name, webhook, message] of cases) {
+    test(name, async () => assert.equal(await rejected(webhook), message));
+  }
+
+  test('at most 64 conditions', async () => {
+    const many = Array.from({ length: 65 }, (_, i) => ({ name: `c${i}`, expression: 'true' }));
+    assert.equal(await rejected(mc(...many)), 'webhooks[0].matchConditions: Too many: 65: must have at most 64 items');
+    const r = await admission.createMutatingWebhookConfiguration({ body: { metadata: { name: 'sixty-four' }, webhooks: [mc(...many.slice(0, 64))] as unknown as k8s.V1MutatingWebhook[] } });
+    assert.equal(r.webhooks?.[0]?.matchConditions?.length, 64);
+  });
+
+  test('every variable of the webhook environment compiles; the conditions are kept and parsed', async () => {
+    const conditions = [
+      { name: 'not-terminating', expression: '!has(oldObject.metadata.deletionTimestamp)' },
+      { name: 'example.com/by-operation', expression: 'request.operation == "DELETE" && request.userInfo.username != "system:admin"' },
+      { name: 'with_object', expression: 'object == null || object.metadata.name.startsWith("web-")' },
+      { name: 'authz', expression: 'authorizer.requestResource.check("delete").allowed() && authorizer.group("apps").resource("deployments").namespace("x").check("get").allowed()' },
+      { name: 'optional', expression: 'oldObject.?metadata.?labels.?app.orValue("") != "db"' },
+    ];
+    await admission.createValidatingWebhookConfiguration({ body: { metadata: { name: 'with-conditions' }, webhooks: [mc(...conditions)] as unknown as k8s.V1ValidatingWebhook[] } });
+    const stored = c.server.control.get('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', '', 'with-conditions');
+    assert.ok(stored.ok);
+    assert.deepEqual(webhooksOf(stored.value, false)[0]?.matchConditions, conditions);
+  });
+
+  test('an update is validated when it changes the conditions', async () => {
+    await admission.createMutatingWebhookConfiguration({ body: { metadata: { name: 'upd' }, webhooks: [mc({ name: 'a', expression: 'true' })] as unknown as k8s.V1MutatingWebhook[] } });
+    const s = await expectStatus(() =>
+      admission.patchMutatingWebhookConfiguration(
+        { name: 'upd', body: [{ op: 'replace', path: '/webhooks/0/matchConditions/0/expression', value: 'object.spec' }] },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),
+      ),
+    );
+    assert.equal(s.code, 422);
+    assert.match(s.message ?? '', /webhooks\[0\]\.matchConditions\[0\]\.expression: Invalid value: "object\.spec": must evaluate to bool but got dyn/);
+  });
+
+  test('a non-string expression is a decode error (400)', async () => {
+    const s = await expectStatus(() =>
+      admission.createMutatingWebhookConfiguration({ body: { metadata: { name: 'typed' }, webhooks: [{ ...good(), matchConditions: [{ name: 'a', expression: true }] }] as unknown as k8s.V1MutatingWebhook[] } }),
+    );
+    assert.equal(s.code, 400);
+    assert.match(s.message ?? '', /cannot unmarshal boolean into Go struct field MatchCondition\.webhooks\.matchConditions\.expression of type string/);
   });
 });
 

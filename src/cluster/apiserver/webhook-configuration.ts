@@ -7,16 +7,19 @@
  *
  * Invariants: parsing never throws, whatever is stored; a webhook's `uid`
  * (`<configuration>/<webhook>/<index>`) is what reinvocation remembers it by.
- * `matchConditions` (CEL) cannot be evaluated here, so configurations that use
- * them are rejected at create and update instead of being silently widened.
- * Start with `webhooksOf` and `validateWebhookConfiguration`.
+ * `matchConditions` are validated as upstream does (at most 64, names
+ * qualified and unique, expressions that compile to bool: match-conditions.ts);
+ * on update only when they changed. Start with `webhooksOf` and
+ * `validateWebhookConfiguration`.
  */
-import { duplicate, forbidden, invalid, notSupported, required, root, type FieldError, type FieldPath } from '../../k8s/field-errors.ts';
+import { duplicate, invalid, notSupported, required, root, tooMany, type FieldError, type FieldPath } from '../../k8s/field-errors.ts';
+import { deepEqual } from '../../k8s/json.ts';
 import { labelSelectorAsSelector, type Selector } from '../../k8s/label-selector.ts';
 import { validateLabelSelector } from '../../k8s/meta-validation.ts';
-import { isDNS1035Label, isDNS1123Subdomain, isValidPortNum } from '../../k8s/name-formats.ts';
+import { isDNS1035Label, isDNS1123Subdomain, isQualifiedName, isValidPortNum } from '../../k8s/name-formats.ts';
 import { asArray, asNumber, asRecord, asString } from '../../k8s/raw-json.ts';
 import type { KubeObject, LabelSelector } from '../../k8s/types.ts';
+import { compileMatchCondition, MAX_MATCH_CONDITIONS, type MatchConditionSpec } from './match-conditions.ts';
 
 export type FailurePolicy = 'Fail' | 'Ignore';
 export type MatchPolicy = 'Exact' | 'Equivalent';
@@ -61,6 +64,8 @@ export interface WebhookAccessor {
   admissionReviewVersions: string[];
   reinvocationPolicy: ReinvocationPolicy;
   clientConfig: WebhookClientConfig;
+  /** CEL conditions the request must meet (compiled by the dispatcher, once per configuration version). */
+  matchConditions: MatchConditionSpec[];
 }
 
 export const DEFAULT_TIMEOUT_SECONDS = 10;
@@ -96,9 +101,22 @@ export function defaultWebhookConfiguration(obj: KubeObject, mutating: boolean):
   }
 }
 
-/** The typed-decode check of `caBundle` ([]byte travels as base64). */
+function jsonType(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  return typeof v === 'object' ? 'object' : typeof v;
+}
+
+/** The typed-decode checks: `caBundle` ([]byte travels as base64), matchConditions' strings. */
 export function webhookConfigurationDecodeError(obj: KubeObject): string | undefined {
   for (const hook of asArray(obj['webhooks']) ?? []) {
+    for (const condition of asArray(asRecord(hook)?.['matchConditions']) ?? []) {
+      const c = asRecord(condition);
+      if (c === undefined) continue;
+      for (const field of ['name', 'expression']) {
+        const v = c[field];
+        if (v !== undefined && v !== null && typeof v !== 'string') return `json: cannot unmarshal ${jsonType(v)} into Go struct field MatchCondition.webhooks.matchConditions.${field} of type string`;
+      }
+    }
     const bundle = asRecord(asRecord(hook)?.['clientConfig'])?.['caBundle'];
     if (bundle === undefined || bundle === null) continue;
     if (typeof bundle !== 'string') return 'json: cannot unmarshal into Go struct field WebhookClientConfig.webhooks.clientConfig.caBundle of type []uint8';
@@ -249,7 +267,7 @@ function validateReviewVersions(versions: string[], path: FieldPath): FieldError
   return errs;
 }
 
-function validateWebhook(hook: unknown, path: FieldPath, mutating: boolean, requireNoSideEffects: boolean): FieldError[] {
+function validateWebhook(hook: unknown, path: FieldPath, mutating: boolean, requireNoSideEffects: boolean, validateConditions: boolean): FieldError[] {
   const h = asRecord(hook) ?? {};
   const errs = validateFullyQualifiedName(asString(h['name']) ?? '', path.child('name'));
   (asArray(h['rules']) ?? []).forEach((rule, i) => errs.push(...validateRule(rule, path.child('rules').index(i))));
@@ -278,26 +296,71 @@ function validateWebhook(hook: unknown, path: FieldPath, mutating: boolean, requ
     const reinvocation = asString(h['reinvocationPolicy']);
     if (reinvocation !== undefined && !['IfNeeded', 'Never'].includes(reinvocation)) errs.push(notSupported(path.child('reinvocationPolicy'), reinvocation, ['IfNeeded', 'Never']));
   }
-  if ((asArray(h['matchConditions']) ?? []).length > 0) {
-    errs.push(forbidden(path.child('matchConditions'), 'CEL match conditions are not supported by the embedded API server'));
-  }
+  if (validateConditions) errs.push(...validateMatchConditions(matchConditionsOf(h['matchConditions']), path.child('matchConditions')));
   return errs;
+}
+
+function matchConditionsOf(value: unknown): MatchConditionSpec[] {
+  return (asArray(value) ?? []).map((c) => {
+    const r = asRecord(c) ?? {};
+    return { name: asString(r['name']) ?? '', expression: asString(r['expression']) ?? '' };
+  });
+}
+
+/** validateMatchConditions / validateMatchCondition (webhooks: no params, an authorizer). */
+function validateMatchConditions(conditions: MatchConditionSpec[], path: FieldPath): FieldError[] {
+  const errs: FieldError[] = [];
+  if (conditions.length > MAX_MATCH_CONDITIONS) errs.push(tooMany(path, conditions.length, MAX_MATCH_CONDITIONS));
+  const names = new Set<string>();
+  conditions.forEach((c, i) => {
+    const p = path.index(i);
+    const expression = c.expression.trim();
+    if (expression === '') errs.push(required(p.child('expression')));
+    else {
+      const compiled = compileMatchCondition(expression);
+      if (!compiled.ok) errs.push(invalid(p.child('expression'), expression, compiled.error));
+    }
+    if (c.name === '') errs.push(required(p.child('name')));
+    else for (const msg of isQualifiedName(c.name)) errs.push(invalid(p.child('name'), c.name, msg));
+    if (c.name !== '') {
+      if (names.has(c.name)) errs.push(duplicate(p.child('name'), c.name));
+      else names.add(c.name);
+    }
+  });
+  return errs;
+}
+
+/**
+ * ignore{Mutating,Validating}WebhookMatchConditions: an update that keeps
+ * the number of webhooks and every webhook's matchConditions does not
+ * validate them again.
+ */
+function matchConditionsUnchanged(hooks: unknown[], oldHooks: unknown[]): boolean {
+  if (hooks.length !== oldHooks.length) return false;
+  const conditions = (h: unknown) => {
+    const list = asArray(asRecord(h)?.['matchConditions']);
+    return list === undefined || list.length === 0 ? undefined : list;
+  };
+  return hooks.every((h, i) => deepEqual(conditions(h), conditions(oldHooks[i])));
 }
 
 /**
  * Validation of a whole configuration. On update, webhooks that already had
  * `Unknown`/`Some` side effects keep them (upstream only insists on None or
- * NoneOnDryRun for objects that complied before).
+ * NoneOnDryRun for objects that complied before), and unchanged
+ * matchConditions are not validated again.
  */
 export function validateWebhookConfiguration(obj: KubeObject, mutating: boolean, old?: KubeObject): FieldError[] {
   const oldHooks = old === undefined ? undefined : (asArray(old['webhooks']) ?? []);
   const requireNoSideEffects =
     oldHooks === undefined || oldHooks.every((h) => NO_SIDE_EFFECT_CLASSES.includes(asString(asRecord(h)?.['sideEffects']) ?? ''));
+  const hooks = asArray(obj['webhooks']) ?? [];
+  const validateConditions = oldHooks === undefined || !matchConditionsUnchanged(hooks, oldHooks);
   const errs: FieldError[] = [];
   const names = new Set<string>();
-  (asArray(obj['webhooks']) ?? []).forEach((hook, i) => {
+  hooks.forEach((hook, i) => {
     const path = root('webhooks').index(i);
-    errs.push(...validateWebhook(hook, path, mutating, requireNoSideEffects));
+    errs.push(...validateWebhook(hook, path, mutating, requireNoSideEffects, validateConditions));
     errs.push(...validateReviewVersions(strings(asRecord(hook)?.['admissionReviewVersions']), path.child('admissionReviewVersions')));
     const name = asString(asRecord(hook)?.['name']) ?? '';
     if (name !== '') {
@@ -371,6 +434,7 @@ export function webhooksOf(config: KubeObject, mutating: boolean): WebhookAccess
       admissionReviewVersions: strings(h['admissionReviewVersions']),
       reinvocationPolicy: asString(h['reinvocationPolicy']) === 'IfNeeded' ? 'IfNeeded' : 'Never',
       clientConfig: parseClientConfig(h['clientConfig']),
+      matchConditions: matchConditionsOf(h['matchConditions']),
     };
   });
 }

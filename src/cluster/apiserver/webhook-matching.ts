@@ -14,13 +14,18 @@
  *    `/` + `*`) and scope;
  * 4. with matchPolicy Equivalent, the same rules against the other served
  *    versions of the same group/resource: the webhook is then called with the
- *    object converted to that version.
+ *    object converted to that version;
+ * 5. matchConditions (CEL), last, for a webhook that matched all of the
+ *    above: a false condition skips it, an evaluation error under
+ *    failurePolicy Fail fails the request (403), under Ignore skips it.
  *
- * Pure functions over plain inputs; the dispatcher supplies namespace labels
- * and the equivalent resources. Start at `shouldCallHook`.
+ * Pure functions over plain inputs; the dispatcher supplies namespace labels,
+ * the equivalent resources and the evaluation of match conditions. Start at
+ * `shouldCallHook`.
  */
 import type { Selector } from '../../k8s/label-selector.ts';
 import type { KubeObject } from '../../k8s/types.ts';
+import type { MatchOutcome } from './match-conditions.ts';
 import type { GroupVersionKind } from './resource-def.ts';
 import type { WebhookAccessor, WebhookRule } from './webhook-configuration.ts';
 
@@ -56,10 +61,12 @@ export interface MatchDeps {
   namespaceLabels(name: string): NamespaceLabels;
   /** Other served versions of the request's group/resource, with the kind the subresource speaks in each. */
   equivalents(resource: GroupVersionResource, subresource: string): { resource: GroupVersionResource; kind: GroupVersionKind }[];
+  /** The webhook's matchConditions for this invocation, under its failure policy (asked only when it has some). */
+  matchConditions(invocation: WebhookInvocation): MatchOutcome;
 }
 
-/** Why a webhook could not be matched: upstream answers these as errors (404 or 500). */
-export type MatchFailure = { kind: 'namespaceNotFound'; namespace: string } | { kind: 'badSelector'; error: string };
+/** Why a webhook could not be matched: upstream answers these as errors (404, 500, or 403 for match conditions). */
+export type MatchFailure = { kind: 'namespaceNotFound'; namespace: string } | { kind: 'badSelector'; error: string } | { kind: 'matchConditions'; message: string };
 
 export type MatchResult = { call: false } | { call: true; invocation: WebhookInvocation } | { call: 'error'; failure: MatchFailure };
 
@@ -156,6 +163,11 @@ export function shouldCallHook(hook: WebhookAccessor, req: MatchRequest, deps: M
   if (invocation === undefined) return { call: false };
   if (ns.failure !== undefined) return { call: 'error', failure: ns.failure };
   if (obj.failure !== undefined) return { call: 'error', failure: obj.failure };
+  if (hook.matchConditions.length > 0) {
+    const outcome = deps.matchConditions(invocation);
+    if (outcome.kind === 'error') return { call: 'error', failure: { kind: 'matchConditions', message: outcome.message } };
+    if (outcome.kind === 'skip') return { call: false };
+  }
   return { call: true, invocation };
 }
 
