@@ -53,7 +53,7 @@ import { certificateInfo } from '../webhook/cert-generation.ts';
 import { CertDirSource, SecretCertificates, servingNames, type CertificateSource, type KeyPair } from '../webhook/certs.ts';
 import { ClientCaFile, staticClientAuth, type ClientAuthSource } from '../webhook/client-auth.ts';
 import { webhookFromKube, type KubeWebhook } from '../webhook/kube-sources.ts';
-import { ConfigurationKeeper, NamespaceReach } from '../webhook/configuration-keeper.ts';
+import { ConfigurationKeeper, NamespaceReach, supportsMatchConditions } from '../webhook/configuration-keeper.ts';
 import { MUTATING_CONFIGURATION_NAME, registerWebhooks, VALIDATING_CONFIGURATION_NAME, webhookConfigurations, type WebhookEndpoint, type WebhookScope, type WebhookScopeKind } from '../webhook/registration.ts';
 import { startWebhookServer, type AdmissionHandler, type WebhookServer } from '../webhook/server.ts';
 import { probeRoute, sendText, startHttpEndpoint, urlHost, type BindAddress, type HttpEndpoint } from './endpoints.ts';
@@ -609,6 +609,16 @@ class ManagerRun {
 
   // ---- the leader's loops ----
 
+  /** Whether the API server evaluates webhook matchConditions (its /version; false when it cannot tell). */
+  async #serverEvaluatesMatchConditions(client: KubeClient): Promise<boolean> {
+    try {
+      return supportsMatchConditions(await client.request<{ major?: string; minor?: string }>({ method: 'GET', path: '/version' }));
+    } catch (err) {
+      this.#log.warn({ err: describeError(err) }, 'cannot read the API server version; the pod DELETE webhook keeps no match condition');
+      return false;
+    }
+  }
+
   /** Keeps the caBundle and the pod webhooks' namespaces of our configurations current (configuration-keeper.ts). */
   #newConfigurationKeeper(shared: Shared, watcher: Partial<Pick<WatcherOptions, 'metrics' | 'resyncMs'>>): { start(signal?: AbortSignal): Promise<void>; stop(): Promise<void> } {
     const caches = shared.caches;
@@ -617,6 +627,7 @@ class ManagerRun {
     const refreshCaBundle = async () => {
       caBundle = await this.#caBundle();
     };
+    let matchConditions = false;
     const keeper = new ConfigurationKeeper({
       client: shared.client,
       clock: this.#clock,
@@ -626,6 +637,9 @@ class ManagerRun {
       managerNamespace: this.#o.namespace,
       scope: this.#scopeKind(),
       guardPodDeletion: shared.budgets.guardPodDeletion,
+      get matchConditions() {
+        return matchConditions;
+      },
       workloadSpreadNamespaces: () => workloadSpreadNamespaces(caches),
       budgetNamespaces: () => budgetNamespaces(shared.budgets),
       caBundle: () => caBundle,
@@ -650,6 +664,7 @@ class ManagerRun {
     return {
       start: async (signal) => {
         await refreshCaBundle();
+        matchConditions = await this.#serverEvaluatesMatchConditions(shared.client);
         // Nothing of ours to keep (cluster scope, caBundle injected by someone else): no watch, no access needed.
         if (this.#scopeKind() === 'cluster' && caBundle === undefined) return;
         started = true;

@@ -96,6 +96,29 @@ describe('the pod webhooks reach only namespaces holding a WorkloadSpread or bud
     for (const name of [WEBHOOK_NAMES.mutatePod, WEBHOOK_NAMES.validatePod, WEBHOOK_NAMES.validatePodEviction]) assert.deepEqual(await reach(env, name), [], name);
   });
 
+  test('the pod DELETE webhook skips pods already terminating (the kubelet\'s final DELETE): one review per deleted pod', async () => {
+    const hooks = await webhooks(env);
+    assert.deepEqual((hooks.get(WEBHOOK_NAMES.validatePod) as { matchConditions?: unknown }).matchConditions, [{ name: 'skip-terminating-pods', expression: '!has(oldObject.metadata.deletionTimestamp)' }]);
+    const ns = await env.namespace('deletes');
+    await env.cluster.client.create(WORKLOADSPREAD_REF, spreadObject(ns));
+    await env.cluster.client.create(BUILTIN.deployments, deployment(ns, 'web', 5));
+    await env.cluster.settle();
+    let reviews = 0;
+    const stop = env.cluster.apiServer.control.onWebhookCall((call) => {
+      if (call.namespace === ns && call.resource === 'pods' && call.operation === 'DELETE') reviews++;
+    });
+    try {
+      await env.cluster.client.patch(BUILTIN.deployments, 'web', { type: 'merge', body: { spec: { replicas: 2 } } }, { namespace: ns });
+      await env.cluster.settle();
+    } finally {
+      stop();
+    }
+    assert.equal((await podsOf(env.cluster.client, ns)).length, 2, 'the three pods are gone (graceful, then final delete)');
+    assert.equal(reviews, 3);
+    await env.cluster.client.delete(WORKLOADSPREAD_REF, 'spread', { namespace: ns });
+    await env.cluster.settle();
+  });
+
   test('a reset selector and a removed caBundle are repaired from the watch', async () => {
     const ns = await env.namespace('repair');
     await env.cluster.client.create(WORKLOADSPREAD_REF, spreadObject(ns));

@@ -4,7 +4,7 @@ import { VirtualClock } from '../clock/virtual-clock.ts';
 import { BUILTIN } from '../client/resources.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { startClientTestBed, testBedCertificate, type ClientTestBed } from '../testing/client-test-bed.ts';
-import { withNamespaceAdded } from './configuration-keeper.ts';
+import { supportsMatchConditions, withNamespaceAdded, withSkipTerminating } from './configuration-keeper.ts';
 import {
   containsFields,
   MUTATING_CONFIGURATION_NAME,
@@ -175,5 +175,23 @@ describe('the namespaces scope: the managed requirement', () => {
     assert.deepEqual(selectorOf(WEBHOOK_NAMES.mutatePod), { matchExpressions: [{ key: NAME, operator: 'NotIn', values: ['ops', 'kube-system'] }, { key: NAME, operator: 'In', values: ['ws'] }] });
     assert.deepEqual(selectorOf(WEBHOOK_NAMES.validatePodEviction), { matchExpressions: [{ key: NAME, operator: 'NotIn', values: ['ops', 'kube-system'] }, { key: NAME, operator: 'In', values: ['ddb', 'ws'] }] });
     assert.deepEqual(selectorOf(WEBHOOK_NAMES.validateWorkloadSpread), {});
+  });
+});
+
+describe('the pod DELETE webhook\'s match condition', () => {
+  test('added once, replacing a stale one of ours, others kept', () => {
+    const ours = { name: 'skip-terminating-pods', expression: '!has(oldObject.metadata.deletionTimestamp)' };
+    assert.deepEqual(withSkipTerminating({ name: 'w' })['matchConditions'], [ours]);
+    const same = { name: 'w', matchConditions: [ours] };
+    assert.equal(withSkipTerminating(same), same);
+    const mine = { name: 'mine', expression: 'true' };
+    assert.deepEqual(withSkipTerminating({ name: 'w', matchConditions: [{ name: 'skip-terminating-pods', expression: 'false' }, mine] })['matchConditions'], [mine, ours]);
+  });
+
+  test('API servers from 1.28 evaluate match conditions', () => {
+    assert.equal(supportsMatchConditions({ major: '1', minor: '28' }), true);
+    assert.equal(supportsMatchConditions({ major: '1', minor: '30+' }), true);
+    assert.equal(supportsMatchConditions({ major: '1', minor: '27' }), false);
+    assert.equal(supportsMatchConditions({ major: '', minor: '' }), false);
   });
 });
