@@ -145,6 +145,21 @@ describe('finding 1: anyone who can reach the webhook port can call it — clien
     }
   });
 
+  test('with allowed names, of several common names the last one decides (as Go and the API server\'s front-proxy auth read a subject)', async () => {
+    const allowedFirst = issueClientCertificate(clientCa, ['kube-apiserver-admission', 'some-user'], now, 30);
+    const allowedLast = issueClientCertificate(clientCa, ['some-user', 'kube-apiserver-admission'], now, 30);
+    const server = await plainServer({ clientAuth: staticClientAuth(clientCa.certPem, ['kube-apiserver-admission']) });
+    try {
+      const denied = await post(server, { cert: allowedFirst.certPem, key: allowedFirst.keyPem });
+      assert.equal(denied.status, 403, 'an allowed name before the last common name does not count');
+      assert.match(denied.body, /some-user/);
+      assert.doesNotMatch(denied.body, /kube-apiserver-admission/, 'only the name that decides is reported');
+      assert.equal((await post(server, { cert: allowedLast.certPem, key: allowedLast.keyPem })).status, 200);
+    } finally {
+      await server.close();
+    }
+  });
+
   test('--client-ca-file is re-read: a rotated CA is taken without a restart; a broken file keeps the old one', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ws-client-ca-'));
     const file = join(dir, 'ca.crt');
