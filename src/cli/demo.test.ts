@@ -128,6 +128,13 @@ describe('demo output helpers', () => {
     assert.match(plain[0] ?? '', /^ {4}a +█▒▒ +3\/2 +cost 300 +1 Pending, unschedulable$/);
     assert.match(plain[1] ?? '', /^ {4}\(no subset\) +1$/);
   });
+  test('a subset name with control characters is shown escaped', () => {
+    const frame = { elapsedMs: 0, unassigned: 0, changes: [], subsets: [{ name: 'a\u001b]0;x\u0007', limit: 2, ready: 1, notReady: 0, pending: 0, costs: [], schedulable: null }] };
+    for (const color of [false, true]) {
+      const line = stripAnsi(renderFrame(frame, createStyle(color))[0] ?? '');
+      assert.match(line, /^ {4}a\\x1b\]0;x\\x07 /);
+    }
+  });
   test('the bundled files are read from the package, whatever the working directory', () => {
     assert.ok(readFileSync(new URL('../../examples/demo/workloadspread.yaml', import.meta.url), 'utf8').includes('web-spread'));
   });

@@ -22,6 +22,7 @@ import { describeExpectation } from '../sim/describe.ts';
 import { renderHtmlReport } from '../sim/html-report.ts';
 import { runScenario, type ScenarioRunResult, type Snapshot, type StepResult } from '../sim/runner.ts';
 import { showCosts } from '../sim/spread-summary.ts';
+import { escapeTerminalDeep } from '../k8s/terminal-text.ts';
 import { alignColumns } from './style.ts';
 import { barScale, podsOverLimit, renderBar } from './bars.ts';
 import { INTERRUPTED_EXIT_CODE } from './defaults.ts';
@@ -89,7 +90,8 @@ function costsText(costs: readonly (number | null)[]): string {
 }
 
 /** The bar view of a frame: one row per subset (pods against the limit), then pods in no subset. */
-export function renderFrame(frame: DemoFrame, style: Style): string[] {
+export function renderFrame(raw: DemoFrame, style: Style): string[] {
+  const frame = escapeTerminalDeep(raw);
   const counts = frame.subsets.map((s) => ({ ready: s.ready, notReady: s.notReady, limit: s.limit }));
   const scale = barScale(counts, 24);
   scale.cells = Math.max(scale.cells, Math.min(BAR_CELLS, 24));

@@ -141,7 +141,7 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void, options
 
   program
     .command('simulate')
-    .description('Replay a scenario file (nodes, objects, steps, expectations; see docs/scenarios.md) on the embedded cluster with the real manager and a virtual clock, or against an existing cluster. Exit 0 when every expectation holds, 1 when one fails, 2 for a malformed scenario, 130 when interrupted.')
+    .description('Replay a scenario file (nodes, objects, steps, expectations; see docs/scenarios.md) on the embedded cluster with the real manager and a virtual clock, or against an existing cluster. Bounds: at most 7 days of virtual time in all (every advance and every settle and drain timeout counted; 24h per wait), 1,000 replicas per workload, 500 nodes. Exit 0 when every expectation holds, 1 when one fails, 2 for a malformed scenario or one over a bound (the field named), 130 when interrupted.')
     .argument('<file>', 'the scenario (YAML); - reads stdin')
     .addOption(new Option('-o, --output <format>', 'table: a block per step; json: JSON Lines, a setup record then one object per step; html: one self-contained report file').choices([...SIMULATE_OUTPUTS]).default('table'))
     .option('--out <path>', 'where --output html writes the report (default workloadspread-report.html)')

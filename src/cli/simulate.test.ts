@@ -105,6 +105,15 @@ steps:
     );
   });
 
+  test('a YAML alias bomb is a malformed scenario: exit 2 naming it, nothing started', async () => {
+    const levels = ['a: &a [x,x,x,x,x,x,x,x,x]'];
+    for (let i = 1; i < 9; i++) levels.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
+    const { code, io } = await simulate({ file: 'bomb.yaml' }, { 'bomb.yaml': `${levels.join('\n')}\n` });
+    assert.equal(code, 2);
+    assert.equal(io.stdout, '');
+    assert.match(io.stderr, /^bomb\.yaml: the scenario is not valid:\n {2}bomb\.yaml: document 1: not valid YAML: too many aliases/);
+  });
+
   test('bad flags and unreadable files exit 2 with one line', async () => {
     for (const [argv, message] of [
       [['simulate', 'x.yaml', '--output', 'xml'], /argument 'xml' is invalid. Allowed choices are table, json, html/],

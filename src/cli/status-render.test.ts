@@ -6,9 +6,9 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { RebalanceView } from './status-model.ts';
-import { rebalanceLines } from './status-render.ts';
-import { createStyle } from './style.ts';
+import type { RebalanceView, WorkloadSpreadView } from './status-model.ts';
+import { rebalanceLines, renderViews } from './status-render.ts';
+import { createStyle, stripAnsi } from './style.ts';
 
 const plain = createStyle(false);
 const base: RebalanceView = { enabled: true, maxInFlight: 1, reason: null, message: null, since: null, pending: null, moves: [] };
@@ -40,4 +40,31 @@ describe('rebalanceLines', () => {
     const lines = rebalanceLines({ ...base, enabled: false, maxInFlight: null, error: 'annotation workloadspread.io/rebalance is "yes": must be "true" or "false"', reason: 'InvalidSettings', message: 'annotation workloadspread.io/rebalance is "yes": must be "true" or "false"', pending: 0 }, plain);
     assert.equal(lines[0], 'Rebalancing: invalid: annotation workloadspread.io/rebalance is "yes": must be "true" or "false" — InvalidSettings: 0 pods to move');
   });
+});
+
+describe('control characters in what the cluster holds are shown, never obeyed', () => {
+  const HOSTILE = 'a\u001b]0;pwned\u0007\u001b[2J\u009b';
+  const VISIBLE = 'a\\x1b]0;pwned\\x07\\x1b[2J\\u009b';
+  const view: WorkloadSpreadView = {
+    namespace: `ns${HOSTILE}`,
+    name: `ws${HOSTILE}`,
+    target: { apiVersion: 'apps/v1', kind: 'Deployment', name: `web${HOSTILE}`, found: true, replicas: 3 },
+    statusCurrent: true,
+    subsets: [{ name: `zone${HOSTILE}`, limit: 2, minReplicas: null, pods: 1, ready: 1, pending: 0, missing: 1, creating: 0, deleting: 0, schedulable: { status: 'False', reason: `Why${HOSTILE}`, since: null }, deletionCost: null }],
+    placed: 1,
+    ready: 1,
+    pods: [{ name: `p${HOSTILE}`, node: `n${HOSTILE}`, phase: 'Running', ready: true, subset: `zone${HOSTILE}`, deletionCost: null }],
+    unassigned: [{ name: `q${HOSTILE}`, node: null, phase: 'Pending', ready: false, subset: null, reason: `because${HOSTILE}`, deletionCost: null }],
+    problems: [`problem${HOSTILE}`],
+    rebalance: { ...base, reason: 'NoRoom', message: `msg${HOSTILE}`, since: '2026-01-01T00:00:00Z', pending: 1, moves: [{ pod: `m${HOSTILE}`, from: null, to: `zone${HOSTILE}`, evictedAt: '2026-01-01T00:00:00Z' }] },
+  };
+  // eslint-disable-next-line no-control-regex
+  const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+  for (const color of [false, true]) {
+    test(`every name, reason and message (${color ? 'with' : 'without'} colour, -o wide)`, () => {
+      const out = renderViews([view], createStyle(color), { wide: true });
+      assert.doesNotMatch(stripAnsi(out), CONTROL, 'no control character but the line ends (and the colours asked for)');
+      for (const what of ['ns', 'ws', 'web', 'zone', 'Why', 'p', 'n', 'q', 'because', 'problem', 'msg', 'm']) assert.ok(stripAnsi(out).includes(`${what}${VISIBLE}`), `${what} shown escaped`);
+    });
+  }
 });

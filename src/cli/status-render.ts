@@ -13,6 +13,7 @@ import { stringify } from 'yaml';
 import { barLegend, barScale, renderBar, type BarCounts } from './bars.ts';
 import { renderBudgets } from './status-budgets.ts';
 import type { RebalanceView, SubsetView, WorkloadSpreadView } from './status-model.ts';
+import { escapeTerminalDeep } from '../k8s/terminal-text.ts';
 import { alignColumns, type Style } from './style.ts';
 
 /** Bar width of the status table. */
@@ -56,7 +57,9 @@ function heading(view: WorkloadSpreadView, style: Style): string {
 }
 
 /** The table of one WorkloadSpread (ends with a newline). */
-export function renderView(view: WorkloadSpreadView, style: Style, options: RenderOptions = {}): string {
+export function renderView(raw: WorkloadSpreadView, style: Style, options: RenderOptions = {}): string {
+  // Names, reasons and messages come from the cluster: their control characters are shown, not obeyed.
+  const view = escapeTerminalDeep(raw);
   const wide = options.wide === true;
   const lines: string[] = [heading(view, style)];
   for (const problem of view.problems) lines.push(`  ${style.yellow('!')} ${problem}`);

@@ -67,7 +67,11 @@ export function padVisible(text: string, width: number): string {
 /** Moves the cursor home and clears the screen (only ever written to a TTY). */
 export const CLEAR_SCREEN = '\u001b[H\u001b[2J';
 
-/** Aligns cells by visible width, two spaces apart; the last column is not padded. */
+/**
+ * Aligns cells by visible width, two spaces apart; the last column is not
+ * padded. Cells may carry this module's colours, so data must already be
+ * escaped (k8s/terminal-text.ts) before it is coloured and handed here.
+ */
 export function alignColumns(rows: readonly (readonly string[])[]): string[] {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, visibleWidth(cell))));

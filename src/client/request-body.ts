@@ -14,11 +14,19 @@
  *    body was not read to its end is closed after at most 4 MiB more have been
  *    read and discarded (a lingering close: a client that is still sending
  *    gets the time to read the answer before the reset, which would discard
- *    it). Node would otherwise read and discard the rest of the body to reuse
- *    the connection, which for an endless chunked upload never ends (issue 14
- *    found 8.8 GB read in 15 s).
- * `refuseTooLarge` answers 413 with `Connection: close`. Start at
- * `guardRequestBody`, which a server calls first for every request.
+ *    it; a body that ends sooner leaves the connection reusable). Node would
+ *    otherwise read and discard the rest of the body to reuse the connection,
+ *    which for an endless chunked upload never ends (issue 14 found 8.8 GB
+ *    read in 15 s). It takes the body over when the answer is
+ *    ended ('prefinish'), before Node's own end-of-response handling: that
+ *    one "dumps" an unread body — drops its bytes without emitting them — so
+ *    a listener added later never sees a byte and the connection was read
+ *    until its timeout (tens of GB per connection).
+ * A route that will not use the body says so with `ignoreBody` before it
+ * answers: the answer then carries `Connection: close` (rule 3 still closes
+ * the connection). `lastOnConnection` does the same for an answer sent before
+ * the body was read (413). Start at `guardRequestBody`, which a server calls
+ * first for every request.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -71,19 +79,39 @@ export function readBodyWithin(req: IncomingMessage, limit: number): Promise<Bod
 /** How much of an unread body is still read (and discarded) after the answer, before the connection is closed. */
 export const LINGER_BYTES = 4 * 1024 * 1024;
 
+/** Whether the request says a body follows: a Content-Length above 0, or a Transfer-Encoding (chunked). */
+export function announcesBody(req: IncomingMessage): boolean {
+  if (req.headers['transfer-encoding'] !== undefined) return true;
+  const length = Number(req.headers['content-length'] ?? 0);
+  return !(length === 0);
+}
+
+/** Closes the connection once the answer has been handed to the socket (at once when it already was). */
+function closeAfterAnswer(res: ServerResponse, close: () => void): void {
+  if (res.writableFinished) close();
+  else res.once('finish', close);
+}
+
 /** After the response is sent, closes the connection if the request body was not read to its end (rule 3). */
 export function closeUnreadBodies(req: IncomingMessage, res: ServerResponse): void {
-  res.once('finish', () => {
+  if (!announcesBody(req)) return;
+  // 'prefinish' (the answer is ended), not 'finish' (it is flushed): by 'finish' Node has dumped the unread body.
+  res.once('prefinish', () => {
     if (req.complete) return;
     const socket = req.socket;
     let discarded = 0;
     req.removeAllListeners('data');
     req.on('data', (chunk: Buffer) => {
       discarded += chunk.length;
-      if (discarded > LINGER_BYTES) socket.destroy();
+      if (discarded <= LINGER_BYTES) return;
+      // Enough lingering: stop reading, and reset once the answer is out.
+      req.pause();
+      req.removeAllListeners('data');
+      closeAfterAnswer(res, () => socket.destroy());
     });
-    // A body that does end within the allowance leaves a connection Node would reuse: close it anyway.
-    req.once('end', () => socket.destroySoon());
+    // A body that ends within the allowance leaves the connection as Node leaves it: reusable (the client was
+    // not told otherwise, and may be sending its next request on it already); a route that wants it closed
+    // says so in its answer (`ignoreBody`, `lastOnConnection`).
     req.resume();
   });
 }
@@ -91,6 +119,16 @@ export function closeUnreadBodies(req: IncomingMessage, res: ServerResponse): vo
 /** Marks the response as the last one on its connection (for answers sent before the body was read). */
 export function lastOnConnection(res: ServerResponse): void {
   if (!res.headersSent) res.setHeader('connection', 'close');
+}
+
+/**
+ * For a route that answers without reading the request's body: when one was
+ * announced, the answer is the last on its connection (`Connection: close`),
+ * and `closeUnreadBodies` closes the connection once it is out. A request
+ * without a body keeps its connection.
+ */
+export function ignoreBody(req: IncomingMessage, res: ServerResponse): void {
+  if (announcesBody(req)) lastOnConnection(res);
 }
 
 /**

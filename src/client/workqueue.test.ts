@@ -83,6 +83,48 @@ describe('WorkQueue', () => {
     assert.deepEqual([0, 1, 2, 10, 17, 18, 40, 1000].map((n) => q.backoffFor(n)), [5, 10, 20, 5120, 655_360, 1_000_000, 1_000_000, 1_000_000]);
   });
 
+  test('a failure while the key\'s retry is already waiting does not push the retry further out', async () => {
+    // Events (a pod becoming ready) run the key between retries; while the cause lasts those runs fail too.
+    let down = true;
+    const { clock, q, log, running } = setup(1, (key) => {
+      if (key === 'rs' && down) throw new Error('webhook down');
+    });
+    q.add('rs');
+    await clock.advance(1);
+    for (let i = 0; i < 12; i++) {
+      q.add('rs');
+      await clock.advance(0);
+    }
+    // Without the rule each of those 12 failures doubled the back-off: the next retry would be 5 ms · 2^13 ≈ 41 s away.
+    assert.equal(q.numRequeues('rs'), 1, 'only the failure that scheduled the retry counts');
+    await clock.advance(4);
+    assert.deepEqual(log.slice(-1), ['rs@5'], 'the retry came when the first failure scheduled it');
+    down = false;
+    await clock.settle();
+    assert.equal(log.at(-1), 'rs@15');
+    assert.equal(q.numRequeues('rs'), 0);
+    await q.shutdown();
+    await running;
+  });
+
+  test('retries of many keys together: 10 per second after a burst of 100 (client-go\'s controller rate limiter)', async () => {
+    const { clock, q, log, running } = setup(4, (key) => {
+      if (!log.includes(`${key}@retried`)) {
+        log.push(`${key}@retried`);
+        throw new Error('first run fails');
+      }
+    });
+    for (let i = 0; i < 150; i++) q.add(`k${i}`);
+    await clock.settle();
+    const retryTime = (key: string) => Number(log.filter((l) => l.startsWith(`${key}@`) && !l.endsWith('@retried'))[1]?.split('@')[1]);
+    assert.equal(retryTime('k0'), 5, 'within the burst: the per-key back-off');
+    assert.equal(retryTime('k99'), 5);
+    assert.equal(retryTime('k100'), 100, 'past the burst: one token per 100 ms');
+    assert.equal(retryTime('k149'), 5000);
+    await q.shutdown();
+    await running;
+  });
+
   test('conflicts retry quietly (debug, not warn)', async () => {
     let first = true;
     const { clock, q, logger, running } = setup(1, () => {

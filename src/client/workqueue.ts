@@ -10,7 +10,16 @@
  *   the queue is shut down first);
  * - `addAfter` keeps the earliest pending time per key; `addRateLimited`
  *   waits 5 ms · 2^n (n = failures of the key so far) up to 1000 s, until
- *   `forget`;
+ *   `forget`, and at least as long as an overall token bucket asks (10 per
+ *   second after a burst of 100): client-go's default controller rate
+ *   limiter, the larger of the two;
+ * - one difference from client-go, on purpose: a failure while a retry of the
+ *   key is already waiting does not count (the waiting retry stands). Events
+ *   run a key between its retries — pods becoming ready while a webhook is
+ *   down — and while the cause lasts those runs fail too; counted, each
+ *   doubled the next delay (15 failures in the first 5 s of an outage put the
+ *   retry 164 s out). So the retry after an outage comes at most about as long
+ *   after it ended as it lasted;
  * - after `shutdown()`, adds are ignored, delayed adds are cancelled, and the
  *   workers finish what is queued (drain) before `run()` resolves.
  *
@@ -36,10 +45,34 @@ import { objectFields, silentLogger, type Logger } from './logger.ts';
 export interface RateLimit {
   baseMs: number;
   maxMs: number;
+  /** An overall token bucket over every retry of the queue: `qps` tokens a second, at most `burst` saved up. */
+  bucket?: { qps: number; burst: number };
 }
 
-/** controller-runtime's default per-item limiter. */
-export const DEFAULT_RATE_LIMIT: RateLimit = { baseMs: 5, maxMs: 1_000_000 };
+/** client-go's DefaultControllerRateLimiter (controller-runtime's default): per key 5 ms doubling to 1000 s, overall 10 qps after a burst of 100. */
+export const DEFAULT_RATE_LIMIT: RateLimit = { baseMs: 5, maxMs: 1_000_000, bucket: { qps: 10, burst: 100 } };
+
+/** golang.org/x/time/rate's reservation: a token is taken at once; the delay is how long until the bucket is no longer in debt. */
+class TokenBucket {
+  #tokens: number;
+  #at: number;
+  constructor(
+    readonly qps: number,
+    readonly burst: number,
+    now: number,
+  ) {
+    this.#tokens = burst;
+    this.#at = now;
+  }
+
+  /** Takes a token; answers the milliseconds until it is really there. */
+  reserve(now: number): number {
+    this.#tokens = Math.min(this.burst, this.#tokens + ((now - this.#at) * this.qps) / 1000);
+    this.#at = now;
+    this.#tokens -= 1;
+    return this.#tokens >= 0 ? 0 : Math.ceil((-this.#tokens * 1000) / this.qps);
+  }
+}
 
 export interface WorkQueueMetrics {
   depth?(depth: number): void;
@@ -91,6 +124,8 @@ export function isTerminalError(err: unknown): boolean {
 interface Delayed {
   at: number;
   background: boolean;
+  /** Scheduled by `addRateLimited` (a retry after a failure). */
+  retry: boolean;
   timer: Timer;
 }
 
@@ -106,6 +141,7 @@ export class WorkQueue<K> {
   readonly #addedAt = new Map<K, number>();
   readonly #failures = new Map<K, number>();
   readonly #delayed = new Map<K, Delayed>();
+  readonly #bucket: TokenBucket | undefined;
   #getters: ((key: K | undefined) => void)[] = [];
   #shuttingDown = false;
   #workers: Promise<void>[] = [];
@@ -115,6 +151,8 @@ export class WorkQueue<K> {
     this.#clock = options.clock;
     this.#name = options.name ?? 'queue';
     this.#limit = options.rateLimit ?? DEFAULT_RATE_LIMIT;
+    const bucket = this.#limit.bucket;
+    this.#bucket = bucket === undefined ? undefined : new TokenBucket(bucket.qps, bucket.burst, this.#clock.now());
     this.#metrics = options.metrics ?? {};
     this.#log = options.log ?? silentLogger;
   }
@@ -152,13 +190,16 @@ export class WorkQueue<K> {
 
   /** Adds `key` after `ms` on the clock; a pending earlier add of the key wins. */
   addAfter(key: K, ms: number, options: { background?: boolean } = {}): void {
+    this.#addAfter(key, ms, options.background ?? false, false);
+  }
+
+  #addAfter(key: K, ms: number, background: boolean, retry: boolean): void {
     if (this.#shuttingDown) return;
     if (!(ms > 0)) {
       this.add(key);
       return;
     }
     const at = this.#clock.now() + ms;
-    const background = options.background ?? false;
     const pending = this.#delayed.get(key);
     if (pending !== undefined) {
       if (pending.at < at || (pending.at === at && (!pending.background || background))) return;
@@ -173,16 +214,22 @@ export class WorkQueue<K> {
       ms,
       { background, name: `${this.#name} requeue` },
     );
-    this.#delayed.set(key, { at, background, timer });
+    this.#delayed.set(key, { at, background, retry, timer });
   }
 
-  /** Adds `key` after its exponential back-off, and counts a failure. */
+  /**
+   * Adds `key` after its exponential back-off (and the overall bucket's
+   * delay), and counts a failure — unless a retry of the key is already
+   * waiting: that one stands, and this failure does not count.
+   */
   addRateLimited(key: K): void {
     if (this.#shuttingDown) return;
+    this.#metrics.retries?.();
+    if (this.#delayed.get(key)?.retry === true) return;
     const failures = this.#failures.get(key) ?? 0;
     this.#failures.set(key, failures + 1);
-    this.#metrics.retries?.();
-    this.addAfter(key, this.backoffFor(failures));
+    const overall = this.#bucket?.reserve(this.#clock.now()) ?? 0;
+    this.#addAfter(key, Math.max(this.backoffFor(failures), overall), false, true);
   }
 
   /** The delay `addRateLimited` uses after `failures` failures. */

@@ -232,7 +232,8 @@ describe('decidePodCreate', () => {
     const custom = newPod('g');
     custom.metadata.ownerReferences = [{ apiVersion: 'game.kruise.io/v1alpha1', kind: 'GameServer', name: 'gs', uid: 'g1', controller: true }];
     const got = create(v, custom);
-    assert.ok(got.kind === 'error' && got.cause === 'whitelist' && got.message.includes('config map forbidden'));
+    assert.ok(got.kind === 'error' && got.cause === 'whitelist' && got.detail?.includes('config map forbidden'));
+    assert.ok(got.kind === 'error' && !got.message.includes('config map forbidden'), 'the caller is not told what the config map read said');
   });
 });
 

@@ -156,7 +156,12 @@ export type PodCreateDecision =
    */
   | { kind: 'unplaced'; ws: WorkloadSpread; event: EngineEvent; pod?: Pod }
   /** Refused (500): the workload controller retries. `cause` says which rule refused, for the logs. */
-  | { kind: 'error'; cause: 'owner-not-found' | 'whitelist' | 'reservation' | 'injection'; message: string; ws?: WorkloadSpread };
+  /**
+   * Refused. `message` is what the caller reads (it lands in the workload's events): only what the
+   * request said and the WorkloadSpread's name, never uids, patch contents or other objects' fields;
+   * `detail` is the whole story, for the manager's log.
+   */
+  | { kind: 'error'; cause: 'owner-not-found' | 'whitelist' | 'reservation' | 'injection'; message: string; detail?: string; ws?: WorkloadSpread };
 
 /**
  * Whether a pod CREATE decision that changed no status holds whatever becomes
@@ -263,6 +268,15 @@ export function releaseAhead(ws: WorkloadSpread, version: string, uids: readonly
   return changed ? withVersionStatuses(ws, version, statuses) : undefined;
 }
 
+const WHITELIST_UNREADABLE = "the manager's custom workload whitelist cannot be read";
+
+const wsName = (ws: WorkloadSpread): string => `${ws.metadata.namespace ?? ''}/${ws.metadata.name ?? ''}`;
+
+/** A refusal for limits that cannot be resolved: which values are wrong is the WorkloadSpread's business (the log has it). */
+function limitsUnresolved(ws: WorkloadSpread): string {
+  return `the subset limits of WorkloadSpread ${wsName(ws)} cannot be worked out`;
+}
+
 /** Decides a pod CREATE (spec §2.1–§2.5). */
 export function decidePodCreate(input: PodCreateInput): PodCreateDecision {
   const { view, pod, namespace } = input;
@@ -273,7 +287,7 @@ export function decidePodCreate(input: PodCreateInput): PodCreateDecision {
   const spreads = view.workloadSpreads(namespace);
   if (spreads.length === 0) return { kind: 'admit' };
   const whitelist = whitelistForCreate(view, pod);
-  if ('error' in whitelist) return { kind: 'error', cause: 'whitelist', message: whitelist.error };
+  if ('error' in whitelist) return { kind: 'error', cause: 'whitelist', message: WHITELIST_UNREADABLE, detail: whitelist.error };
   const match = matchWorkloadSpreadForPod(pod, spreads, (ref) => view.object(namespace, ref), whitelist.whitelist);
   switch (match.kind) {
     case 'skip':
@@ -282,7 +296,7 @@ export function decidePodCreate(input: PodCreateInput): PodCreateDecision {
     case 'read':
       return match;
     case 'error':
-      return { kind: 'error', cause: 'owner-not-found', message: match.message };
+      return { kind: 'error', cause: 'owner-not-found', message: match.message, detail: match.detail };
     case 'matched':
       break;
   }
@@ -330,7 +344,7 @@ function placeInOnlySubset(input: PodCreateInput, ws: WorkloadSpread, subset: st
 function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDecision {
   const { view, pod, namespace } = input;
   const whitelist = whitelistForCreate(view, pod);
-  if ('error' in whitelist) return { kind: 'error', cause: 'whitelist', message: whitelist.error, ws };
+  if ('error' in whitelist) return { kind: 'error', cause: 'whitelist', message: WHITELIST_UNREADABLE, detail: whitelist.error, ws };
   const version = podVersionIn(view, namespace, pod);
   if ('read' in version) return { kind: 'read', read: version.read };
   // Whether the pod's version is the latest (its birth cost, D21) — asked before a uid is drawn for it.
@@ -366,7 +380,7 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
   if (replicas.read !== undefined) return { kind: 'read', read: replicas.read };
   switch (choice.kind) {
     case 'error':
-      return { kind: 'error', cause: 'reservation', message: choice.message, ws };
+      return { kind: 'error', cause: 'reservation', message: limitsUnresolved(ws), detail: choice.message, ws };
     case 'none':
       // D21: the pod stays in no subset; it is born with the cost the controller gives such pods.
       return unplaced(ws, pod, latest.latest === undefined ? undefined : unplacedCost(ws));
@@ -385,7 +399,7 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
 
 function place(input: PodCreateInput, ws: WorkloadSpread, subset: string, uid: string | undefined, status: WorkloadSpreadStatus | undefined, cost: number | undefined): PodCreateDecision {
   const injected = injectSubset(input.pod, ws, subset, uid, input.subsetPatches);
-  if (!injected.ok) return { kind: 'error', cause: 'injection', message: injected.error, ws };
+  if (!injected.ok) return { kind: 'error', cause: 'injection', message: `the patch of subset ${subset} of WorkloadSpread ${wsName(ws)} cannot be applied to the pod`, detail: injected.error, ws };
   let placed = injected.pod;
   if (cost !== undefined && injected.injected) {
     // Only the annotations change: share the rest of the injected pod.
@@ -541,8 +555,8 @@ export type PodDeletionDecision =
   | CommitFirst
   /** Allowed once `status` (the deletion record) is stored. */
   | { kind: 'recorded'; ws: WorkloadSpread; status: WorkloadSpreadStatus }
-  /** Refused (400), as the reference refuses when it cannot read or record. */
-  | { kind: 'error'; message: string };
+  /** Refused (400), as the reference refuses when it cannot read or record; `detail` (for the log) as in PodCreateDecision. */
+  | { kind: 'error'; message: string; detail?: string };
 
 /** Decides the bookkeeping of a pod DELETE or eviction (spec §3). */
 export function decidePodDeletion(input: PodDeletionInput): PodDeletionDecision {
@@ -600,7 +614,7 @@ export function decidePodDeletion(input: PodDeletionInput): PodDeletionDecision 
   const record = recordDeletion({ ws, pod, marker, version: version.version, workloadReplicas: replicas.get, now: input.now });
   if (replicas.read !== undefined) return { kind: 'read', read: replicas.read };
   if (record.changed) return { kind: 'recorded', ws, status: record.status };
-  return record.error === undefined ? { kind: 'admit' } : { kind: 'error', message: record.error };
+  return record.error === undefined ? { kind: 'admit' } : { kind: 'error', message: limitsUnresolved(ws), detail: record.error };
 }
 
 // ---- what both read ----

@@ -242,14 +242,30 @@ describe('matchWorkloadSpreadForPod (§2.1 steps 5–9)', () => {
     const later = spread('later', target('apps/v1', 'Deployment', 'api'));
     const owner = ref('apps/v1', 'ReplicaSet', 'web-new');
     const missing = matchWorkloadSpreadForPod(pod(owner), [direct, later], lookupOf([]), EMPTY_WHITELIST);
-    assert.deepEqual(missing, { kind: 'error', code: 500, message: 'the pod\'s owner ReplicaSet "web-new" not found' });
+    assert.equal(missing.kind, 'error');
+    assert.equal(missing.kind === 'error' && missing.code, 500);
     const present = obj('apps/v1', 'ReplicaSet', 'web-new');
     assert.deepEqual(matchWorkloadSpreadForPod(pod(owner), [direct, later], lookupOf([present]), EMPTY_WHITELIST), { kind: 'matched', ws: direct });
     const forged = matchWorkloadSpreadForPod(pod({ ...owner, uid: 'guessed' }), [direct], lookupOf([present]), EMPTY_WHITELIST);
     assert.equal(forged.kind, 'error');
-    assert.match(forged.kind === 'error' ? forged.message : '', /names ReplicaSet "web-new" with uid "guessed", but ReplicaSet "web-new" has uid "web-new-uid"/);
+    // The refusal names what the pod said, never the uid the cluster has (which would let anyone pass the check).
+    assert.match(forged.kind === 'error' ? forged.message : '', /ownerReference \(ReplicaSet "web-new", uid "guessed"\) does not match its owner/);
+    assert.doesNotMatch(forged.kind === 'error' ? forged.message : '', /web-new-uid/);
+    assert.match(forged.kind === 'error' ? forged.detail : '', /"guessed"/, 'the log keeps what was refused');
+    assert.doesNotMatch(forged.kind === 'error' ? forged.detail : '', /web-new-uid/);
+    // Missing or with another uid: the caller cannot tell the two apart (no oracle for a name it cannot read).
+    const guessedMissing = matchWorkloadSpreadForPod(pod({ ...owner, uid: 'guessed' }), [direct], lookupOf([]), EMPTY_WHITELIST);
+    assert.equal(guessedMissing.kind === 'error' && guessedMissing.message, forged.kind === 'error' && forged.message);
     const { uid: _uid, ...withoutUid } = owner;
     assert.equal(matchWorkloadSpreadForPod(pod(withoutUid as OwnerReference), [direct], lookupOf([present]), EMPTY_WHITELIST).kind, 'error', 'a legitimate pod always names its owner\'s uid');
+  });
+  test('an owner further up the chain that is missing fails closed without naming it (the caller may not read the ReplicaSet that names it)', () => {
+    const hidden = obj('apps/v1', 'ReplicaSet', 'web-abc', ref('apps/v1', 'Deployment', 'secret-deployment'));
+    const got = matchWorkloadSpreadForPod(pod(rsOwner), [webWs], lookupOf([hidden]), EMPTY_WHITELIST);
+    assert.equal(got.kind, 'error');
+    assert.doesNotMatch(got.kind === 'error' ? got.message : '', /secret-deployment/);
+    assert.match(got.kind === 'error' ? got.message : '', /ReplicaSet "web-abc"/);
+    assert.match(got.kind === 'error' ? got.detail : '', /secret-deployment/, 'the log says which link is missing');
   });
   test('other lookup errors skip only that WorkloadSpread', () => {
     const elsewhere = spread('elsewhere', target('apps/v1', 'Deployment', 'other'));

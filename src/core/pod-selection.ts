@@ -164,7 +164,18 @@ export type WorkloadSpreadMatch =
   | { kind: 'matched'; ws: WorkloadSpread }
   | { kind: 'none' }
   | { kind: 'read'; read: ReadRequest }
-  | { kind: 'error'; code: 500; message: string };
+  /** `message` is for the caller (only what its request said); `detail` is for the manager's log. */
+  | { kind: 'error'; code: 500; message: string; detail: string };
+
+/**
+ * What a pod whose owner cannot be verified is told: only what its own
+ * ownerReference says. Never the uid the cluster has (knowing it passes the
+ * check), another link of the owner chain, or whether the owner exists — a
+ * caller that cannot read the owner learns nothing about it.
+ */
+export function ownerMismatchMessage(owner: OwnerReference): string {
+  return `the pod's ownerReference (${owner.kind} ${JSON.stringify(owner.name)}, uid ${JSON.stringify(owner.uid ?? '')}) does not match its owner, or the owner is not known yet; refused so that the workload controller retries`;
+}
 
 /**
  * The WorkloadSpread a new pod belongs to (spec §2.1 steps 5–9): the first in
@@ -192,7 +203,7 @@ export function matchWorkloadSpreadForPod(
     const reference = chain.leadsTo(ws.spec.targetRef);
     if (!reference.ok) {
       if ('read' in reference) return { kind: 'read', read: reference.read };
-      if (reference.notFound) return { kind: 'error', code: 500, message: reference.error };
+      if (reference.notFound) return { kind: 'error', code: 500, message: ownerMismatchMessage(owner), detail: reference.error };
       continue;
     }
     if (!reference.equal) continue;
@@ -200,7 +211,7 @@ export function matchWorkloadSpreadForPod(
     if (!selection.ok || !selection.selected) continue;
     const verified = verifyPodOwner(owner, lookup);
     if ('read' in verified) return { kind: 'read', read: verified.read };
-    if (!verified.ok) return { kind: 'error', code: 500, message: verified.error };
+    if (!verified.ok) return { kind: 'error', code: 500, message: ownerMismatchMessage(owner), detail: verified.error };
     return { kind: 'matched', ws };
   }
   return { kind: 'none' };
@@ -222,7 +233,8 @@ export function verifyPodOwner(owner: OwnerReference, lookup: OwnerLookup): { ok
   if ('error' in found) return { ok: false, error: found.error };
   const uid = found.found.metadata?.uid ?? '';
   if (owner.uid === undefined || owner.uid === '' || owner.uid !== uid) {
-    return { ok: false, error: `the pod's ownerReference names ${label} with uid ${JSON.stringify(owner.uid ?? '')}, but ${label} has uid ${JSON.stringify(uid)} (recreated under the same name, or not the owner at all)` };
+    // Not the uid found: saying it would hand it to whoever forged the reference (and it lands in events).
+    return { ok: false, error: `the pod's ownerReference names ${label} with uid ${JSON.stringify(owner.uid ?? '')}, which is not the uid of the ${owner.kind} of that name (recreated under the same name, or not the owner at all)` };
   }
   return { ok: true };
 }

@@ -27,6 +27,17 @@ describe('parseManifests', () => {
     const r = parseManifests('- a\n- b\n', 'f.yaml');
     assert.deepEqual(r, { ok: false, error: 'f.yaml: document 1: expected a Kubernetes object (a mapping), found a list' });
   });
+  test('an alias bomb ("billion laughs") is an error naming the document, not an exception', () => {
+    const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+    for (let i = 1; i < 9; i++) {
+      const prev = String.fromCharCode(96 + i);
+      const name = String.fromCharCode(97 + i);
+      levels.push(`${name}: &${name} [${Array(9).fill(`*${prev}`).join(',')}]`);
+    }
+    const r = parseManifests(`kind: A\n---\n${levels.join('\n')}\n`, 'bomb.yaml');
+    assert.equal(r.ok, false);
+    if (!r.ok) assert.match(r.error, /^bomb\.yaml: document 2: not valid YAML: too many aliases/);
+  });
   test('empty input has no documents', () => {
     assert.deepEqual(parseManifests(''), { ok: true, documents: [] });
   });

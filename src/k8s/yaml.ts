@@ -15,6 +15,9 @@ export interface ManifestDocument {
   object: KubeObject;
 }
 
+/** Alias expansions allowed per document: ordinary manifests use a handful; a "billion laughs" needs millions. */
+export const MAX_ALIAS_COUNT = 1000;
+
 export type ParsedManifests = { ok: true; documents: ManifestDocument[] } | { ok: false; error: string };
 
 /** Parses a (multi-document) YAML or JSON text into Kubernetes objects. */
@@ -37,7 +40,14 @@ export function parseManifests(text: string, source = '<input>'): ParsedManifest
       const firstLine = (error.message.split('\n')[0] ?? error.message).replace(/ at line \d+, column \d+:?$/, '');
       return { ok: false, error: `${source}: document ${index}${where}: not valid YAML: ${firstLine}` };
     }
-    const value: unknown = doc.toJS({ maxAliasCount: 1000 });
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (err) {
+      // The yaml library throws (a ReferenceError) when aliases expand past the bound: bad input, not a crash.
+      const why = /alias/i.test((err as Error).message) ? `too many aliases (more than ${MAX_ALIAS_COUNT} expansions; an alias bomb?)` : (err as Error).message;
+      return { ok: false, error: `${source}: document ${index}: not valid YAML: ${why}` };
+    }
     if (value === null || value === undefined) continue;
     if (!isPlainObject(value)) {
       return { ok: false, error: `${source}: document ${index}: expected a Kubernetes object (a mapping), found ${Array.isArray(value) ? 'a list' : typeof value}` };

@@ -11,16 +11,17 @@
  * 503. Requests run inside `clock.activity.run`, so a virtual clock never
  * jumps while one is being answered. `close()` drops keep-alive connections:
  * nothing is left open afterwards. Requests carry no body here: one
- * announced above 64 KiB is refused with 413 unread, and a connection whose
- * body was not read is closed after the answer, however the body arrives
- * (src/client/request-body.ts); a request must arrive whole within 60 s.
+ * announced above 64 KiB is refused with 413 unread, and any other is not
+ * read: the answer says `Connection: close` and the connection is closed once
+ * it is out, however the body arrives (src/client/request-body.ts); a request
+ * must arrive whole within 60 s.
  * Start at `startHttpEndpoint`.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Clock } from '../clock/clock.ts';
 import { describeError } from '../client/errors.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
-import { guardRequestBody } from '../client/request-body.ts';
+import { guardRequestBody, ignoreBody } from '../client/request-body.ts';
 
 /** The endpoints serve GET and HEAD only; a body larger than this is refused unread. */
 export const MAX_ENDPOINT_BODY_BYTES = 64 * 1024;
@@ -82,6 +83,8 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (guardRequestBody(req, res, MAX_ENDPOINT_BODY_BYTES, () => sendText(res, 413, `request entity is too large; limit is ${MAX_ENDPOINT_BODY_BYTES} bytes\n`))) return;
+    // No route here reads a body: one that was sent ends the connection after the answer.
+    ignoreBody(req, res);
     const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
     if (route === undefined) return sendText(res, 404, `404 page not found\n`);
     if (req.method !== 'GET' && req.method !== 'HEAD') {

@@ -22,7 +22,7 @@ export interface SettleOutcome {
   /** Clock time that passed. */
   elapsedMs: number;
   /**
-   * Embedded cluster: the timer that kept firing every few milliseconds
+   * Embedded cluster: the timer that kept firing (at least every 100 ms)
    * while nothing the scenario observes changed, so the settle stopped
    * there instead of running it until the timeout.
    */

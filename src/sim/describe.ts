@@ -73,5 +73,5 @@ export function describeUnsettled(settled: SettleOutcome | undefined): string | 
   if (settled === undefined || settled.quiescent) return undefined;
   const after = formatDuration(Math.round(settled.elapsedMs / 1000) * 1000);
   if (settled.spinning === undefined) return `the cluster did not settle within the timeout (${after})`;
-  return `the settle stopped after ${after}: only "${settled.spinning}" kept firing every few milliseconds and nothing changed (e.g. a Deployment past its progress deadline with a pod that never becomes available)`;
+  return `the settle stopped after ${after}: only "${settled.spinning}" kept firing (at least every 100 ms) and nothing changed (e.g. a Deployment past its progress deadline with a pod that never becomes available)`;
 }

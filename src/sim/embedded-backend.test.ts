@@ -49,6 +49,14 @@ describe('settleVirtual', () => {
     assert.ok(r.elapsedMs < 60_000);
   });
 
+  test('a 100 ms loop (a rate-limited requeue once the queue\'s overall bucket is spent) is a busy loop too', async () => {
+    const clock = new VirtualClock(0);
+    busyLoop(clock, 100, 'deployment-controller requeue');
+    const r = await settleVirtual(clock, 30 * 60_000, constant);
+    assert.equal(r.spinning, 'deployment-controller requeue');
+    assert.ok(r.elapsedMs <= (SPIN_STEPS + 1) * 100, String(r.elapsedMs));
+  });
+
   test('a 5 ms loop while the cluster keeps changing: runs to the timeout', async () => {
     const clock = new VirtualClock(0);
     busyLoop(clock, 5, 'busy');

@@ -53,10 +53,14 @@ export async function driveClock(clock: VirtualClock, done: () => boolean, maxMs
   }
 }
 
-/** A step of the clock this short counts towards a busy loop. */
-export const SPIN_STEP_MS = 10;
-/** This many short steps in a row without an observed change end a settle. */
-export const SPIN_STEPS = 2_000;
+/**
+ * A step of the clock this short counts towards a busy loop: a rate-limited
+ * requeue comes 5 ms after the last, or up to 100 ms once the work queue's
+ * overall bucket (10 a second after a burst of 100, as upstream's) is spent.
+ */
+export const SPIN_STEP_MS = 100;
+/** This many short steps in a row without an observed change end a settle (a minute of a 100 ms loop). */
+export const SPIN_STEPS = 600;
 
 /**
  * `VirtualClock.settle` (jump from foreground timer to foreground timer
@@ -65,9 +69,9 @@ export const SPIN_STEPS = 2_000;
  * most `SPIN_STEP_MS` after the previous one, while the fingerprint (pods,
  * ReplicaSets, WorkloadSpreads) stayed the same. The case it is for: a
  * Deployment with a pod that never becomes available re-checks its
- * progress deadline through a rate-limited requeue (5 ms) once the deadline
- * is near, as upstream does, and nothing else would end a settle before its
- * timeout — 30 virtual minutes of 5 ms steps, minutes of real time.
+ * progress deadline through a rate-limited requeue (5 ms, then 100 ms once
+ * the queue's overall bucket is spent) once the deadline is near, as upstream
+ * does, and nothing else would end a settle before its timeout.
  */
 export async function settleVirtual(clock: VirtualClock, maxMs: number, fingerprint: Fingerprint, signal?: AbortSignal): Promise<SettleOutcome> {
   const start = clock.now();

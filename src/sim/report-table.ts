@@ -10,6 +10,7 @@
  * the CLI can print each step as soon as it ran. Colour only when asked.
  * Pure.
  */
+import { escapeTerminalDeep } from '../k8s/terminal-text.ts';
 import { budgetTable, evictionTable } from './budget-report.ts';
 import { columns } from './columns.ts';
 import { describeExpectation, describeUnsettled, showElapsed } from './describe.ts';
@@ -52,16 +53,20 @@ export function expectationLine(e: ExpectationResult, style: TableStyle): string
   return `  ${e.ok ? paint(style, '32', '✓') : paint(style, '31', '✗')} ${describeExpectation(e)}\n`;
 }
 
-export function renderHeader(result: Pick<ScenarioRunResult, 'name' | 'description' | 'mode'>): string {
+export function renderHeader(raw: Pick<ScenarioRunResult, 'name' | 'description' | 'mode'>): string {
+  const result = escapeTerminalDeep(raw);
   const where = result.mode === 'embedded' ? 'embedded cluster, virtual time' : 'existing cluster (--kubeconfig), real time';
   return `Scenario ${result.name} (${where})\n${result.description === undefined ? '' : `${result.description.trim()}\n`}\n`;
 }
 
-export function renderSetup(setup: Snapshot, style: TableStyle): string {
+export function renderSetup(raw: Snapshot, style: TableStyle): string {
+  const setup = escapeTerminalDeep(raw);
   return `${paint(style, '1', 'setup')}  objects applied  ${setup.time} (${showElapsed(setup.elapsedMs)})\n${spreadTables(setup)}${budgetTable(setup.budgets)}${eventLines(setup.events, style)}\n`;
 }
 
-export function renderStep(step: StepResult, style: TableStyle): string {
+export function renderStep(raw: StepResult, style: TableStyle): string {
+  // What the scenario and the cluster say is shown, never obeyed: control characters escaped before colouring.
+  const step = escapeTerminalDeep(raw);
   let out = `${paint(style, '1', `step ${step.step}`)}  ${step.summary}  ${step.time} (${showElapsed(step.elapsedMs)})\n`;
   if (step.description !== undefined) out += `  ${step.description}\n`;
   for (const n of step.notes ?? []) out += `  note: ${n}\n`;
@@ -75,7 +80,8 @@ export function renderStep(step: StepResult, style: TableStyle): string {
 }
 
 /** The last lines: PASS, or FAIL with every failed expectation named (`steps[4] subsets.a: expected 2, got 3`). */
-export function renderSummary(result: ScenarioRunResult, style: TableStyle): string {
+export function renderSummary(raw: ScenarioRunResult, style: TableStyle): string {
+  const result = escapeTerminalDeep(raw);
   if (result.interrupted === true) return `${paint(style, '33', 'INTERRUPTED')}: the run was stopped; everything it started was cleaned up\n`;
   if (result.error !== undefined) return `${paint(style, '31', 'ERROR')}: ${result.error}\n`;
   if (result.failed === 0) return `${paint(style, '32', 'PASS')}: ${result.passed} expectation${result.passed === 1 ? '' : 's'} held over ${result.steps.length} step${result.steps.length === 1 ? '' : 's'}\n`;

@@ -101,6 +101,21 @@ describe('--output table', () => {
     assert.match(text, /event Warning NoSubsetAvailable WorkloadSpread\/ws: .* \(x2\)/);
   });
 
+  test('control characters from the scenario or the cluster are shown escaped, never written raw', () => {
+    const bad = 'z\u001b]0;pwned\u0007\u009b';
+    const hostile = step(1, 'scale', snapshot(6, [['web-1', bad, 100]], { events: [{ reason: 'Odd', type: 'Warning', message: `m${bad}`, namespace: 'default', object: `WorkloadSpread/ws${bad}`, reportingController: 'x', count: 1 }] }), { notes: [`note${bad}`], error: `error${bad}` });
+    hostile.description = `described${bad}`;
+    const snap = hostile.workloadSpreads[0];
+    if (snap !== undefined) snap.subsets = [{ name: bad, maxReplicas: null, limit: null }];
+    for (const color of [false, true]) {
+      // eslint-disable-next-line no-control-regex
+      const text = renderStep(hostile, { color }).replace(/\u001b\[[0-9;]*m/g, '');
+      // eslint-disable-next-line no-control-regex
+      assert.doesNotMatch(text, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+      for (const what of ['', 'm', 'ws', 'note', 'error', 'described']) assert.ok(text.includes(`${what}z\\x1b]0;pwned\\x07\\u009b`), what);
+    }
+  });
+
   test('a settle that did not end quiescent: the timeout, or the busy timer that ended it', () => {
     const at = (settled: NonNullable<StepResult['settled']>) => renderStep(step(0, 'scale', SETUP, { settled }), { color: false });
     assert.doesNotMatch(at({ quiescent: true, elapsedMs: 1000 }), /warning/);

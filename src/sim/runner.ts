@@ -34,7 +34,7 @@ import { evaluateExpectations, type ExpectationResult } from './evaluate.ts';
 import { startLiveBackend } from './live-backend.ts';
 import { newEvents, observePodsAndSpreads, type EventRecord, type PodRecord, type WorkloadSpreadRecord } from './observation.ts';
 import type { Scenario } from './scenario.ts';
-import type { ActionName, Step, SubsetPods } from './steps.ts';
+import { DEFAULT_SETTLE_TIMEOUT_MS, type ActionName, type Step, type SubsetPods } from './steps.ts';
 
 export type { ExpectationResult } from './evaluate.ts';
 export type { EventRecord, PodRecord, WorkloadSpreadRecord } from './observation.ts';
@@ -288,7 +288,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   try {
     onStop = (await options.onStart?.(backend)) ?? undefined;
     await applyObjects(backend, scenario.objects, policy, signal);
-    const settledSetup = await backend.settle(30 * 60_000, () => observer.fingerprint(), signal);
+    const settledSetup = await backend.settle(DEFAULT_SETTLE_TIMEOUT_MS, () => observer.fingerprint(), signal);
     const { rawPods: _ignored, ...setup } = await observer.snapshot();
     result.setup = setup;
     if (!settledSetup.quiescent) options.warn?.(`after the objects were applied: ${describeUnsettled(settledSetup) ?? ''}`);

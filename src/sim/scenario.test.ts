@@ -187,6 +187,25 @@ describe('parseScenario: malformed scenarios name the field', () => {
     });
   }
 
+  test('the total virtual time is bounded (7 days): 1,000 steps of advance 24h are refused at the step that passes it', () => {
+    const steps = Array.from({ length: 1000 }, () => '  - advance: 24h').join('\n');
+    assert.deepEqual(problemsOf(`steps:\n${steps}`, ''), [
+      'steps[6].advance: the scenario may run for more than 168h (7 days) of virtual time: 168h30m by this step, counting the settle after the objects are applied (up to 30m), every advance and every settle and drain timeout (a step that settles waits up to 30m by default); shorten the waits or split the scenario',
+    ]);
+  });
+
+  test('the bound counts the settle timeouts that steps get by default, and names the step', () => {
+    const scale = Array.from({ length: 400 }, () => '  - scale: {kind: Deployment, name: web, replicas: 1}').join('\n');
+    const got = problemsOf(`steps:\n${scale}`, '');
+    assert.equal(got.length, 1);
+    assert.match(got[0] ?? '', /^steps\[335\]\.settle: the scenario may run for more than 168h \(7 days\) of virtual time: 168h30m by this step/);
+  });
+
+  test('exactly 7 days of virtual time is accepted', () => {
+    const steps = [...Array.from({ length: 6 }, () => '  - advance: 24h'), '  - advance: 23h30m'].join('\n');
+    assert.equal(parseScenario(`objects:${WS}\nsteps:\n${steps}`).ok, true);
+  });
+
   test('a bad capacity quantity is one problem, at its field', () => {
     assert.deepEqual(problemsOf('nodes:\n  - {name: n1, capacity: {cpu: lots, memory: 1Gi}}', ''), ['nodes[0].capacity.cpu: must be a quantity such as 8, 500m or 32Gi, not "lots"']);
   });

@@ -35,7 +35,7 @@ import {
   Problems,
   type Problem,
 } from './field-reader.ts';
-import { builtinClusterScoped, builtinKinds, checkReplicaFields, MAX_SCENARIO_NODES, parseSteps, TAINT_EFFECTS, type ParseContext, type Step } from './steps.ts';
+import { builtinClusterScoped, builtinKinds, checkReplicaFields, checkScenarioVirtualTime, MAX_SCENARIO_NODES, parseSteps, TAINT_EFFECTS, type ParseContext, type Step } from './steps.ts';
 
 export type { Problem } from './field-reader.ts';
 
@@ -296,6 +296,7 @@ export function scenarioFromValue(value: unknown, options: { defaultName?: strin
     readObject: (v, p, pr) => readObject(v, p, pr, clusterScoped),
   };
   const steps = parseSteps(raw['steps'], ctx, problems);
+  checkScenarioVirtualTime(steps, problems);
   const description = raw['description'] === undefined ? undefined : readString(raw['description'], 'description', problems, { nonEmpty: false });
   if (!problems.empty) return { ok: false, problems: problems.list };
   const scenario: Scenario = { name, cluster, nodes, objects, steps, workloadSpreads: refs.workloadSpreads };

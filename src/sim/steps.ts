@@ -35,6 +35,12 @@ import { child, describeType, item, readList, readMapping, readNonNegativeInt, r
  * the embedded API server.
  */
 export const MAX_VIRTUAL_DURATION_MS = 24 * 3600_000;
+/**
+ * Virtual time a whole scenario may take at most: the settle after the objects are applied, every
+ * `advance`, and every settle and drain timeout (what a step may wait in the worst case, when the
+ * cluster never goes quiet) added up. A week of a small cluster replays in about 10 minutes of CPU.
+ */
+export const MAX_SCENARIO_VIRTUAL_TIME_MS = 7 * 24 * 3600_000;
 /** Replicas (and a Job's parallelism or completions) one workload may ask for. */
 export const MAX_SCENARIO_REPLICAS = 1_000;
 /** Fake nodes in a scenario, `nodes` and every `addNodes` together. */
@@ -82,7 +88,7 @@ export function checkReplicaFields(obj: unknown, path: string, problems: Problem
   }
 }
 
-/** How long `settle` waits by default (virtual time on the embedded cluster). */
+/** How long `settle` waits by default (virtual time on the embedded cluster); also the settle after the objects are applied. */
 export const DEFAULT_SETTLE_TIMEOUT_MS = 30 * 60_000;
 
 export interface ObjectRef {
@@ -441,6 +447,39 @@ export function parseStep(value: unknown, index: number, ctx: ParseContext, prob
     if (d !== undefined && step !== undefined) step.description = d;
   }
   return step;
+}
+
+/** `168h30m` for messages. */
+function hoursText(ms: number): string {
+  const h = Math.floor(ms / 3600_000);
+  const rest = ms - h * 3600_000;
+  return rest === 0 ? `${h}h` : `${h}h${durationText(rest)}`;
+}
+
+/**
+ * The bound on a scenario's total virtual time (MAX_SCENARIO_VIRTUAL_TIME_MS): one problem, at the
+ * field of the first step that takes the worst case past it.
+ */
+export function checkScenarioVirtualTime(steps: readonly Step[], problems: Problems): void {
+  let total = DEFAULT_SETTLE_TIMEOUT_MS;
+  for (const step of steps) {
+    const path = item('steps', step.index);
+    const waits: [string, number][] = [];
+    const a = step.action;
+    if (a.action === 'advance') waits.push([child(path, 'advance'), a.ms]);
+    else if (a.action === 'settle') waits.push([child(path, 'settle'), a.timeoutMs]);
+    else if (a.action === 'drain') waits.push([child(child(path, 'drain'), 'timeout'), a.timeoutMs]);
+    if (step.after.settle) waits.push([child(path, 'settle'), step.after.timeoutMs]);
+    for (const [field, ms] of waits) {
+      total += ms;
+      if (total <= MAX_SCENARIO_VIRTUAL_TIME_MS) continue;
+      problems.add(
+        field,
+        `the scenario may run for more than ${hoursText(MAX_SCENARIO_VIRTUAL_TIME_MS)} (7 days) of virtual time: ${hoursText(total)} by this step, counting the settle after the objects are applied (up to ${durationText(DEFAULT_SETTLE_TIMEOUT_MS)}), every advance and every settle and drain timeout (a step that settles waits up to ${durationText(DEFAULT_SETTLE_TIMEOUT_MS)} by default); shorten the waits or split the scenario`,
+      );
+      return;
+    }
+  }
 }
 
 export function parseSteps(value: unknown, ctx: ParseContext, problems: Problems): Step[] {

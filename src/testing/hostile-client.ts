@@ -5,15 +5,14 @@
  * with what the server did, never hangs past its own cap. Not used by
  * production code.
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { connect, type SecureVersion } from 'node:tls';
+import { connect as netConnect, type Socket } from 'node:net';
+import { connect, connect as tlsConnect, type SecureVersion } from 'node:tls';
 
 export interface UploadOutcome {
   /** HTTP status of the answer, 0 when none came. */
   status: number;
   body: string;
-  /** Body bytes written before the server answered or closed. */
+  /** Body bytes written before the server closed the connection (or the upload stopped). */
   bytesSent: number;
   /** The server closed the connection (before we stopped sending). */
   closedByServer: boolean;
@@ -40,74 +39,106 @@ export interface UploadOptions {
   token?: string;
 }
 
-/** Sends a body (chunked unless `contentLength`) as fast as the socket takes it until the server answers or closes. */
+interface ParsedAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  complete: boolean;
+}
+
+/** The first HTTP response in `data`, as far as it arrived. */
+function parseAnswer(data: Buffer): ParsedAnswer | undefined {
+  const end = data.indexOf('\r\n\r\n');
+  if (end < 0) return undefined;
+  const [statusLine = '', ...lines] = data.subarray(0, end).toString('latin1').split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  const rest = data.subarray(end + 4);
+  const length = headers['content-length'];
+  if (length !== undefined) return { status: Number(statusLine.split(' ')[1]), headers, body: rest.subarray(0, Number(length)).toString('utf8'), complete: rest.length >= Number(length) };
+  if (headers['transfer-encoding'] === 'chunked') {
+    let body = '';
+    let at = 0;
+    for (;;) {
+      const lineEnd = rest.indexOf('\r\n', at);
+      if (lineEnd < 0) return { status: Number(statusLine.split(' ')[1]), headers, body, complete: false };
+      const size = parseInt(rest.subarray(at, lineEnd).toString('latin1'), 16);
+      if (size === 0) return { status: Number(statusLine.split(' ')[1]), headers, body, complete: true };
+      if (rest.length < lineEnd + 2 + size) return { status: Number(statusLine.split(' ')[1]), headers, body, complete: false };
+      body += rest.subarray(lineEnd + 2, lineEnd + 2 + size).toString('utf8');
+      at = lineEnd + 2 + size + 2;
+    }
+  }
+  return { status: Number(statusLine.split(' ')[1]), headers, body: rest.toString('utf8'), complete: false };
+}
+
+/**
+ * Sends a body (chunked unless `contentLength`) as fast as the socket takes it
+ * on a raw connection, reading the answer as it comes, until the server
+ * closes the connection, or — without `keepSending` — the answer is complete,
+ * or the cap is reached. A raw socket, because an HTTP client closes its own
+ * connection once the answer is in, which would pass for the server's doing.
+ */
 export function uploadUntilStopped(baseUrl: string, options: UploadOptions): Promise<UploadOutcome> {
   const url = new URL(options.path, baseUrl);
-  const chunk = Buffer.alloc(options.chunkBytes ?? 64 * 1024, 0x20);
-  const cap = options.capBytes ?? 256 * 1024 * 1024;
-  const headers: Record<string, string | number> = { 'content-type': options.contentType ?? 'application/json' };
-  if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`;
-  // Node frames a GET body as chunked only when asked to.
-  if (options.contentLength !== undefined) headers['content-length'] = options.contentLength;
-  else headers['transfer-encoding'] = 'chunked';
+  const chunkSize = options.chunkBytes ?? 64 * 1024;
+  const payload = Buffer.alloc(chunkSize, 0x20);
+  const chunked = options.contentLength === undefined;
+  const frame = chunked ? Buffer.concat([Buffer.from(`${chunkSize.toString(16)}\r\n`), payload, Buffer.from('\r\n')]) : payload;
+  const cap = Math.min(options.capBytes ?? 256 * 1024 * 1024, options.contentLength ?? Infinity);
+  const head = [
+    `${options.method ?? 'POST'} ${url.pathname}${url.search} HTTP/1.1`,
+    `host: ${url.host}`,
+    `content-type: ${options.contentType ?? 'application/json'}`,
+    chunked ? 'transfer-encoding: chunked' : `content-length: ${options.contentLength}`,
+    ...(options.token === undefined ? [] : [`authorization: Bearer ${options.token}`]),
+    '',
+    '',
+  ].join('\r\n');
   return new Promise((resolve) => {
     let bytesSent = 0;
     let done = false;
-    let answered: { status: number; body: string; connection: string | undefined } | undefined;
+    let received = Buffer.alloc(0);
+    const answer = (): ParsedAnswer | undefined => parseAnswer(received);
+    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    const socket: Socket =
+      url.protocol === 'https:'
+        ? tlsConnect({ host: url.hostname, port, servername: 'localhost', ...(options.ca === undefined ? {} : { ca: options.ca }), ...(options.cert === undefined ? {} : { cert: options.cert, key: options.key }) })
+        : netConnect({ host: url.hostname, port });
     const finish = (closedByServer: boolean) => {
       if (done) return;
       done = true;
-      resolve({ status: answered?.status ?? 0, body: answered?.body ?? '', bytesSent, closedByServer, connection: answered?.connection });
+      const a = answer();
+      socket.destroy();
+      resolve({ status: a?.status ?? 0, body: a?.body ?? '', bytesSent, closedByServer, connection: a?.headers['connection'] });
     };
-    let responding = false;
-    const onResponse = (res: IncomingMessage) => {
-      responding = true;
-      const parts: Buffer[] = [];
-      res.on('data', (c: Buffer) => parts.push(c));
-      res.on('close', () => {
-        if (answered === undefined) {
-          const conn = res.headers['connection'];
-          answered = { status: res.statusCode ?? 0, body: Buffer.concat(parts).toString('utf8'), connection: Array.isArray(conn) ? conn[0] : conn };
-        }
-        finish(true);
-      });
-      res.on('end', () => {
-        const conn = res.headers['connection'];
-        answered = { status: res.statusCode ?? 0, body: Buffer.concat(parts).toString('utf8'), connection: Array.isArray(conn) ? conn[0] : conn };
-        if (options.keepSending === true) return;
-        req.destroy();
-        finish(false);
-      });
-      res.on('error', () => finish(true));
-    };
-    const common = { method: options.method ?? 'POST', headers, agent: false as const };
-    const req =
-      url.protocol === 'https:'
-        ? httpsRequest(url, { ...common, ...(options.ca === undefined ? {} : { ca: options.ca }), ...(options.cert === undefined ? {} : { cert: options.cert, key: options.key }) }, onResponse)
-        : httpRequest(url, common, onResponse);
-    req.on('error', () => finish(true));
-    req.on('close', () => {
-      // A response being read finishes through its own close.
-      if (!responding) finish(true);
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      if (answer()?.complete === true && (options.keepSending !== true || bytesSent >= cap)) finish(false);
     });
+    socket.on('end', () => finish(true));
+    socket.on('close', () => finish(true));
+    socket.on('error', () => finish(true));
     const pump = () => {
       while (!done && bytesSent < cap) {
-        bytesSent += chunk.length;
-        if (!req.write(chunk)) {
-          req.once('drain', pump);
+        bytesSent += payload.length;
+        if (!socket.write(frame)) {
+          socket.once('drain', pump);
           return;
         }
       }
-      // The cap reached: end the body and wait for the answer (a server that reads everything answers now).
-      if (!done && bytesSent >= cap) {
-        if (answered !== undefined) {
-          req.destroy();
-          finish(false);
-        } else req.end();
-      }
+      if (done || bytesSent < cap) return;
+      // The cap reached: a server still reading has not closed; end the body and wait for its answer.
+      if (answer()?.complete === true) finish(false);
+      else if (chunked) socket.write('0\r\n\r\n');
     };
-    req.flushHeaders();
-    pump();
+    socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', () => {
+      socket.write(head);
+      pump();
+    });
   });
 }
 

@@ -140,12 +140,18 @@ export class ClientCaFile implements ClientAuthSource {
  * Whether the verified peer certificate of `socket` carries an allowed name
  * (its common name or a DNS subject alternative name); true when no names are
  * required. The handshake has already checked the signature.
+ *
+ * A subject may hold several common names; the last one is the certificate's
+ * common name, as Go reads a subject (pkix.Name.CommonName) and as the API
+ * server's request-header (front-proxy) authentication checks its allowed
+ * names. An allowed name in an earlier CN attribute does not count.
  */
 export function peerAllowed(socket: TLSSocket, allowedNames: readonly string[]): true | string {
   if (allowedNames.length === 0) return true;
   const cert = socket.getPeerCertificate();
-  const cn = cert.subject?.CN;
-  const names = [...(Array.isArray(cn) ? cn : cn === undefined ? [] : [cn])];
+  const cn: string | string[] | undefined = cert.subject?.CN;
+  const last = Array.isArray(cn) ? cn[cn.length - 1] : cn;
+  const names = last === undefined ? [] : [last];
   for (const part of (cert.subjectaltname ?? '').split(',')) {
     const m = /^\s*DNS:(.+)$/.exec(part);
     if (m?.[1] !== undefined) names.push(m[1].trim());

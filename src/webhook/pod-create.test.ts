@@ -129,7 +129,37 @@ describe('pod CREATE admission', () => {
     const { response } = await admit(bed);
     assert.equal(response.allowed, false);
     assert.equal(response.status?.code, 500);
-    assert.match(response.status?.message ?? '', /ReplicaSet "web-5d4f8b7c9" not found/);
+    assert.match(response.status?.message ?? '', /ownerReference \(ReplicaSet "web-5d4f8b7c9", uid "rs-uid-1"\) does not match its owner, or the owner is not known yet/);
+  });
+
+  test('a forged ownerReference (a guessed uid) is refused without naming the uid the owner has, or whether it exists', async () => {
+    const bed = bedWith(spread(subsets));
+    const guess = (r: ReturnType<typeof fixtureReview>) => {
+      const refs = ((r.request['object'] as Pod).metadata.ownerReferences ?? []) as { uid: string }[];
+      if (refs[0] !== undefined) refs[0].uid = 'guessed-uid';
+    };
+    const { response } = await admit(bed, guess);
+    assert.equal(response.allowed, false);
+    assert.equal(response.status?.code, 500);
+    assert.doesNotMatch(response.status?.message ?? '', /rs-uid-1|deploy-uid-1/);
+    assert.match(response.status?.message ?? '', /ownerReference \(ReplicaSet "web-5d4f8b7c9", uid "guessed-uid"\) does not match its owner/);
+    const gone = bedWith(spread(subsets));
+    gone.cluster.objects = gone.cluster.objects.filter((o) => o.kind !== 'ReplicaSet');
+    assert.equal((await admit(gone, guess)).response.status?.message, response.status?.message, 'a missing owner reads the same as a forged uid');
+    assert.equal(bed.store.writes, 0);
+  });
+
+  test('an unreadable custom workload whitelist refuses a pod of a custom workload without quoting the config map', async () => {
+    const bed = bedWith(spread(subsets));
+    bed.cluster.whitelistValue = { error: 'invalid JSON: Unexpected token s in JSON at position 2 ("{ secret-value-from-the-config-map")' };
+    const custom = (r: ReturnType<typeof fixtureReview>) => {
+      const refs = ((r.request['object'] as Pod).metadata.ownerReferences ?? []) as { apiVersion: string; kind: string }[];
+      if (refs[0] !== undefined) Object.assign(refs[0], { apiVersion: 'game.kruise.io/v1alpha1', kind: 'GameServer' });
+    };
+    const { response } = await admit(bed, custom);
+    assert.equal(response.allowed, false);
+    assert.match(response.status?.message ?? '', /whitelist/);
+    assert.doesNotMatch(response.status?.message ?? '', /secret-value/);
   });
 
   test('a request object that is not a pod → 400', async () => {
@@ -237,5 +267,7 @@ describe('pod CREATE admission', () => {
     const { response } = await admit(bed);
     assert.equal(response.status?.code, 500);
     assert.match(response.status?.message ?? '', /patch of subset zone-a/);
+    // What the patch holds and why it failed is the WorkloadSpread's, not the pod creator's: the log has it.
+    assert.doesNotMatch(response.status?.message ?? '', /no-name|merge key|containers/);
   });
 });

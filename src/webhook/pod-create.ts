@@ -138,7 +138,7 @@ function answer(uid: string, raw: Record<string, unknown>, pod: Pod, namespace: 
       log.warn(plog, 'no subset has quota left; pod admitted without placement');
       return decision.pod === undefined ? allowed(uid) : patched(uid, raw, decision.pod);
     case 'error':
-      log.warn({ ...plog, err: decision.message }, REFUSALS[decision.cause]);
+      log.warn({ ...plog, err: decision.detail ?? decision.message }, REFUSALS[decision.cause]);
       return errored(uid, 500, new Error(decision.message));
     case 'commit':
       // A decision taken under the group commit is final (core/admission.ts).

@@ -72,6 +72,7 @@ export async function admitPodDeletion(req: AdmissionRequest, deps: PodAdmission
   }
   switch (decision.kind) {
     case 'error':
+      if (decision.detail !== undefined) log.warn({ namespace, requestID: uid, kind, err: decision.detail }, 'pod deletion refused');
       return errored(uid, 400, new Error(decision.message));
     case 'commit':
       // A decision taken under the group commit is final (core/admission.ts).

@@ -76,12 +76,21 @@ describe('finding 2: a chunked request body is never cut off (webhook server)', 
     assert.ok(out.bytesSent < 64 * 1024 * 1024, `${out.bytesSent} bytes sent`);
   });
 
-  test('the endless body on /healthz (which reads none) does not keep the connection reading', async () => {
-    const out = await uploadUntilStopped(server.url, { method: 'GET', path: '/healthz', ca: serverCa.certPem, keepSending: true });
-    assert.equal(out.status, 200);
-    assert.ok(out.closedByServer);
-    assert.ok(out.bytesSent < 64 * 1024 * 1024, `${out.bytesSent} bytes sent`);
-  });
+  // Routes that read no body: answered with Connection: close, then the connection is closed instead of read on.
+  for (const c of [
+    { method: 'GET', path: '/healthz', status: 200 },
+    { method: 'GET', path: MUTATE_POD_PATH, status: 405 },
+    { method: 'PUT', path: MUTATE_POD_PATH, status: 405 },
+    { method: 'POST', path: '/no-such-webhook', status: 404 },
+  ]) {
+    test(`an endless body on ${c.method} ${c.path} (which reads none): ${c.status}, and the connection is closed, not read on`, async () => {
+      const out = await uploadUntilStopped(server.url, { method: c.method, path: c.path, ca: serverCa.certPem, keepSending: true });
+      assert.equal(out.status, c.status);
+      assert.equal(out.connection, 'close');
+      assert.ok(out.closedByServer, 'the server closed the connection');
+      assert.ok(out.bytesSent < 64 * 1024 * 1024, `${out.bytesSent} bytes sent`);
+    });
+  }
 });
 
 describe('finding 6: TLS 1.2 also offers CBC suites without forward secrecy (webhook server)', () => {
@@ -139,7 +148,26 @@ describe('finding 1: anyone who can reach the webhook port can call it — clien
       const denied = await post(server, { cert: wrongName.certPem, key: wrongName.keyPem });
       assert.equal(denied.status, 403);
       assert.match(denied.body, /some-user.*--client-cert-allowed-names/);
+      // A refused caller's body is not read either.
+      const endless = await uploadUntilStopped(server.url, { path: MUTATE_POD_PATH, ca: serverCa.certPem, cert: wrongName.certPem, key: wrongName.keyPem, keepSending: true });
+      assert.equal(endless.status, 403);
+      assert.ok(endless.closedByServer && endless.bytesSent < 64 * 1024 * 1024, `${endless.bytesSent} bytes sent`);
       assert.equal((await post(server, { cert: apiserver.certPem, key: apiserver.keyPem })).status, 200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('with allowed names, of several common names the last one decides (as Go and the API server\'s front-proxy auth read a subject)', async () => {
+    const allowedFirst = issueClientCertificate(clientCa, ['kube-apiserver-admission', 'some-user'], now, 30);
+    const allowedLast = issueClientCertificate(clientCa, ['some-user', 'kube-apiserver-admission'], now, 30);
+    const server = await plainServer({ clientAuth: staticClientAuth(clientCa.certPem, ['kube-apiserver-admission']) });
+    try {
+      const denied = await post(server, { cert: allowedFirst.certPem, key: allowedFirst.keyPem });
+      assert.equal(denied.status, 403, 'an allowed name before the last common name does not count');
+      assert.match(denied.body, /some-user/);
+      assert.doesNotMatch(denied.body, /kube-apiserver-admission/, 'only the name that decides is reported');
+      assert.equal((await post(server, { cert: allowedLast.certPem, key: allowedLast.keyPem })).status, 200);
     } finally {
       await server.close();
     }

@@ -15,7 +15,9 @@
  *   serving. A body is bounded however it arrives: a Content-Length above the
  *   limit is refused unread, a chunked body is cut at the limit, and a
  *   connection whose body was not read to its end is closed after the answer
- *   (src/client/request-body.ts); a request must arrive whole within 60 s;
+ *   (which says `Connection: close` on the routes that read none: health,
+ *   unknown paths, other methods, refused callers; src/client/request-body.ts);
+ *   a request must arrive whole within 60 s;
  * - TLS: 1.2 with ECDHE + AEAD suites only, 1.3 preferred (src/client/tls-policy.ts);
  * - with `clientAuth`, only callers presenting a certificate the client CA
  *   signed complete the handshake (and, with allowed names, only those
@@ -32,7 +34,7 @@ import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Clock } from '../clock/clock.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
-import { guardRequestBody, lastOnConnection, readBodyWithin } from '../client/request-body.ts';
+import { guardRequestBody, ignoreBody, lastOnConnection, readBodyWithin } from '../client/request-body.ts';
 import { SERVER_TLS_POLICY } from '../client/tls-policy.ts';
 import {
   errored,
@@ -126,21 +128,25 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       const allowedPeer = peerAllowed(req.socket as TLSSocket, auth.allowedNames);
       if (allowedPeer !== true) {
         log.warn({ webhook: path, err: allowedPeer }, 'webhook caller refused');
+        ignoreBody(req, res);
         sendJson(res, 403, { message: allowedPeer });
         return;
       }
     }
     if (path === HEALTHZ_PATH) {
+      ignoreBody(req, res);
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end('ok');
       return;
     }
     const handler = Object.hasOwn(handlers, path) ? handlers[path] : undefined;
     if (handler === undefined) {
+      ignoreBody(req, res);
       sendJson(res, 404, { message: `no admission webhook is served at ${path}` });
       return;
     }
     if (req.method !== 'POST') {
+      ignoreBody(req, res);
       res.setHeader('allow', 'POST');
       sendJson(res, 405, { message: `admission reviews are POSTed; got ${req.method ?? ''}` });
       return;

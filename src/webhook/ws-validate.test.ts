@@ -109,6 +109,7 @@ describe('WorkloadSpread CREATE/UPDATE admission (spec §7)', () => {
     const broken = await validate(cluster, custom);
     assert.equal(broken.status?.code, 500);
     assert.equal(broken.status?.reason, 'InternalError');
+    assert.equal(broken.status?.message, "Internal error occurred: the manager's custom workload whitelist cannot be read", 'what the config map read said is not the caller\'s');
     assert.equal((await validate(withDeploymentAndBrokenWhitelist())).allowed, true, 'built-in targets do not need the whitelist');
   });
 

@@ -73,7 +73,9 @@ export async function admitWorkloadSpread(req: AdmissionRequest, deps: WorkloadS
   });
   const internal = errors.find((e) => e.type === 'InternalError');
   if (internal !== undefined) {
-    const response = errored(uid, 500, new Error(`Internal error occurred: ${internal.detail}`));
+    // The only internal error is an unreadable whitelist (V8): what the config map read said stays in the
+    // manager's log (kube/whitelist-source.ts logs it); the caller may not read that config map.
+    const response = errored(uid, 500, new Error("Internal error occurred: the manager's custom workload whitelist cannot be read"));
     if (response.status !== undefined) response.status.reason = 'InternalError';
     return response;
   }

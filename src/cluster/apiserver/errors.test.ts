@@ -11,6 +11,7 @@ import { VirtualClock } from '../../clock/virtual-clock.ts';
 import type { ServingCertificate } from './certs.ts';
 import { MAX_REQUEST_BODY_BYTES } from './body.ts';
 import { expectStatus, rawRequest, startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
+import { uploadUntilStopped } from '../../testing/hostile-client.ts';
 
 let cert: ServingCertificate;
 let c: TestCluster;
@@ -95,6 +96,25 @@ describe('bodies', () => {
       'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml',
     );
   });
+});
+
+describe('a body no route reads', () => {
+  // GETs, unknown paths, health checks, a caller refused before its body matters: answered, then the
+  // connection is closed instead of reading (and discarding) an endless body until the request timeout.
+  for (const r of [
+    { method: 'GET', path: '/api/v1/namespaces', status: 200, token: true },
+    { method: 'GET', path: '/healthz', status: 200, token: false },
+    { method: 'GET', path: '/nothing/here', status: 404, token: true },
+    { method: 'POST', path: '/api/v1/namespaces/default/configmaps', status: 401, token: false },
+  ]) {
+    test(`${r.method} ${r.path} with an endless chunked body: ${r.status}, and the connection is closed`, async () => {
+      const out = await uploadUntilStopped(c.server.url, { method: r.method, path: r.path, ca: c.server.caPem, keepSending: true, ...(r.token ? { token: c.server.token } : {}) });
+      assert.equal(out.status, r.status);
+      if (r.method === 'GET') assert.equal(out.connection, 'close', 'a read says it ends the connection');
+      assert.ok(out.closedByServer, 'the server closed the connection');
+      assert.ok(out.bytesSent < 64 * 1024 * 1024, `${out.bytesSent} bytes sent`);
+    });
+  }
 });
 
 describe('routing', () => {

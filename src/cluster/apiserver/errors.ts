@@ -150,8 +150,17 @@ export function notAcceptable(accepted: readonly string[]): Status {
   return statusError(406, 'NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`);
 }
 
-export function requestEntityTooLarge(limit: number): Status {
-  return statusError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`);
+export function requestEntityTooLarge(limit: number | string): Status {
+  return statusError(413, 'RequestEntityTooLarge', `Request entity too large: ${typeof limit === 'number' ? `limit is ${limit}` : limit}`);
+}
+
+/**
+ * What kube-apiserver answers when etcd refuses a write over its request
+ * limit: etcd's error passed through as a 500 without a reason (the API
+ * server does not map it; kubernetes/kubernetes#112152).
+ */
+export function etcdRequestTooLarge(): Status {
+  return statusError(500, '', 'etcdserver: request is too large');
 }
 
 export function unauthorized(): Status {

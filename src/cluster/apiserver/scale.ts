@@ -13,7 +13,7 @@ import { asNumber, asRecord, asString } from '../../k8s/raw-json.ts';
 import { strategicMergePatch } from '../../k8s/strategic-merge.ts';
 import type { KubeObject, LabelSelector } from '../../k8s/types.ts';
 import { badRequest, conflict, fail, invalid, notFound, ok, unsupportedMediaType, type Result } from './errors.ts';
-import { applyJsonPatch, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH } from './patch.ts';
+import { applyRequestJsonPatch, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH } from './patch.ts';
 import { jsonMergePatch } from '../../k8s/merge-patch.ts';
 import { groupResourceOf, type ObjectOperations, type WriteOutcome } from './operations.ts';
 import type { GroupVersionKind, RequestContext, ResourceDef, ScaleSpec } from './resource-def.ts';
@@ -91,7 +91,7 @@ export async function updateScale(
     if (patchType === undefined) {
       requested = body;
     } else if (patchType === JSON_PATCH) {
-      const r = applyJsonPatch(oldScale, body);
+      const r = applyRequestJsonPatch(oldScale, body);
       if (!r.ok) return r;
       requested = r.value;
     } else if (patchType === MERGE_PATCH) {

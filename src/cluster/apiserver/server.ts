@@ -24,7 +24,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { REQUEST_ACTIVITY_HEADER, type Clock } from '../../clock/clock.ts';
-import { guardRequestBody } from '../../client/request-body.ts';
+import { guardRequestBody, ignoreBody } from '../../client/request-body.ts';
 import { SERVER_TLS_POLICY } from '../../client/tls-policy.ts';
 import { MAX_REQUEST_BODY_BYTES } from './body.ts';
 import { requestEntityTooLarge } from './errors.ts';
@@ -88,6 +88,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   handler = new HttpHandler(core, control, { users, hostPort: () => `${host}:${port}` });
   const server: Server = createServer({ ...SERVER_TLS_POLICY, key: certificate.keyPem, cert: certificate.certPem }, (req, res) => {
     if (guardRequestBody(req, res, MAX_REQUEST_BODY_BYTES, () => sendStatus(req, res, requestEntityTooLarge(MAX_REQUEST_BODY_BYTES)))) return;
+    // Reads (get, list, watch, health) take no body: one that was sent ends the connection after the answer.
+    if (req.method === 'GET' || req.method === 'HEAD') ignoreBody(req, res);
     const handoff = requestHandoff(req, options.clock);
     // The answer's head is in flight again until the client reads it (and closes the mark).
     if (handoff !== undefined) onFirstWriteHead(res, () => options.clock.activity.sent(handoff));

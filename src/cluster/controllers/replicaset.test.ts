@@ -274,6 +274,27 @@ describe('creation in slow-start batches', () => {
     assert.equal(rsStatus(ns, 'web')['conditions'], undefined);
   });
 
+  test('a webhook outage mid-burst: once it is over the set reaches its replicas by itself, no later than the outage lasted', async () => {
+    const ns = await freshNamespace(bed.client);
+    const outageMs = 60_000;
+    let outageEnds: number | undefined;
+    // Creations 1–22 pass; from the 23rd the webhook refuses everything for a minute.
+    refuse.set(ns, (n) => {
+      if (n === 23) outageEnds = clock.now() + outageMs;
+      return outageEnds !== undefined && clock.now() < outageEnds;
+    });
+    await createRS(ns, 'web', 40, { labels: { app: 'web', start: 'yes' } });
+    await clock.advance(outageMs / 2);
+    assert.equal(activePods(ns).length, 22, 'the outage stopped the burst');
+    // Meanwhile the 22 pods became ready: events that ran the set again, and failed again.
+    assert.ok(outageEnds !== undefined);
+    await clock.advance(outageEnds - clock.now());
+    // Nothing touches the set from here on: only its own retries can finish the job.
+    await clock.advance(outageMs);
+    assert.equal(activePods(ns).length, 40, 'the retry came within the outage\'s length after it ended');
+    refuse.delete(ns);
+  });
+
   test('at most burstReplicas pods per round; the rest once the first are observed', async () => {
     const ns = await freshNamespace(bed.client);
     const local: SlowStartResult[] = [];

@@ -16,6 +16,7 @@ import { Informer } from '../../client/store.ts';
 import type { KubeObject, Pod } from '../../k8s/types.ts';
 import { testBedCertificate, type ClientTestBed } from '../../testing/client-test-bed.ts';
 import { freshNamespace, markPodReady, PodStarter, podTemplate, startControllerTestBed } from '../../testing/workload-controllers-bed.ts';
+import { statusError } from '../apiserver/errors.ts';
 import { StatefulSetController } from './statefulset.ts';
 import { POD_INDEX_LABEL, STATEFULSET_POD_NAME_LABEL } from './statefulset-pods.ts';
 import { CONTROLLER_REVISION_HASH_LABEL, STATEFULSET_REVISION_LABEL } from './statefulset-revisions.ts';
@@ -27,10 +28,19 @@ let controller: StatefulSetController;
 let starter: PodStarter;
 let recorder: Informer<Pod>;
 const events: { type: 'add' | 'delete' | 'terminating'; ns: string; name: string; at: number }[] = [];
+/** Namespace → whether the admission chain refuses this pod creation (a webhook that is down). */
+const refuse = new Map<string, () => boolean>();
 
 before(async () => {
   clock = new VirtualClock(T0);
   bed = await startControllerTestBed(clock, testBedCertificate());
+  bed.server.core.admission.register({
+    name: 'test-pod-gate',
+    validate: (a) => {
+      if (a.operation !== 'CREATE' || a.resource.plural !== 'pods' || a.subresource !== '' || refuse.get(a.namespace)?.() !== true) return undefined;
+      return { allowed: false, status: statusError(500, 'InternalError', 'Internal error occurred: failed calling webhook "gate.test": connection refused') };
+    },
+  });
   controller = new StatefulSetController({ client: bed.client, clock });
   await controller.start();
   // Only pods labelled start=yes become Running and Ready (a kubelet stand-in).
@@ -417,5 +427,27 @@ describe('failed pods and adoption', () => {
     assert.equal(byName.get('web-0')?.metadata.ownerReferences?.[0]?.kind, 'StatefulSet');
     assert.equal(byName.get('other-0')?.metadata.ownerReferences, undefined);
     assert.equal(byName.get('web-0')?.metadata.labels?.[STATEFULSET_POD_NAME_LABEL], 'web-0', 'identity labels are added to an adopted pod');
+  });
+});
+
+describe('retries', () => {
+  test('a webhook outage mid-scale: once it is over the set reaches its replicas by itself, no later than the outage lasted', async () => {
+    const ns = await freshNamespace(bed.client, 'sts');
+    const outageMs = 60_000;
+    let calls = 0;
+    let outageEnds: number | undefined;
+    refuse.set(ns, () => {
+      if (++calls === 8) outageEnds = clock.now() + outageMs;
+      return outageEnds !== undefined && clock.now() < outageEnds;
+    });
+    await create(ns, { replicas: 20, policy: 'Parallel' });
+    await clock.advance(outageMs / 2);
+    assert.equal(alive(ns).length, 7, 'the outage stopped the scale-up');
+    assert.ok(outageEnds !== undefined);
+    await clock.advance(outageEnds - clock.now());
+    // Nothing touches the set from here on: only its own retries can finish the job.
+    await clock.advance(outageMs);
+    assert.equal(alive(ns).length, 20, 'the retry came within the outage\'s length after it ended');
+    refuse.delete(ns);
   });
 });
