@@ -14,13 +14,18 @@
  *   revisions differ; labelSelector (the scale subresource's selector),
  *   collisionCount, observedGeneration;
  * - a FailedScale / FailedUpdate condition when that part of the round failed.
- * `statusNeedsWrite` compares what matters, so an unchanged status is not written.
+ * `statusNeedsWrite` compares what matters, so an unchanged status is not
+ * written (`writeCloneSetStatus`). `truncatePodsToDelete` is the other write
+ * of the end of a sync: names in `podsToDelete` that match no active pod go.
  */
+import { isConflict, isNotFound } from '../../client/errors.ts';
+import type { KubeClient } from '../../client/http-client.ts';
 import { deepEqual } from '../../k8s/json.ts';
 import { isCloneSetPodUpdateReady } from '../../k8s/cloneset-pod-ranking.ts';
 import { asRecord } from '../../k8s/raw-json.ts';
 import { formatTime } from '../../k8s/time.ts';
 import type { KubeObject, Pod } from '../../k8s/types.ts';
+import { CLONESET_REF } from './cloneset-crd.ts';
 import { isAtRevision, partitionReplicas, type CloneSetSpecView } from './cloneset-pods.ts';
 
 export interface CloneSetCondition {
@@ -117,4 +122,36 @@ export function statusNeedsWrite(cs: KubeObject, next: CloneSetStatus): boolean 
   for (const k of ['updateRevision', 'currentRevision', 'labelSelector'] as const) if ((cur[k] ?? '') !== next[k]) return true;
   const shape = (list: unknown): unknown => (Array.isArray(list) ? list.map((c) => [asRecord(c)?.['type'], asRecord(c)?.['message']]) : []);
   return !deepEqual(shape(cur['conditions']), shape(next.conditions));
+}
+
+const STATUS_UPDATE_ATTEMPTS = 4;
+
+/** PUT /status when something changed, re-reading the set on a conflict (Kruise: RetryOnConflict). */
+export async function writeCloneSetStatus(client: KubeClient, cs: KubeObject, status: CloneSetStatus): Promise<void> {
+  if (!statusNeedsWrite(cs, status)) return;
+  let current = cs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.updateStatus(CLONESET_REF, { ...current, status });
+      return;
+    } catch (err) {
+      if (!isConflict(err) || attempt >= STATUS_UPDATE_ATTEMPTS) throw err;
+      current = await client.get(CLONESET_REF, cs.metadata?.name ?? '', { namespace: cs.metadata?.namespace ?? '' });
+    }
+  }
+}
+
+/** truncatePodsToDelete: names in `scaleStrategy.podsToDelete` that match no active pod of the set are dropped. */
+export async function truncatePodsToDelete(client: KubeClient, cs: KubeObject, spec: CloneSetSpecView, pods: readonly Pod[]): Promise<void> {
+  if (spec.podsToDelete.length === 0) return;
+  const live = new Set(pods.map((p) => p.metadata?.name ?? ''));
+  const kept = spec.podsToDelete.filter((n) => live.has(n));
+  if (kept.length === spec.podsToDelete.length) return;
+  const body = { metadata: { resourceVersion: cs.metadata?.resourceVersion }, spec: { scaleStrategy: { podsToDelete: kept.length === 0 ? null : kept } } };
+  try {
+    await client.patch(CLONESET_REF, cs.metadata?.name ?? '', { type: 'merge', body }, { namespace: cs.metadata?.namespace ?? '' });
+  } catch (err) {
+    // A newer version of the set will be synced anyway.
+    if (!isConflict(err) && !isNotFound(err)) throw err;
+  }
 }

@@ -36,7 +36,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type { Clock } from '../../clock/clock.ts';
-import { describeError, isConflict, isNotFound } from '../../client/errors.ts';
+import { describeError, isNotFound } from '../../client/errors.ts';
 import type { EventRecorder } from '../../client/event-recorder.ts';
 import type { KubeClient } from '../../client/http-client.ts';
 import { silentLogger, type Logger } from '../../client/logger.ts';
@@ -53,7 +53,7 @@ import type { KubeObject, LabelSelector, OwnerReference, Pod } from '../../k8s/t
 import { CLONESET_REF, ensureCloneSetCrd } from './cloneset-crd.ts';
 import { planScale, planUpdate } from './cloneset-plan.ts';
 import { CLONESET_API_VERSION, CLONESET_KIND, cloneSetSpec, isAtRevision, newCloneSetPod, newInstanceIds, SPECIFIED_DELETE_LABEL, type CloneSetSpecView } from './cloneset-pods.ts';
-import { calculateStatus, statusNeedsWrite, type CloneSetStatus } from './cloneset-status.ts';
+import { calculateStatus, truncatePodsToDelete, writeCloneSetStatus } from './cloneset-status.ts';
 import { componentClient, componentRecorder } from './component-client.ts';
 import type { ControllerFactory } from './component.ts';
 import { resolveSetRevisions, truncateSetHistory, type SetRevisions } from './controller-history.ts';
@@ -65,7 +65,6 @@ import { slowStartBatch, SLOW_START_INITIAL_BATCH_SIZE } from './slow-start.ts';
 
 export const CLONESET_CONTROLLER = 'cloneset-controller';
 const CONTROLLER_UID_INDEX = 'controllerUid';
-const STATUS_UPDATE_ATTEMPTS = 4;
 const OWNER = { apiVersion: CLONESET_API_VERSION, kind: CLONESET_KIND };
 
 export interface CloneSetControllerOptions {
@@ -254,8 +253,8 @@ export class CloneSetController {
       ...(scaleError === undefined ? {} : { scaleError: describeError(scaleError) }),
       ...(updateError === undefined ? {} : { updateError: describeError(updateError) }),
     });
-    await this.#writeStatus(cs, status);
-    await this.#truncatePodsToDelete(cs, spec, pods).catch((err: unknown) => this.#log.warn({ cloneset: key, err: describeError(err) }, 'cannot truncate podsToDelete'));
+    await writeCloneSetStatus(this.#client, cs, status);
+    await truncatePodsToDelete(this.#client, cs, spec, pods).catch((err: unknown) => this.#log.warn({ cloneset: key, err: describeError(err) }, 'cannot truncate podsToDelete'));
     const live = new Set([nameOf(revisions.current), nameOf(revisions.update), ...sorted.filter((r) => pods.some((p) => isAtRevision(p, nameOf(r)))).map(nameOf)]);
     await truncateSetHistory(this.#client, cs, spec.revisionHistoryLimit, live, sorted).catch((err: unknown) => this.#log.warn({ cloneset: key, err: describeError(err) }, 'cannot truncate history'));
     const failure = scaleError ?? updateError;
@@ -366,36 +365,6 @@ export class CloneSetController {
         this.#event(cs, 'Warning', 'FailedUpdatePodReCreate', `failed to patch pod specified-delete ${name} for update(revision ${update}): ${describeError(err)}`);
         throw err;
       }
-    }
-  }
-
-  /** PUT /status when something changed, re-reading the set on a conflict (Kruise: RetryOnConflict). */
-  async #writeStatus(cs: KubeObject, status: CloneSetStatus): Promise<void> {
-    if (!statusNeedsWrite(cs, status)) return;
-    let current = cs;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.#client.updateStatus(CLONESET_REF, { ...current, status });
-        return;
-      } catch (err) {
-        if (!isConflict(err) || attempt >= STATUS_UPDATE_ATTEMPTS) throw err;
-        current = await this.#client.get(CLONESET_REF, cs.metadata?.name ?? '', { namespace: cs.metadata?.namespace ?? '' });
-      }
-    }
-  }
-
-  /** truncatePodsToDelete: names in `scaleStrategy.podsToDelete` that match no active pod of the set are dropped. */
-  async #truncatePodsToDelete(cs: KubeObject, spec: CloneSetSpecView, pods: readonly Pod[]): Promise<void> {
-    if (spec.podsToDelete.length === 0) return;
-    const live = new Set(pods.map((p) => p.metadata?.name ?? ''));
-    const kept = spec.podsToDelete.filter((n) => live.has(n));
-    if (kept.length === spec.podsToDelete.length) return;
-    const body = { metadata: { resourceVersion: cs.metadata?.resourceVersion }, spec: { scaleStrategy: { podsToDelete: kept.length === 0 ? null : kept } } };
-    try {
-      await this.#client.patch(CLONESET_REF, cs.metadata?.name ?? '', { type: 'merge', body }, { namespace: cs.metadata?.namespace ?? '' });
-    } catch (err) {
-      // A newer version of the set will be synced anyway.
-      if (!isConflict(err) && !isNotFound(err)) throw err;
     }
   }
 
