@@ -320,6 +320,14 @@ describe('ownership and availability', () => {
     assert.deepEqual([status(ns)['readyReplicas'], status(ns)['availableReplicas'], status(ns)['updatedAvailableReplicas']], [2, 2, 2]);
   });
 
+  test('a selector that does not match the template labels creates no pod (Kruise\u2019s webhook refuses such a set)', async () => {
+    const ns = await freshNamespace(bed.client);
+    await createCS(ns, 2, {}, { app: 'other' });
+    await clock.settle();
+    assert.equal(activePods(ns).length, 0);
+    assert.ok(events(ns, 'InvalidSelector').length > 0);
+  });
+
   test('pods that never become ready hold back neither scale-out nor status', async () => {
     const ns = await freshNamespace(bed.client);
     await createCS(ns, 2, {}, { app: 'web', start: 'no' });

@@ -215,6 +215,13 @@ export class CloneSetController {
       this.#log.error({ cloneset: key, err: sel.error }, 'invalid selector');
       return;
     }
+    const templateLabels = asRecord(asRecord(asRecord(cs['spec'])?.['template'])?.['metadata'])?.['labels'] as Record<string, string> | undefined;
+    if (sel.selector.empty || !sel.selector.matches(templateLabels)) {
+      // Kruise's validating webhook refuses such a set; here the pods it made would be released as
+      // soon as they exist, and replaced, without end.
+      this.#event(cs, 'Warning', 'InvalidSelector', '`selector` does not match template `labels`: no pods are created');
+      return;
+    }
     await this.#watchPods();
     // The pods' own watch events sync the set again once the writes show up.
     if (!this.expectations.satisfied(key)) return;
