@@ -4,7 +4,10 @@
  * manager, on the virtual clock, narrated chapter by chapter with a bar per
  * subset; then the HTML report, and how to keep a cluster for kubectl.
  *
- *   workloadspread demo [--report PATH] [--no-color] [--fast | --step]
+ *   workloadspread demo [--cloneset] [--report PATH] [--no-color] [--fast | --step]
+ *
+ * `--cloneset` plays the second demo (src/sim/cloneset-demo.ts): an
+ * OpenKruise CloneSet instead of the Deployment, with a partitioned rollout.
  *
  * On a terminal the chapters come a short moment apart so they can be read
  * (`--fast` drops the pauses, `--step` waits for Enter instead); piped, the
@@ -17,7 +20,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { realClock } from '../clock/clock.ts';
-import { DEMO_FILES, DEMO_NODES, demoFrame, demoScenario, failedChecks, type DemoChapter, type DemoFrame } from '../sim/demo.ts';
+import { CLONESET_DEMO } from '../sim/cloneset-demo.ts';
+import { DEMO_NODES, DEPLOYMENT_DEMO, demoFrame, demoScenario, failedChecks, type DemoChapter, type DemoFrame } from '../sim/demo.ts';
 import { describeExpectation } from '../sim/describe.ts';
 import { renderHtmlReport } from '../sim/html-report.ts';
 import { runScenario, type ScenarioRunResult, type Snapshot, type StepResult } from '../sim/runner.ts';
@@ -39,6 +43,8 @@ export interface DemoOptions {
   fast?: boolean;
   /** Wait for Enter between chapters (a terminal only). */
   step?: boolean;
+  /** The second demo: an OpenKruise CloneSet instead of a Deployment (`--cloneset`). */
+  cloneset?: boolean;
 }
 
 export interface DemoHooks {
@@ -140,8 +146,9 @@ export async function runDemo(options: DemoOptions, io: CliIo, hooks: DemoHooks 
   const root = hooks.root ?? PACKAGE_ROOT;
   const reportPath = resolve(options.report ?? DEFAULT_REPORT);
 
-  const files = await Promise.all(DEMO_FILES.map(async (path) => ({ path, text: await readInput(io, join(root, path), parseMaxInputSize(undefined)) })));
-  const built = demoScenario(files);
+  const demo = options.cloneset === true ? CLONESET_DEMO : DEPLOYMENT_DEMO;
+  const files = await Promise.all(demo.files.map(async (path) => ({ path, text: await readInput(io, join(root, path), parseMaxInputSize(undefined)) })));
+  const built = demoScenario(files, demo);
   if (!built.ok) throw new CommandError(`the demo's files are broken: ${built.error}`, 1);
   const { scenario, chapters } = built.demo;
   const total = chapters.size;
@@ -162,7 +169,7 @@ export async function runDemo(options: DemoOptions, io: CliIo, hooks: DemoHooks 
   const say = (lines: string[]) => io.out(`${lines.join('\n')}\n`);
   const pools = DEMO_NODES.map((g) => `${g.namePrefix}-1..${g.count}`).join(', ');
   say([
-    style.bold('workloadspread demo') + style.dim(' — one Deployment spread over two zones and an elastic pool by a WorkloadSpread'),
+    style.bold(options.cloneset === true ? 'workloadspread demo --cloneset' : 'workloadspread demo') + style.dim(` — ${demo.headline}`),
     '',
     ...wrap(
       `Starting an embedded Kubernetes on this machine (API server, scheduler, kubelets, workload controllers) with 6 fake nodes (${pools}; the elastic nodes are tainted) and the WorkloadSpread manager inside it, on a virtual clock: minutes of cluster time pass in moments.`,
@@ -177,7 +184,7 @@ export async function runDemo(options: DemoOptions, io: CliIo, hooks: DemoHooks 
     signal,
     onSetup: async (setup) => {
       const replicas = setup.workloadSpreads[0]?.replicas ?? 0;
-      say(['', ...wrap(`Applied ${DEMO_FILES.join(' and ')}: WorkloadSpread web-spread (zone-a up to 4 pods, zone-b up to 4, the rest elastic) and Deployment web with ${replicas} replicas. All of them land in zone-a:`, WIDTH, ''), ...renderFrame(demoFrame(undefined, setup), style)]);
+      say(['', ...wrap(demo.setupText(replicas), WIDTH, ''), ...renderFrame(demoFrame(undefined, setup), style)]);
       before = setup;
     },
     onStep: async (step: StepResult) => {

@@ -201,9 +201,10 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void, options
     .option('--no-color', 'no colours (default: colours on a terminal, unless NO_COLOR is set)')
     .option('--fast', 'no pauses between the steps')
     .option('--step', 'wait for Enter between the steps')
-    .action(async (opts: { report?: string; color: boolean; fast?: boolean; step?: boolean }) => {
+    .option('--cloneset', 'the second demo: an OpenKruise CloneSet instead of the Deployment, scaled out and in and rolled out with a partition')
+    .action(async (opts: { report?: string; color: boolean; fast?: boolean; step?: boolean; cloneset?: boolean }) => {
       const { runDemo } = await import('./demo.ts');
-      setExit(await runDemo({ color: opts.color, ...defined({ report: opts.report, fast: opts.fast, step: opts.step }) }, io));
+      setExit(await runDemo({ color: opts.color, ...defined({ report: opts.report, fast: opts.fast, step: opts.step, cloneset: opts.cloneset }) }, io));
     });
 
   program

@@ -29,7 +29,7 @@ export interface RankedPod {
 const GO_ZERO_TIME_MS = -62135596800000; // 0001-01-01T00:00:00Z
 const isZero = (t: number | undefined): t is undefined => t === undefined || t === GO_ZERO_TIME_MS;
 
-function nodeNameOf(pod: Pod): string {
+export function nodeNameOf(pod: Pod): string {
   const n: unknown = pod?.spec?.nodeName;
   return typeof n === 'string' ? n : '';
 }
@@ -39,21 +39,21 @@ function uidOf(pod: Pod): string {
   return typeof uid === 'string' ? uid : '';
 }
 
-function creationTime(pod: Pod): number | undefined {
+export function creationTime(pod: Pod): number | undefined {
   const ts: unknown = pod?.metadata?.creationTimestamp;
   return parseTime(typeof ts === 'string' ? ts : undefined);
 }
 
 /** Pending (and anything unknown to the table, including "") < Unknown < Running. */
-function phaseOrdinal(pod: Pod): number {
+export function phaseOrdinal(pod: Pod): number {
   const phase: unknown = pod?.status?.phase;
   return phase === 'Running' ? 2 : phase === 'Unknown' ? 1 : 0;
 }
 
-const sameTime = (a: number | undefined, b: number | undefined): boolean => (isZero(a) && isZero(b)) || a === b;
+export const sameTime = (a: number | undefined, b: number | undefined): boolean => (isZero(a) && isZero(b)) || a === b;
 
 /** t1 is after t2, where a zero time counts as later than any other. */
-function afterOrZero(t1: number | undefined, t2: number | undefined): boolean {
+export function afterOrZero(t1: number | undefined, t2: number | undefined): boolean {
   if (isZero(t1) || isZero(t2)) return isZero(t1);
   return t1 > t2;
 }

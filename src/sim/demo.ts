@@ -8,7 +8,8 @@
  * rescheduleCriticalSeconds, replacements on the elastic pool, the zone
  * schedulable again after the recovery window), each followed by checks.
  *
- * `demoScenario` builds the scenario (it runs on H1's runner like any
+ * `demoScenario` builds the scenario of a `DemoDefinition` (this one,
+ * `DEPLOYMENT_DEMO`, or cloneset-demo.ts's; it runs on the runner like any
  * scenario file); `demoFrame` turns one step's observation into what the
  * terminal shows: per-subset counts against limits, and what changed since
  * the previous chapter, in words. Pure: files come in as text.
@@ -121,8 +122,30 @@ export interface DemoScenario {
 
 export type DemoScenarioResult = { ok: true; demo: DemoScenario } | { ok: false; error: string };
 
-/** The demo's scenario from the text of `DEMO_FILES` (any manifests; applied in order). */
-export function demoScenario(files: readonly { path: string; text: string }[]): DemoScenarioResult {
+/** One demo: its files, its chapters and the words around them (the nodes are `DEMO_NODES` for every demo). */
+export interface DemoDefinition {
+  /** The files it applies, relative to the repository root. */
+  files: readonly string[];
+  chapters: readonly DemoChapter[];
+  /** What it shows, in one line (after the command's name). */
+  headline: string;
+  /** The scenario's description (reports). */
+  description: string;
+  /** What the terminal says once the files are applied, given the workload's replicas. */
+  setupText(replicas: number): string;
+}
+
+/** `workloadspread demo`: a Deployment, an Adaptive reschedule and a ratio. */
+export const DEPLOYMENT_DEMO: DemoDefinition = {
+  files: DEMO_FILES,
+  chapters: DEMO_CHAPTERS,
+  headline: 'one Deployment spread over two zones and an elastic pool by a WorkloadSpread',
+  description: 'Deployment web spread over zone-a, zone-b and an elastic pool by WorkloadSpread web-spread (examples/demo/).',
+  setupText: (replicas) => `Applied ${DEMO_FILES.join(' and ')}: WorkloadSpread web-spread (zone-a up to 4 pods, zone-b up to 4, the rest elastic) and Deployment web with ${replicas} replicas. All of them land in zone-a:`,
+};
+
+/** The demo's scenario from the text of its files (any manifests; applied in order). */
+export function demoScenario(files: readonly { path: string; text: string }[], demo: DemoDefinition = DEPLOYMENT_DEMO): DemoScenarioResult {
   const objects: KubeObject[] = [];
   for (const file of files) {
     const parsed = parseManifests(file.text, file.path);
@@ -131,7 +154,7 @@ export function demoScenario(files: readonly { path: string; text: string }[]): 
   }
   const steps: Record<string, unknown>[] = [];
   const chapters = new Map<number, DemoChapter>();
-  for (const chapter of DEMO_CHAPTERS) {
+  for (const chapter of demo.chapters) {
     chapter.steps.forEach((step, i) => {
       // The report shows a step's description: the chapter's words go on its first step.
       steps.push(i === 0 ? { ...step, description: `${chapter.title}. ${chapter.text}` } : step);
@@ -141,7 +164,7 @@ export function demoScenario(files: readonly { path: string; text: string }[]): 
   }
   const result = scenarioFromValue({
     name: 'workloadspread demo',
-    description: 'Deployment web spread over zone-a, zone-b and an elastic pool by WorkloadSpread web-spread (examples/demo/).',
+    description: demo.description,
     nodes: DEMO_NODES,
     objects,
     steps,

@@ -5,6 +5,7 @@
  * asked for. The plug-in contract is component.ts.
  * Adding a controller: export a factory next to it and append it below.
  */
+import { cloneSetController } from './cloneset.ts';
 import type { ControllerFactory } from './component.ts';
 import { deploymentController } from './deployment.ts';
 import { disruptionController } from './disruption.ts';
@@ -17,8 +18,9 @@ import { statefulSetController } from './statefulset.ts';
 
 /**
  * The control loops a cluster runs by default (besides its kubelet), in start
- * order: kube-scheduler, then what kube-controller-manager runs.
+ * order: kube-scheduler, then what kube-controller-manager runs, then
+ * OpenKruise's CloneSet controller (which installs the CloneSet CRD).
  */
 export function defaultControllers(): ControllerFactory[] {
-  return [schedulerController, nodeLifecycleController, replicaSetController, deploymentController, statefulSetController, jobController, garbageCollector, disruptionController];
+  return [schedulerController, nodeLifecycleController, replicaSetController, deploymentController, statefulSetController, jobController, garbageCollector, disruptionController, cloneSetController];
 }
