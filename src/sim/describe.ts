@@ -39,6 +39,8 @@ export function describeAction(a: StepAction): string {
       return `untaint node ${a.node} ${a.key}${a.effect === undefined ? '' : `:${a.effect}`}`;
     case 'rollout':
       return `roll out ${ref(a.target)} (pod template changed)`;
+    case 'createPods':
+      return `create ${a.count} pod(s) owned by ${ref(a.owner)}`;
     case 'advance':
       return `advance ${formatDuration(a.ms)}`;
     case 'settle':

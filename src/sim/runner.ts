@@ -132,6 +132,7 @@ export function scenarioNamespaces(scenario: Scenario): string[] {
     const a = s.action;
     if (a.action === 'apply') add(a.object.metadata?.namespace);
     if ('target' in a) add(a.target.namespace);
+    if (a.action === 'createPods') add(a.owner.namespace);
     if (a.action === 'evict' && a.pods.by === 'name') add(a.pods.namespace);
   }
   return [...out].sort();
