@@ -78,6 +78,7 @@ export interface SimBackend {
 }
 
 export const ok: BackendResult = { ok: true };
+export const failed = (error: string): BackendResult => ({ ok: false, error });
 
 /** The outcome of a settle that ended with `judgement` (what was or was not true at its end). */
 export function withJudgement(outcome: SettleOutcome, judgement: SettleJudgement): SettleOutcome {
@@ -85,4 +86,3 @@ export function withJudgement(outcome: SettleOutcome, judgement: SettleJudgement
   if (judgement.settled) return { ...outcome, ...notes };
   return { ...outcome, quiescent: false, waitingFor: judgement.waitingFor, ...notes };
 }
-export const failed = (error: string): BackendResult => ({ ok: false, error });

@@ -23,7 +23,6 @@ import { silentLogger, type Logger } from '../client/logger.ts';
 import { BUILTIN, type ResourceRef } from '../client/resources.ts';
 import type { ServingCertificate } from '../cluster/apiserver/certs.ts';
 import { formatTime } from '../k8s/time.ts';
-import { isPlainObject } from '../k8s/json.ts';
 import { ROLLOUT_KINDS } from '../k8s/rollout-status.ts';
 import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
 import type { Whitelist } from '../api/whitelist.ts';
@@ -159,7 +158,7 @@ export function scenarioWorkloads(scenario: Scenario): WorkloadRef[] {
   const objects = [...scenario.objects, ...scenario.steps.flatMap((s) => (s.action.action === 'apply' ? [s.action.object] : []))];
   for (const o of objects) {
     add(o.apiVersion, o.kind, o.metadata?.namespace, o.metadata?.name);
-    if (isPlainObject(o) && o.kind === 'WorkloadSpread') {
+    if (o.kind === 'WorkloadSpread') {
       const target = (o as { spec?: { targetRef?: { apiVersion?: unknown; kind?: unknown; name?: unknown } } }).spec?.targetRef;
       if (typeof target?.apiVersion === 'string' && typeof target.kind === 'string' && typeof target.name === 'string') add(target.apiVersion, target.kind, o.metadata?.namespace, target.name);
     }
