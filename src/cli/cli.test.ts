@@ -96,11 +96,35 @@ describe('workloadspread plan', () => {
     const parsed = JSON.parse(r.out) as unknown;
     assert.deepEqual(parsed, {
       steps: [
-        { replicas: 50, subsets: { 'subset-normal': { limit: 100, pods: 50, costs: [200] }, 'subset-elastic': { limit: null, pods: 0, costs: [] } }, unassigned: 0 },
-        { replicas: 150, subsets: { 'subset-normal': { limit: 100, pods: 100, costs: [200] }, 'subset-elastic': { limit: null, pods: 50, costs: [100] } }, unassigned: 0 },
-        { replicas: 80, subsets: { 'subset-normal': { limit: 100, pods: 80, costs: [200] }, 'subset-elastic': { limit: null, pods: 0, costs: [] } }, unassigned: 0 },
+        { replicas: 50, subsets: { 'subset-normal': { limit: 100, pods: 50, costs: [200] }, 'subset-elastic': { limit: null, pods: 0, costs: [] } }, placed: 50, unplaced: 0, unassigned: 0 },
+        { replicas: 150, subsets: { 'subset-normal': { limit: 100, pods: 100, costs: [200] }, 'subset-elastic': { limit: null, pods: 50, costs: [100] } }, placed: 150, unplaced: 0, unassigned: 0 },
+        { replicas: 80, subsets: { 'subset-normal': { limit: 100, pods: 80, costs: [200] }, 'subset-elastic': { limit: null, pods: 0, costs: [] } }, placed: 80, unplaced: 0, unassigned: 0 },
       ],
     });
+  });
+
+  test('pods no subset can take are shown unplaced, with what happens to them, never in a subset over its limit', async () => {
+    const spread = `apiVersion: apps.kruise.io/v1alpha1
+kind: WorkloadSpread
+metadata: {name: ws}
+spec:
+  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  subsets:
+    - {name: zone-a, maxReplicas: 2, requiredNodeSelectorTerm: {matchExpressions: [{key: zone, operator: In, values: [a]}]}}
+    - {name: zone-b, maxReplicas: 2, requiredNodeSelectorTerm: {matchExpressions: [{key: zone, operator: In, values: [b]}]}}
+`;
+    const json = await run(['plan', '-f', 'ws.yaml', '--replicas', '6,3', '-o', 'json'], { 'ws.yaml': spread });
+    assert.equal(json.code, 0, json.err);
+    const parsed = JSON.parse(json.out) as { steps: { subsets: Record<string, { limit: number; pods: number }>; placed: number; unplaced: number }[]; unplacedPods?: { event: { reason: string }; next: string } };
+    assert.deepEqual(parsed.steps.map((s) => [s.subsets['zone-a']?.pods, s.subsets['zone-b']?.pods, s.placed, s.unplaced]), [[2, 2, 4, 2], [2, 1, 3, 0]]);
+    assert.equal(parsed.unplacedPods?.event.reason, 'NoSubsetAvailable');
+    assert.match(parsed.unplacedPods?.next ?? '', /depends on the cluster's nodes/);
+    const table = await run(['plan', '-f', 'ws.yaml', '--replicas', '6'], { 'ws.yaml': spread });
+    assert.match(table.out, /\(unplaced\)\s+-\s+2\s+-/);
+    assert.match(table.out, /\(unplaced\): pods no subset can take \(step 1: 2\)\. Each is admitted unchanged \(no subset is injected\), with a Warning event NoSubsetAvailable/);
+    // Without unplaced pods, no such note and no unplacedPods key.
+    const none = await run(['plan', '-f', 'examples/elastic.yaml', '--replicas', '5', '-o', 'json']);
+    assert.equal((JSON.parse(none.out) as { unplacedPods?: unknown }).unplacedPods, undefined);
   });
 
   test('table output has a row per step and subset', async () => {

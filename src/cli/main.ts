@@ -129,9 +129,9 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void, options
 
   program
     .command('plan')
-    .description('Show, without a cluster, how a WorkloadSpread places pods as the workload scales to each count in turn.')
+    .description('Show, without a cluster, how a WorkloadSpread places pods as the workload scales to each count in turn; pods no subset can take are shown unplaced, with what happens to them next.')
     .requiredOption('-f, --filename <file>', 'file with the WorkloadSpread (other kinds are ignored); - reads stdin')
-    .requiredOption('--replicas <counts>', 'comma-separated replica counts, e.g. 10,100,30')
+    .requiredOption('--replicas <counts>', 'comma-separated replica counts, each at most 100000, e.g. 10,100,30')
     .addOption(new Option('-o, --output <format>', 'output format').choices([...PLAN_OUTPUTS]).default('table'))
     .option('--max-input-size <size>', MAX_INPUT_HELP)
     .action(async (opts: { filename: string; replicas: string; output: (typeof PLAN_OUTPUTS)[number]; maxInputSize?: string }) => {

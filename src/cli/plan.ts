@@ -1,8 +1,12 @@
 /**
  * `workloadspread plan -f WS.yaml --replicas 10,100,30 [-o table|json|yaml]`: the
  * spread engine alone, no cluster (see src/core/plan.ts for the model).
- * The JSON shape is an interface others script against:
- * `{"steps":[{"replicas":10,"subsets":{"a":{"limit":2,"pods":2,"costs":[200]}},"unassigned":0}]}`.
+ * The JSON shape is an interface others script against (keys are only added):
+ * `{"steps":[{"replicas":10,"subsets":{"a":{"limit":2,"pods":2,"costs":[200]}},"placed":2,"unplaced":0,"unassigned":0}]}`,
+ * plus `unplacedPods` (what happens to pods no subset can take) when a step has some.
+ *
+ * Cost: O(n log n) in the largest count (core/plan.ts); `bench/plan.ts`
+ * prints the figures.
  */
 import { validateWorkloadSpreadFull } from '../api/validation.ts';
 import { EMPTY_WHITELIST } from '../api/whitelist.ts';
@@ -25,6 +29,17 @@ export interface PlanCommandOptions {
 }
 
 const MAX_REPLICAS = 100_000;
+
+/**
+ * What happens to a pod no subset can take, in the JSON output (and, in
+ * words, under the table): the webhook's answer, and what the plan cannot
+ * know.
+ */
+export const UNPLACED_OUTCOME = {
+  admission: 'admitted unchanged (no subset is injected)',
+  event: { type: 'Warning', reason: 'NoSubsetAvailable', object: 'WorkloadSpread' },
+  next: "the scheduler puts the pod on any node that fits it; the controller then adopts it into the subset whose node selector that node matches (even over that subset's limit, as a surplus pod that goes first on a scale-in), or into none. Which depends on the cluster's nodes, which plan does not know: it counts the pod in no subset",
+} as const;
 
 export function parseReplicaCounts(value: string): number[] {
   const parts = value.split(',').map((p) => p.trim());
@@ -61,17 +76,30 @@ export async function runPlan(options: PlanCommandOptions, io: CliIo): Promise<n
   if (spreads.length > 1) io.err(`note: ${inputName(options.file)} has ${spreads.length} WorkloadSpreads; planning the first, ${describeObject(ws)}\n`);
   const outcome = planSpread(ws as unknown as WorkloadSpread, counts);
   if (!outcome.ok) throw new CommandError(`cannot plan ${describeObject(ws)}: ${outcome.error}`, 1);
+  const anyUnplaced = outcome.result.steps.some((s) => s.unplaced > 0);
+  const document = anyUnplaced ? { ...outcome.result, unplacedPods: UNPLACED_OUTCOME } : outcome.result;
   if (options.output === 'json') {
-    io.out(`${JSON.stringify(outcome.result)}\n`);
+    io.out(`${JSON.stringify(document)}\n`);
     return 0;
   }
   if (options.output === 'yaml') {
-    io.out(stringify(outcome.result, { version: '1.1', lineWidth: 0 }));
+    io.out(stringify(document, { version: '1.1', lineWidth: 0 }));
     return 0;
   }
   io.out(`${describeObject(ws)} → ${String(ref?.kind)} ${namespaceOf(ws)}/${String(ref?.name)}\n`);
   io.out(renderPlanTable(outcome.result));
+  if (anyUnplaced) io.out(`\n${unplacedNote(outcome.result)}`);
   return 0;
+}
+
+/** The words under the table when some step has pods no subset can take. */
+export function unplacedNote(result: PlanResult): string {
+  const where = result.steps.flatMap((s, i) => (s.unplaced > 0 ? [`step ${i + 1}: ${s.unplaced}`] : [])).join(', ');
+  return [
+    `(unplaced): pods no subset can take (${where}). Each is ${UNPLACED_OUTCOME.admission}, with a ${UNPLACED_OUTCOME.event.type} event ${UNPLACED_OUTCOME.event.reason} on the WorkloadSpread.`,
+    `Next, ${UNPLACED_OUTCOME.next}. \`simulate\` with your nodes shows where they land.`,
+    '',
+  ].join('\n');
 }
 
 export function renderPlanTable(result: PlanResult): string {
@@ -88,7 +116,7 @@ export function renderPlanTable(result: PlanResult): string {
         showCosts(s.costs),
       ]);
     });
-    if (step.unassigned > 0) rows.push(['', '', '(no subset)', '-', String(step.unassigned), '-']);
+    if (step.unplaced > 0) rows.push(['', '', '(unplaced)', '-', String(step.unplaced), '-']);
   });
   return renderTable(['STEP', 'REPLICAS', 'SUBSET', 'LIMIT', 'PODS', 'DELETION COSTS'], rows);
 }

@@ -55,7 +55,7 @@ describe('workloadspread simulate', () => {
   describe('every example scenario passes (exit 0)', () => {
     const files = readdirSync(EXAMPLES).filter((f) => f.endsWith('.yaml')).sort();
     test('the examples cover the use cases of the seeds', () => {
-      assert.deepEqual(files, ['adaptive.yaml', 'balanced-scale-in.yaml', 'budget-guard-pod-deletion.yaml', 'budget-node-without-zone.yaml', 'budget-story1-one-zone-at-a-time.yaml', 'budget-story2-per-zone.yaml', 'budget-story3-overall.yaml', 'budget-workloadspread-subsets.yaml', 'cloneset.yaml', 'elastic.yaml', 'per-arch.yaml', 'rebalance-failback.yaml', 'rebalance-limit-change.yaml', 'rolling-update.yaml', 'scale-in-order.yaml', 'statefulset.yaml', 'zone-ratio.yaml']);
+      assert.deepEqual(files, ['adaptive.yaml', 'balanced-scale-in.yaml', 'budget-guard-pod-deletion.yaml', 'budget-node-without-zone.yaml', 'budget-story1-one-zone-at-a-time.yaml', 'budget-story2-per-zone.yaml', 'budget-story3-overall.yaml', 'budget-workloadspread-subsets.yaml', 'cloneset.yaml', 'custom-workload-target-filter.yaml', 'custom-workload-whitelist.yaml', 'elastic.yaml', 'per-arch.yaml', 'rebalance-failback.yaml', 'rebalance-limit-change.yaml', 'rolling-update.yaml', 'scale-in-order.yaml', 'statefulset.yaml', 'zone-ratio.yaml']);
     });
     for (const file of files) {
       test(file, async () => {

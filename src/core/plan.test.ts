@@ -1,5 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
 import { planSpread, type PlanStep } from './plan.ts';
 
@@ -62,13 +63,40 @@ describe('planSpread', () => {
     assert.deepEqual(Object.values(steps[1]?.subsets ?? {}).map((s) => s.costs), [[300], [200], []]);
   });
 
-  test('pods beyond every limit are admitted without a subset (D11), scheduled on the emptiest node and adopted by the next reconcile, as in the cluster', () => {
-    // Without node selectors every subset fits every node, so adoption takes the first subset on a tie (§4.3).
-    const steps = plan(ws([{ name: 'a', maxReplicas: 2 }, { name: 'b', maxReplicas: 2 }]), [6]);
-    assert.deepEqual(pods(steps[0]), { a: 4, b: 2 });
-    assert.equal(steps[0]?.unassigned, 0);
-    // The adopted pods are the surplus: negative costs.
-    assert.deepEqual(Object.values(steps[0]?.subsets ?? {}).map((s) => s.costs), [[-100, 200], [100]]);
+  test('pods no subset can take are reported unplaced (D11), never counted in a subset over its limit', () => {
+    // Two subsets of 2 pods each and 6 replicas: 2 pods fit no subset. Where they land depends on the cluster's nodes.
+    const steps = plan(ws([{ name: 'a', maxReplicas: 2 }, { name: 'b', maxReplicas: 2 }]), [6, 8, 3]);
+    assert.deepEqual(pods(steps[0]), { a: 2, b: 2 });
+    assert.deepEqual([steps[0]?.placed, steps[0]?.unplaced, steps[0]?.unassigned], [4, 2, 2]);
+    assert.deepEqual(Object.values(steps[0]?.subsets ?? {}).map((s) => s.costs), [[200], [100]]);
+    assert.deepEqual(pods(steps[1]), { a: 2, b: 2 });
+    assert.equal(steps[1]?.unplaced, 4);
+    // On scale-in the pods in no subset go first (no node, as a cluster ranks pods in no subset or over a limit first), then b's (cost 100).
+    assert.deepEqual(pods(steps[2]), { a: 2, b: 1 });
+    assert.equal(steps[2]?.unplaced, 0);
+  });
+
+  test('a subset never gains pods beyond its limit: random specs and scale sequences', () => {
+    const subsetArb = fc.record({ max: fc.option(fc.oneof(fc.integer({ min: 0, max: 6 }), fc.integer({ min: 1, max: 100 }).map((p) => `${p}%`)), { nil: undefined }), min: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }) });
+    fc.assert(
+      fc.property(fc.array(subsetArb, { minLength: 1, maxLength: 4 }), fc.array(fc.integer({ min: 0, max: 40 }), { minLength: 1, maxLength: 6 }), (specs, counts) => {
+        const subsets: Subset[] = specs.map((s, i) => ({ name: `s${i}`, ...(s.max === undefined ? {} : { maxReplicas: s.max }), ...(s.min === undefined ? {} : { minReplicas: s.min }) }));
+        fc.pre(subsets.every((s) => s.minReplicas === undefined || typeof s.maxReplicas !== 'number' || s.minReplicas <= s.maxReplicas));
+        const outcome = planSpread(ws(subsets), counts);
+        assert.ok(outcome.ok, outcome.ok ? '' : outcome.error);
+        let before: Record<string, number> = {};
+        for (const step of outcome.result.steps) {
+          for (const [name, s] of Object.entries(step.subsets)) {
+            // Over its limit only with pods that were already there (a scale-in keeps what it does not remove).
+            if (s.limit !== null && s.pods > s.limit) assert.ok(s.pods <= (before[name] ?? 0), `${name}: ${s.pods} pods over its limit ${s.limit} after ${before[name] ?? 0} (${JSON.stringify({ subsets, counts })})`);
+          }
+          assert.equal(step.placed + step.unplaced, step.replicas);
+          assert.equal(step.placed, Object.values(step.subsets).reduce((n, s) => n + s.pods, 0));
+          before = pods(step);
+        }
+      }),
+      { numRuns: 200, seed: 20260101 },
+    );
   });
 
   test('StatefulSet targets follow the ordinals and get no deletion cost', () => {

@@ -1,7 +1,8 @@
 /**
  * What-if planning without a cluster (`workloadspread plan`): scales the
  * target of a WorkloadSpread to each count in turn and reports, per step and
- * subset, the limit, the pods and their deletion costs.
+ * subset, the limit, the pods and their deletion costs, and the pods no
+ * subset could take.
  *
  * The engine drives the same decisions the webhook and the controller make,
  * in the order a healthy cluster makes them (D19: what `plan` predicts is what
@@ -11,36 +12,47 @@
  * - scale-out admits pods one by one through `decidePodCreate` (admission.ts,
  *   the webhook's own decision) over a small in-memory cluster (`planView`:
  *   the WorkloadSpread, its workload at the step's replica count, the pods);
- *   every pod is assumed to schedule and become ready at once, on one node
- *   per subset (`planNodes`: labelled so the subset's required term matches,
- *   untainted, room for every pod). A pod no subset can take (D11) goes where
- *   the scheduler would put it — the node with the fewest pods, the first by
- *   name on a tie (the embedded scheduler's order; a real one breaks ties at
- *   random) — and the next reconcile adopts it into that node's subset;
+ *   every placed pod is assumed to schedule in its subset and become ready at
+ *   once. A pod no subset can take (D11: admitted unchanged, a Warning event
+ *   NoSubsetAvailable) is reported as **unplaced**: in a cluster the
+ *   scheduler puts it on any node that fits it and the controller adopts it
+ *   into the subset of that node (or none), which depends on the cluster's
+ *   nodes — which `plan` does not know, so it never counts such a pod in a
+ *   subset. It holds no place, has no node, and goes first on a scale-in (as
+ *   the pods in no subset or over a limit do in a cluster);
  * - a scale-in removes pods at once, in the upstream ReplicaSet order with the
  *   deletion costs the pods carry at that moment (the last reconcile's; or
  *   the highest ordinals of a StatefulSet), and records each deletion through
  *   `decidePodDeletion`, as the webhook does;
  * - a step ends with a controller reconcile, whose result is reported.
+ *
+ * Cost: O(n log n) in the pods of a step. Within a scale-out the plan does
+ * what the controller's next status does once a pod it admitted exists: the
+ * pod's reservation (a `creatingPods` entry) becomes one of the subset's
+ * `replicas`, and a recorded deletion (`deletingPods`) goes once the pod is
+ * gone — so the status stays the size of the spec instead of growing by a
+ * pod per admission, and every decision sees the same room (`missingReplicas`
+ * and occupancy do not change). The pods are indexed (by name, and the
+ * counts admission asks per subset) instead of scanned.
  * Virtual time advances one second per pod and ten minutes per step, starting
  * at `options.start`. Pure and deterministic: names and uids are sequential.
  */
 import { POD_DELETION_COST_ANNOTATION, POD_TEMPLATE_HASH_LABEL, VERSION_IGNORED } from '../api/keys.ts';
 import type { Whitelist } from '../api/whitelist.ts';
-import type { WorkloadSpread } from '../api/workloadspread.ts';
+import type { SubsetStatus, WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { deepClone, isPlainObject } from '../k8s/json.ts';
 import { lookupOf } from '../k8s/lookup.ts';
-import { apiVersionGroup, isPodActive } from '../k8s/pod.ts';
+import { apiVersionGroup } from '../k8s/pod.ts';
 import { podsToDeleteOnScaleDown } from '../k8s/pod-ranking.ts';
 import { POD_PATCH_META, strategicMergePatch } from '../k8s/strategic-merge.ts';
 import { formatTime } from '../k8s/time.ts';
-import type { KubeObject, Node, Pod } from '../k8s/types.ts';
+import type { KubeObject, Pod } from '../k8s/types.ts';
 import { decidePodCreate, decidePodDeletion } from './admission.ts';
-import type { ClusterView } from './cluster-view.ts';
+import type { ClusterView, PlacedTally } from './cluster-view.ts';
 import { writesDeletionCost } from './deletion-cost.ts';
-import { markedSubset } from './marker.ts';
+import { markedSubset, readMarker } from './marker.ts';
 import { resolveMaxReplicas } from './percent.ts';
-import { tallyPods } from './placed-count.ts';
+import { placedAnswerKey, placedCountKeys, placedKeys } from './placed-count.ts';
 import { isSupportedOwner } from './pod-selection.ts';
 import { planReconcile } from './reconcile-plan.ts';
 import { namesPodsByOrdinal } from './statefulset-ordinal.ts';
@@ -48,7 +60,7 @@ import { namesPodsByOrdinal } from './statefulset-ordinal.ts';
 export interface PlanSubsetResult {
   /** The resolved maxReplicas; null when unlimited. */
   limit: number | null;
-  /** Active pods in the subset. */
+  /** Active pods placed in the subset. */
   pods: number;
   /** Sorted distinct deletion costs of the subset's pods (empty when the target gets none). */
   costs: number[];
@@ -57,7 +69,15 @@ export interface PlanSubsetResult {
 export interface PlanStep {
   replicas: number;
   subsets: Record<string, PlanSubsetResult>;
-  /** Active pods that got no subset. */
+  /** Active pods placed in a subset (the sum of the subsets' pods). */
+  placed: number;
+  /**
+   * Active pods no subset could take (D11): admitted unchanged with a Warning
+   * event NoSubsetAvailable; where they land, and so which subset the
+   * controller adopts them into, depends on the cluster's nodes.
+   */
+  unplaced: number;
+  /** The same count as `unplaced` (the name of earlier versions, kept for scripts). */
   unassigned: number;
 }
 
@@ -75,29 +95,83 @@ export type PlanOutcome = { ok: true; result: PlanResult } | { ok: false; error:
 const POD_TEMPLATE_HASH = '7c5b9d4f6';
 const STEP_GAP_MS = 10 * 60_000;
 
+/**
+ * The plan's pods, in creation order, indexed by name and by what admission
+ * counts per subset (`placedKeys`, the index the manager's cache keeps), so
+ * no decision scans the pods.
+ */
+class PlanPods {
+  readonly #byName = new Map<string, Pod>();
+  readonly #counts = new Map<string, number>();
+  readonly #answers = new Map<string, number>();
+
+  get size(): number {
+    return this.#byName.size;
+  }
+
+  list(): Pod[] {
+    return [...this.#byName.values()];
+  }
+
+  get(name: string): Pod | undefined {
+    return this.#byName.get(name);
+  }
+
+  add(pod: Pod): void {
+    this.#byName.set(pod.metadata.name ?? '', pod);
+    const keys = placedKeys(pod);
+    for (const k of keys.counts) this.#counts.set(k, (this.#counts.get(k) ?? 0) + 1);
+    for (const k of keys.answers) this.#answers.set(k, (this.#answers.get(k) ?? 0) + 1);
+  }
+
+  remove(pod: Pod): void {
+    if (this.#byName.get(pod.metadata.name ?? '') !== pod) return;
+    this.#byName.delete(pod.metadata.name ?? '');
+    const keys = placedKeys(pod);
+    for (const k of keys.counts) this.#counts.set(k, (this.#counts.get(k) ?? 0) - 1);
+    for (const k of keys.answers) this.#answers.set(k, (this.#answers.get(k) ?? 0) - 1);
+  }
+
+  /** Replaces every pod (after a reconcile patched some). */
+  reset(pods: readonly Pod[]): void {
+    this.#byName.clear();
+    this.#counts.clear();
+    this.#answers.clear();
+    for (const pod of pods) this.add(pod);
+  }
+
+  /** As `tallyPods` over the same pods (core/placed-count.ts). */
+  tally(namespace: string, wsName: string, version: string, options: Parameters<typeof placedCountKeys>[4]): PlacedTally {
+    return {
+      count: (subset) => placedCountKeys(namespace, wsName, subset, version, options).reduce((sum, k) => sum + (this.#counts.get(k) ?? 0), 0),
+      shows: (key) => (this.#answers.get(placedAnswerKey(namespace, wsName, key)) ?? 0) > 0,
+    };
+  }
+}
+
 interface PlanState {
   ws: WorkloadSpread;
-  /** One node per subset (see `planNodes`), in name order. */
-  nodes: Node[];
-  pods: Pod[];
+  /** Every pod of the plan is active: a deleted pod is removed at once. */
+  pods: PlanPods;
   now: number;
   seq: number;
   reservations: number;
+  /** The view of the current step (`planView` for its replica count). */
+  view?: { replicas: number; view: ClusterView };
 }
 
 export function planSpread(input: WorkloadSpread, counts: readonly number[], options: PlanOptions = {}): PlanOutcome {
   const ws = deepClone(input);
   ws.metadata = { namespace: 'default', ...ws.metadata, generation: ws.metadata?.generation ?? 1 };
   delete ws.status;
-  const state: PlanState = { ws, nodes: planNodes(ws), pods: [], now: options.start ?? Date.UTC(2026, 0, 1), seq: 0, reservations: 0 };
+  const state: PlanState = { ws, pods: new PlanPods(), now: options.start ?? Date.UTC(2026, 0, 1), seq: 0, reservations: 0 };
   // The StatefulSet controller names pods by ordinal (and removes the highest first).
   const ordinal = namesPodsByOrdinal(ws.spec.targetRef);
   const steps: PlanStep[] = [];
   for (const replicas of counts) {
     if (!Number.isInteger(replicas) || replicas < 0) return { ok: false, error: `replica count must be a non-negative integer, got ${replicas}` };
     state.now += STEP_GAP_MS;
-    const active = () => state.pods.filter(isPodActive);
-    if (replicas < active().length) {
+    if (replicas < state.pods.size) {
       // D19: the ReplicaSet removes pods at once, by the costs they carry now (the last reconcile's).
       const removed = scaleDown(state, replicas, ordinal);
       if (!removed.ok) return removed;
@@ -105,7 +179,7 @@ export function planSpread(input: WorkloadSpread, counts: readonly number[], opt
       // Scale-out: the controller resolves the percentages against the new count before the new pods come.
       const before = reconcile(state, replicas);
       if (!before.ok) return before;
-      if (replicas > active().length) {
+      if (replicas > state.pods.size) {
         const added = ordinal ? scaleUpOrdinal(state, replicas) : scaleUp(state, replicas);
         if (!added.ok) return added;
       }
@@ -120,10 +194,12 @@ export function planSpread(input: WorkloadSpread, counts: readonly number[], opt
 /** One controller pass: adoptions, status, deletion costs. */
 function reconcile(state: PlanState, replicas: number): { ok: true } | { ok: false; error: string } {
   const { ws } = state;
+  const pods = state.pods.list();
   const plan = planReconcile({
     ws,
-    pods: state.pods,
-    nodeByName: (name) => state.nodes.find((n) => n.metadata.name === name),
+    pods,
+    // Placed pods are in their subsets already and unplaced ones have no node: nothing to adopt by node.
+    nodeByName: () => undefined,
     workloadReplicas: replicas,
     latestVersion: latestVersion(ws),
     now: state.now,
@@ -132,7 +208,7 @@ function reconcile(state: PlanState, replicas: number): { ok: true } | { ok: fal
   if (plan.error !== undefined) return { ok: false, error: plan.error };
   // The adoption patches are metadata-only strategic merges, applied as the API server would.
   const adoptions = new Map(plan.adoptions.map((a) => [a.pod, a.patch]));
-  state.pods = state.pods.map((pod) => {
+  const patched = pods.map((pod) => {
     const patch = adoptions.get(pod.metadata.name ?? '');
     if (patch === undefined) return pod;
     const merged = strategicMergePatch(pod, patch, POD_PATCH_META);
@@ -140,18 +216,19 @@ function reconcile(state: PlanState, replicas: number): { ok: true } | { ok: fal
   });
   ws.status = plan.status;
   const costs = new Map(plan.deletionCostPatches.map((p) => [p.pod, p.cost]));
-  for (const pod of state.pods) {
+  for (const pod of patched) {
     const cost = costs.get(pod.metadata.name ?? '');
     if (cost === undefined) continue;
     pod.metadata.annotations = { ...pod.metadata.annotations, [POD_DELETION_COST_ANNOTATION]: String(cost) };
   }
+  state.pods.reset(patched);
   return { ok: true };
 }
 
 /** Admits one pod as the webhook would; the pod as it is created (injected, or unchanged). */
 function admit(state: PlanState, replicas: number, template: Pod): { ok: true; pod: Pod } | { ok: false; error: string } {
   const input = {
-    view: planView(state, replicas),
+    view: viewOf(state, replicas),
     pod: template,
     namespace: state.ws.metadata.namespace ?? 'default',
     now: state.now,
@@ -174,14 +251,70 @@ function admit(state: PlanState, replicas: number, template: Pod): { ok: true; p
   }
 }
 
+/**
+ * Every subset list of the status (the top-level one and one per version),
+ * each entry passed through `edit` (which returns the entry itself when it
+ * has nothing to change); the status itself when nothing changed.
+ */
+function editStatuses(status: WorkloadSpreadStatus | undefined, edit: (s: SubsetStatus) => SubsetStatus): WorkloadSpreadStatus | undefined {
+  if (status === undefined) return undefined;
+  let changed = false;
+  const list = (statuses: SubsetStatus[]): SubsetStatus[] => {
+    const next = statuses.map((s) => edit(s));
+    if (next.some((s, i) => s !== statuses[i])) {
+      changed = true;
+      return next;
+    }
+    return statuses;
+  };
+  const top = status.subsetStatuses === undefined ? undefined : list(status.subsetStatuses);
+  const versioned = status.versionedSubsetStatuses === undefined ? undefined : Object.fromEntries(Object.entries(status.versionedSubsetStatuses).map(([v, l]) => [v, list(l)]));
+  if (!changed) return status;
+  return { ...status, ...(top === undefined ? {} : { subsetStatuses: top }), ...(versioned === undefined ? {} : { versionedSubsetStatuses: versioned }) };
+}
+
+/**
+ * What the controller's next status does for a pod admission reserved a
+ * place for, once the pod exists (core/subset-status.ts): the reservation
+ * (`creatingPods[key]`) becomes one of the subset's replicas. Occupancy and
+ * missingReplicas stay as they were, so later admissions decide the same.
+ */
+function countCreated(status: WorkloadSpreadStatus | undefined, key: string): WorkloadSpreadStatus | undefined {
+  return editStatuses(status, (s) => {
+    if (s.creatingPods === undefined || !Object.hasOwn(s.creatingPods, key)) return s;
+    const { [key]: _taken, ...rest } = s.creatingPods;
+    return { ...s, creatingPods: rest, replicas: s.replicas + 1 };
+  });
+}
+
+/** The same for a deletion admission recorded, once the pod is gone: the `deletingPods` entry goes with the replica (the step's last reconcile recomputes the status from the pods). */
+function countDeleted(status: WorkloadSpreadStatus | undefined, name: string): WorkloadSpreadStatus | undefined {
+  return editStatuses(status, (s) => {
+    if (s.deletingPods === undefined || !Object.hasOwn(s.deletingPods, name)) return s;
+    const { [name]: _gone, ...rest } = s.deletingPods;
+    return { ...s, deletingPods: rest, replicas: Math.max(0, s.replicas - 1) };
+  });
+}
+
+/** Admits a new pod, runs it, and lets the status count it. */
+function create(state: PlanState, replicas: number, name: string | undefined): { ok: true } | { ok: false; error: string } {
+  state.now += 1000;
+  const admitted = admit(state, replicas, newPod(state, name));
+  if (!admitted.ok) return admitted;
+  const pod = admitted.pod;
+  if (name === undefined) pod.metadata.name = `${state.ws.spec.targetRef.name}-${String(state.seq).padStart(5, '0')}`;
+  state.pods.add(run(state, pod));
+  const marker = readMarker(pod);
+  const key = marker?.uid !== undefined && marker.uid !== '' ? marker.uid : (pod.metadata.name ?? '');
+  const counted = countCreated(state.ws.status, key);
+  if (counted !== undefined) state.ws.status = counted;
+  return { ok: true };
+}
+
 function scaleUp(state: PlanState, replicas: number): { ok: true } | { ok: false; error: string } {
-  while (state.pods.filter(isPodActive).length < replicas) {
-    state.now += 1000;
-    const admitted = admit(state, replicas, newPod(state, undefined));
-    if (!admitted.ok) return admitted;
-    const pod = admitted.pod;
-    pod.metadata.name = `${state.ws.spec.targetRef.name}-${String(state.seq).padStart(5, '0')}`;
-    state.pods.push(run(state, pod));
+  while (state.pods.size < replicas) {
+    const created = create(state, replicas, undefined);
+    if (!created.ok) return created;
   }
   return { ok: true };
 }
@@ -190,17 +323,15 @@ function scaleUp(state: PlanState, replicas: number): { ok: true } | { ok: false
 function scaleUpOrdinal(state: PlanState, replicas: number): { ok: true } | { ok: false; error: string } {
   for (let ordinal = 0; ordinal < replicas; ordinal++) {
     const name = `${state.ws.spec.targetRef.name}-${ordinal}`;
-    if (state.pods.some((p) => p.metadata.name === name)) continue;
-    state.now += 1000;
-    const admitted = admit(state, replicas, newPod(state, name));
-    if (!admitted.ok) return admitted;
-    state.pods.push(run(state, admitted.pod));
+    if (state.pods.get(name) !== undefined) continue;
+    const created = create(state, replicas, name);
+    if (!created.ok) return created;
   }
   return { ok: true };
 }
 
 function scaleDown(state: PlanState, replicas: number, ordinal: boolean): { ok: true } | { ok: false; error: string } {
-  const active = state.pods.filter(isPodActive);
+  const active = state.pods.list();
   const diff = active.length - replicas;
   // The StatefulSet controller removes the highest ordinals first; a ReplicaSet ranks its pods.
   const victims = ordinal
@@ -208,14 +339,22 @@ function scaleDown(state: PlanState, replicas: number, ordinal: boolean): { ok: 
     : podsToDeleteOnScaleDown(active, active, diff, state.now);
   for (const pod of victims) {
     state.now += 1000;
-    const input = { view: planView(state, replicas), subject: { pod }, namespace: state.ws.metadata.namespace ?? 'default', now: state.now };
+    const input = { view: viewOf(state, replicas), subject: { pod }, namespace: state.ws.metadata.namespace ?? 'default', now: state.now };
     let decision = decidePodDeletion(input);
     if (decision.kind === 'commit') decision = decidePodDeletion({ ...input, current: { ws: state.ws } });
     if (decision.kind === 'recorded') state.ws.status = decision.status;
     else if (decision.kind === 'error') return { ok: false, error: decision.message };
-    state.pods = state.pods.filter((p) => p !== pod);
+    state.pods.remove(pod);
+    const counted = countDeleted(state.ws.status, pod.metadata.name ?? '');
+    if (counted !== undefined) state.ws.status = counted;
   }
   return { ok: true };
+}
+
+/** The step's view, built once per replica count (it reads the pods and the WorkloadSpread's status live). */
+function viewOf(state: PlanState, replicas: number): ClusterView {
+  if (state.view?.replicas !== replicas) state.view = { replicas, view: planView(state, replicas) };
+  return state.view.view;
 }
 
 /**
@@ -250,12 +389,12 @@ function planView(state: PlanState, replicas: number): ClusterView {
       const wanted = groupOf(r.apiVersion);
       return lookupOf(ns === namespace ? objects.find((o) => o.kind === r.kind && o.metadata?.name === r.name && groupOf(o.apiVersion ?? '') === wanted) : undefined);
     },
-    pod: (ns, name) => lookupOf(state.pods.find((p) => p.metadata.namespace === ns && p.metadata.name === name)),
+    pod: (ns, name) => lookupOf(ns === namespace ? state.pods.get(name) : undefined),
     nodes: () => [],
     podsOnNode: () => [],
     requestedOnNode: () => ({ cpuMilli: 0, memory: 0, pods: 0 }),
     // The plan's pods are its own: every admitted pod is in `state.pods` before the next admission.
-    placedTally: (ns, wsName, version, options) => tallyPods(state.pods, ns, wsName, version, options),
+    placedTally: (ns, wsName, version, options) => state.pods.tally(ns, wsName, version, options),
     recentPlacements: () => [],
   };
 }
@@ -302,25 +441,35 @@ function setPath(obj: Record<string, unknown>, path: string, value: number): voi
 }
 
 function report(state: PlanState, replicas: number): PlanStep {
-  const subsets: Record<string, PlanSubsetResult> = {};
-  const active = state.pods.filter(isPodActive);
-  let unassigned = active.length;
-  for (const subset of state.ws.spec.subsets) {
-    const pods = active.filter((p) => markedSubset(p, state.ws.metadata.name ?? '') === subset.name);
-    unassigned -= pods.length;
-    const costs = new Set<number>();
-    for (const p of pods) {
-      const raw = p.metadata.annotations?.[POD_DELETION_COST_ANNOTATION];
-      if (raw !== undefined) costs.add(Number(raw));
+  const wsName = state.ws.metadata.name ?? '';
+  const bySubset = new Map<string, { pods: number; costs: Set<number> }>();
+  let unplaced = 0;
+  for (const pod of state.pods.list()) {
+    const subset = markedSubset(pod, wsName);
+    const entry = subset === undefined ? undefined : bySubset.get(subset) ?? bySubset.set(subset, { pods: 0, costs: new Set() }).get(subset);
+    if (entry === undefined) {
+      unplaced++;
+      continue;
     }
+    entry.pods++;
+    const raw = pod.metadata.annotations?.[POD_DELETION_COST_ANNOTATION];
+    if (raw !== undefined) entry.costs.add(Number(raw));
+  }
+  const subsets: Record<string, PlanSubsetResult> = {};
+  let placed = 0;
+  for (const subset of state.ws.spec.subsets) {
+    const entry = bySubset.get(subset.name);
     const limit = resolveMaxReplicas(subset.maxReplicas, replicas);
     subsets[subset.name] = {
       limit: limit === undefined || limit < 0 ? null : limit,
-      pods: pods.length,
-      costs: [...costs].sort((a, b) => a - b),
+      pods: entry?.pods ?? 0,
+      costs: [...(entry?.costs ?? [])].sort((a, b) => a - b),
     };
+    placed += entry?.pods ?? 0;
   }
-  return { replicas, subsets, unassigned };
+  // A pod marked in a subset the spec no longer has counts as in no subset.
+  unplaced = state.pods.size - placed;
+  return { replicas, subsets, placed, unplaced, unassigned: unplaced };
 }
 
 /** A pod of the target as its controller would create it (before admission). */
@@ -349,11 +498,15 @@ function newPod(state: PlanState, name: string | undefined): Pod {
   return { apiVersion: 'v1', kind: 'Pod', metadata, spec: { containers: [{ name: 'main', image: 'plan' }] } };
 }
 
-/** The pod scheduled (onto its subset's node, or where the scheduler would put an unplaced one) and Running+Ready. */
+/**
+ * The pod Running and Ready: a placed pod on its subset's node, an unplaced
+ * one on no node the plan could name (where it lands depends on the
+ * cluster's nodes), which also makes it the first a ReplicaSet removes.
+ */
 function run(state: PlanState, pod: Pod): Pod {
   const subset = markedSubset(pod, state.ws.metadata.name ?? '');
   const at = formatTime(state.now);
-  pod.spec.nodeName = subset !== undefined ? `node-${subset}` : leastLoadedNode(state);
+  if (subset !== undefined) pod.spec.nodeName = `node-${subset}`;
   pod.status = {
     phase: 'Running',
     startTime: at,
@@ -364,38 +517,6 @@ function run(state: PlanState, pod: Pod): Pod {
     containerStatuses: [{ name: 'main', ready: true, restartCount: 0 }],
   };
   return pod;
-}
-
-/** The node with the fewest active pods, the first by name on a tie (as the embedded scheduler scores equal nodes). */
-function leastLoadedNode(state: PlanState): string {
-  let best: { name: string; pods: number } | undefined;
-  for (const node of state.nodes) {
-    const name = node.metadata.name ?? '';
-    const pods = state.pods.filter((p) => isPodActive(p) && p.spec.nodeName === name).length;
-    if (best === undefined || pods < best.pods) best = { name, pods };
-  }
-  return best?.name ?? 'node-unassigned';
-}
-
-/**
- * One node per subset, named `node-<subset>`, with the labels its required
- * term asks for (`In`: the first value; `Exists`: "true"; `Gt`/`Lt`: one past
- * the bound; `NotIn`/`DoesNotExist`: none), so a pod there is adopted into
- * that subset as the controller would adopt it.
- */
-function planNodes(ws: WorkloadSpread): Node[] {
-  const nodes = ws.spec.subsets.map((subset): Node => {
-    const labels: Record<string, string> = {};
-    for (const e of subset.requiredNodeSelectorTerm?.matchExpressions ?? []) {
-      const first = e.values?.[0];
-      if (e.operator === 'In' && first !== undefined) labels[e.key] = first;
-      else if (e.operator === 'Exists') labels[e.key] = 'true';
-      else if (e.operator === 'Gt' && first !== undefined) labels[e.key] = String(Number(first) + 1);
-      else if (e.operator === 'Lt' && first !== undefined) labels[e.key] = String(Number(first) - 1);
-    }
-    return { apiVersion: 'v1', kind: 'Node', metadata: { name: `node-${subset.name}`, labels } };
-  });
-  return nodes.sort((a, b) => ((a.metadata.name ?? '') < (b.metadata.name ?? '') ? -1 : 1));
 }
 
 function latestVersion(ws: WorkloadSpread): string {

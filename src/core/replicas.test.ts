@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
 import type { KubeObject } from '../k8s/types.ts';
-import { admissionWorkloadReplicas, controllerWorkloadReplicas, sumReplicasPaths, walkReplicasPath } from './replicas.ts';
+import { admissionWorkloadReplicas, controllerWorkloadReplicas, readsScaleSubresource, replicasWithScale, sumReplicasPaths, walkReplicasPath } from './replicas.ts';
 
 const tfjob = {
   spec: {
@@ -206,4 +206,23 @@ describe('controllerWorkloadReplicas (§5.2, D4)', () => {
       else assert.deepEqual(got, { ok: false, error: c.want });
     });
   }
+});
+
+describe('the scale subresource of a custom kind (spec §5.2)', () => {
+  const rollout = spread('argoproj.io/v1alpha1', 'Rollout');
+  const obj = workload({ replicas: 4 });
+
+  test('read only for a custom kind whose count is unknown or that owns no pod itself', () => {
+    assert.equal(readsScaleSubresource(spread('apps/v1', 'Deployment'), { ok: true, replicas: -1 }, false), false);
+    assert.equal(readsScaleSubresource(rollout, { ok: true, replicas: 4 }, true), false);
+    assert.equal(readsScaleSubresource(rollout, { ok: true, replicas: -1 }, true), true);
+    assert.equal(readsScaleSubresource(rollout, { ok: true, replicas: 4 }, false), true);
+    assert.equal(readsScaleSubresource(rollout, { ok: false, error: 'x' }, false), false);
+  });
+
+  test('the count from the scale when unknown; its selector only when the workload owns no pod', () => {
+    assert.deepEqual(replicasWithScale(rollout, obj, EMPTY_WHITELIST, { ok: true, replicas: -1 }, false, { replicas: 6, selector: 'app=web' }), { ok: true, replicas: 6, selector: 'app=web' });
+    assert.deepEqual(replicasWithScale(rollout, obj, EMPTY_WHITELIST, { ok: true, replicas: 4 }, false, { replicas: 6, selector: 'app=web' }), { ok: true, replicas: 4, selector: 'app=web' });
+    assert.deepEqual(replicasWithScale(rollout, obj, EMPTY_WHITELIST, { ok: true, replicas: -1 }, true, { selector: 'app=web' }), { ok: true, replicas: 0 });
+  });
 });

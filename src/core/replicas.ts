@@ -173,3 +173,45 @@ export function controllerWorkloadReplicas(
   }
   return { ok: true, replicas: -1 };
 }
+
+/** Workload kinds (`group/Kind`) whose replicas and pods the controller reads without a scale subresource (spec §5.2). */
+export const CONTROLLER_KNOWN_KINDS: ReadonlySet<string> = new Set([
+  'apps/Deployment',
+  'apps/ReplicaSet',
+  'apps/StatefulSet',
+  'batch/Job',
+  'apps.kruise.io/CloneSet',
+  'apps.kruise.io/StatefulSet',
+]);
+
+/**
+ * Whether the controller reads the target's scale subresource (spec §5.2):
+ * only for a custom kind, and only when its count is otherwise unknown
+ * (`plain` is -1) or the workload owns no pod itself.
+ */
+export function readsScaleSubresource(ws: WorkloadSpread, plain: ReplicasResult, ownsPods: boolean): boolean {
+  if (!plain.ok) return false;
+  const gvk = targetGroupVersionKind(ws);
+  if (!gvk.ok || CONTROLLER_KNOWN_KINDS.has(`${gvk.group}/${gvk.kind}`)) return false;
+  return plain.replicas === -1 || !ownsPods;
+}
+
+/**
+ * The controller's count once the scale subresource is read (`plain` when it
+ * was known already), and the scale's pod selector (`status.selector`, as
+ * text) when the workload owns no pod itself: its pods are those the
+ * selector matches (Argo Rollouts, whose ReplicaSets own the pods).
+ */
+export function replicasWithScale(
+  ws: WorkloadSpread,
+  workload: KubeObject,
+  whitelist: Whitelist,
+  plain: { ok: true; replicas: number },
+  ownsPods: boolean,
+  scale: { replicas?: number; selector?: string },
+): { ok: true; replicas: number; selector?: string } | { ok: false; error: string } {
+  const counted = plain.replicas !== -1 ? plain : controllerWorkloadReplicas(ws, workload, whitelist, scale.replicas === undefined ? {} : { replicas: scale.replicas });
+  if (!counted.ok) return counted;
+  if (!ownsPods && scale.selector !== undefined && scale.selector !== '') return { ok: true, replicas: counted.replicas, selector: scale.selector };
+  return { ok: true, replicas: counted.replicas };
+}

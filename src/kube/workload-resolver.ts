@@ -21,7 +21,7 @@ import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { writesDeletionCost } from '../core/deletion-cost.ts';
 import type { ObjectRef } from '../core/cluster-view.ts';
 import type { PodVersionOptions } from '../core/pod-version.ts';
-import { controllerWorkloadReplicas } from '../core/replicas.ts';
+import { CONTROLLER_KNOWN_KINDS, controllerWorkloadReplicas, readsScaleSubresource, replicasWithScale } from '../core/replicas.ts';
 import { podsForWorkloadSpread } from '../core/workload-pods.ts';
 import { cloneSetRecreates, latestWorkloadVersion, type LatestVersion } from '../core/workload-version.ts';
 import { parseSelector } from '../k8s/label-selector.ts';
@@ -106,20 +106,21 @@ export class WorkloadResolver {
     const whitelist = this.#caches.whitelist();
     const plain = controllerWorkloadReplicas(ws, workload, whitelist);
     if (!plain.ok || workload === undefined) return plain;
-    const gv = apiVersionGroup(ws.spec.targetRef.apiVersion);
-    if (!gv.ok || KNOWN_KINDS.has(`${gv.group}/${ws.spec.targetRef.kind}`)) return plain;
-    const ownsPods = this.#caches.podsOwnedBy(workload.metadata?.uid ?? '').length > 0;
-    if (plain.replicas !== -1 && ownsPods) return plain;
+    // An index lookup: the pods the workload owns itself.
+    const owns = this.#caches.podsOwnedBy(workload.metadata?.uid ?? '').length > 0;
+    if (!readsScaleSubresource(ws, plain, owns)) return plain;
     const scale = await this.#scaleOf(ws);
     if (scale === undefined) return plain;
-    const counted = plain.replicas !== -1 ? plain : controllerWorkloadReplicas(ws, workload, whitelist, { ...(typeof scale.spec?.replicas === 'number' ? { replicas: scale.spec.replicas } : {}) });
+    const counted = replicasWithScale(ws, workload, whitelist, plain, owns, {
+      ...(typeof scale.spec?.replicas === 'number' ? { replicas: scale.spec.replicas } : {}),
+      ...(typeof scale.status?.selector === 'string' ? { selector: scale.status.selector } : {}),
+    });
     if (!counted.ok) return counted;
-    const selectorText = scale.status?.selector;
-    if (!ownsPods && typeof selectorText === 'string' && selectorText !== '') {
-      const parsed = parseSelector(selectorText);
+    if (counted.selector !== undefined) {
+      const parsed = parseSelector(counted.selector);
       if (parsed.ok) return { ok: true, replicas: counted.replicas, fallbackSelector: parsed.selector };
     }
-    return counted;
+    return { ok: true, replicas: counted.replicas };
   }
 
   /** The target's scale subresource; undefined when the kind has none (or it cannot be read). */
@@ -217,7 +218,7 @@ export class WorkloadResolver {
   }
 }
 
-const KNOWN_KINDS = new Set(['apps/Deployment', 'apps/ReplicaSet', 'apps/StatefulSet', 'batch/Job', 'apps.kruise.io/CloneSet', 'apps.kruise.io/StatefulSet']);
+const KNOWN_KINDS = CONTROLLER_KNOWN_KINDS;
 
 function isBuiltinOrKruise(group: string, kind: string): boolean {
   return KNOWN_KINDS.has(`${group}/${kind}`);

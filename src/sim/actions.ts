@@ -20,6 +20,7 @@ import { formatTime } from '../k8s/time.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import type { SimBackend } from './backend.ts';
 import { evictOnce, runDrain, type EvictionRecord } from './drain.ts';
+import { createOwnedPods, fillOwnerUids } from './owners.ts';
 import type { ObjectRef, StepAction, SubsetPods } from './steps.ts';
 
 /** `evictions`: what the drain and evict steps did to each pod (refusedEvictions expectations, reports). */
@@ -84,8 +85,10 @@ export async function applyObject(client: KubeClient, object: KubeObject, policy
   const ref = await resolve(client, object.apiVersion ?? '', object.kind ?? '');
   const namespace = ref.namespaced ? (object.metadata?.namespace ?? 'default') : undefined;
   const name = object.metadata?.name ?? '';
-  const body: KubeObject = { ...object, metadata: { ...(object.metadata ?? {}), ...(namespace === undefined ? {} : { namespace }) } };
+  const named: KubeObject = { ...object, metadata: { ...(object.metadata ?? {}), ...(namespace === undefined ? {} : { namespace }) } };
   if (namespace !== undefined) await ensureNamespace(client, namespace, policy);
+  // Owners named by kind and name only get their uid now (owners.ts).
+  const body = await fillOwnerUids(client, named, namespace);
   try {
     await client.create(ref, body, nsOf(ref, namespace));
     policy.created(ref, namespace, name);
@@ -203,6 +206,10 @@ async function run(action: StepAction, ctx: ActionContext): Promise<ActionOutcom
       const body = { spec: { template: { metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: formatTime(backend.clock.now()) } } } } };
       await client.patch(ref, t.name, { type: 'strategic', body }, nsOf(ref, t.namespace));
       return done([`${label(t)}: pod template changed`]);
+    }
+    case 'createPods': {
+      const names = await createOwnedPods(client, action);
+      return done([`created ${names.length === 0 ? 'no pods' : names.join(', ')}`]);
     }
     case 'advance':
       await backend.advance(action.ms, ctx.signal);

@@ -13,11 +13,18 @@ import type { Clock } from '../clock/clock.ts';
 import type { KubeClient } from '../client/http-client.ts';
 import type { NodeSpec } from '../cluster/nodes.ts';
 import type { Taint } from '../k8s/types.ts';
+import type { SettleJudgement } from './settle-judgement.ts';
 
 export type BackendResult = { ok: true } | { ok: false; error: string };
 
 export interface SettleOutcome {
-  /** False when the timeout ended the wait with work still pending, or a busy loop did (`spinning`). */
+  /**
+   * True when the settle ended settled: the cluster's facts hold
+   * (settle-judgement.ts) and nothing was left to run (embedded cluster) or
+   * nothing changed for the quiet period (a live cluster). False when the
+   * timeout ended the wait, a busy loop did (`spinning`), or nothing was
+   * left to run while a fact still did not hold (`idle`).
+   */
   quiescent: boolean;
   /** Clock time that passed. */
   elapsedMs: number;
@@ -27,15 +34,30 @@ export interface SettleOutcome {
    * there instead of running it until the timeout.
    */
   spinning?: string;
+  /** Embedded cluster: nothing was left to run, yet `waitingFor` was not reached (it never will be by itself). */
+  idle?: boolean;
+  /** What was not true yet when the settle ended (settle-judgement.ts), one line per object. */
+  waitingFor?: string[];
+  /** Workloads that stopped short of their spec and do not move on by themselves (a Deployment past its progress deadline). */
+  notes?: string[];
 }
 
 /** Something that changes whenever the observed cluster state does (the live backend's "nothing changed for a while"). */
 export type Fingerprint = () => Promise<string>;
 
+/** What a settle looks at: a fingerprint of the observed state, and the judgement of the facts (settle-judgement.ts). */
+export interface SettleProbe {
+  fingerprint: Fingerprint;
+  /** One look: the fingerprint and the judgement, from the same listing. */
+  look(): Promise<{ fingerprint: string; judgement: SettleJudgement }>;
+}
+
 export interface SimBackend {
   readonly mode: 'embedded' | 'kubeconfig';
   readonly client: KubeClient;
   readonly clock: Clock;
+  /** The namespace of the manager (its whitelist config map), when known. */
+  readonly managerNamespace?: string | undefined;
   addNodes(specs: NodeSpec[]): Promise<BackendResult>;
   removeNode(name: string): Promise<BackendResult>;
   cordon(name: string): Promise<BackendResult>;
@@ -44,8 +66,12 @@ export interface SimBackend {
   untaint(name: string, key: string, effect?: string): Promise<BackendResult>;
   /** Lets every component see the writes just made (no time passes on a virtual clock). */
   quiesce(): Promise<void>;
-  /** Runs until nothing is left to do, at most `timeoutMs` of clock time. */
-  settle(timeoutMs: number, fingerprint: Fingerprint, signal?: AbortSignal): Promise<SettleOutcome>;
+  /**
+   * Runs until the cluster is settled — the facts of `probe` hold, and
+   * nothing is left to run (virtual clock) or nothing changed for the quiet
+   * period (real clock) — at most `timeoutMs` of clock time.
+   */
+  settle(timeoutMs: number, probe: SettleProbe, signal?: AbortSignal): Promise<SettleOutcome>;
   /** Moves time forward (virtual), or waits (real). */
   advance(ms: number, signal?: AbortSignal): Promise<void>;
   stop(): Promise<void>;
@@ -53,3 +79,10 @@ export interface SimBackend {
 
 export const ok: BackendResult = { ok: true };
 export const failed = (error: string): BackendResult => ({ ok: false, error });
+
+/** The outcome of a settle that ended with `judgement` (what was or was not true at its end). */
+export function withJudgement(outcome: SettleOutcome, judgement: SettleJudgement): SettleOutcome {
+  const notes = judgement.notes.length > 0 ? { notes: judgement.notes } : {};
+  if (judgement.settled) return { ...outcome, ...notes };
+  return { ...outcome, quiescent: false, waitingFor: judgement.waitingFor, ...notes };
+}

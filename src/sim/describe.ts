@@ -39,6 +39,8 @@ export function describeAction(a: StepAction): string {
       return `untaint node ${a.node} ${a.key}${a.effect === undefined ? '' : `:${a.effect}`}`;
     case 'rollout':
       return `roll out ${ref(a.target)} (pod template changed)`;
+    case 'createPods':
+      return `create ${a.count} pod(s) owned by ${ref(a.owner)}`;
     case 'advance':
       return `advance ${formatDuration(a.ms)}`;
     case 'settle':
@@ -68,10 +70,12 @@ export function showElapsed(ms: number): string {
   return `+${formatDuration(ms >= 1000 ? Math.round(ms / 1000) * 1000 : ms)}`;
 }
 
-/** Why a settle ended with work pending, in words (undefined when it ended quiescent). */
+/** Why a settle ended before the cluster settled, in words, naming what it still waited for (undefined when it ended settled). */
 export function describeUnsettled(settled: SettleOutcome | undefined): string | undefined {
   if (settled === undefined || settled.quiescent) return undefined;
   const after = formatDuration(Math.round(settled.elapsedMs / 1000) * 1000);
-  if (settled.spinning === undefined) return `the cluster did not settle within the timeout (${after})`;
-  return `the settle stopped after ${after}: only "${settled.spinning}" kept firing (at least every 100 ms) and nothing changed (e.g. a Deployment past its progress deadline with a pod that never becomes available)`;
+  const waiting = settled.waitingFor === undefined || settled.waitingFor.length === 0 ? '' : `; still waiting for: ${settled.waitingFor.join('; ')}`;
+  if (settled.spinning !== undefined) return `the settle stopped after ${after}: only "${settled.spinning}" kept firing (at least every 100 ms) and nothing changed (e.g. a Deployment past its progress deadline with a pod that never becomes available)${waiting}`;
+  if (settled.idle === true) return `nothing was left to run after ${after}, but the cluster did not settle${waiting}`;
+  return `the cluster did not settle within the timeout (${after})${waiting}`;
 }

@@ -9,7 +9,10 @@
  * Time moves only when the simulator says so: `settle` jumps from timer to
  * timer until nothing is pending (so a 5-minute recovery window costs
  * milliseconds) or only a busy loop that changes nothing is left
- * (`settleVirtual`), `advance` moves a fixed amount. The manager runs without
+ * (`settleVirtual`), then judges the facts as the live backend does
+ * (settle-judgement.ts: statuses that describe the pods, finished
+ * rollouts), so both end a settle on the same rule; `advance` moves a fixed
+ * amount. The manager runs without
  * leader election (one replica; nothing to elect).
  *
  * One certificate serves both TLS endpoints on 127.0.0.1: the API server's
@@ -33,7 +36,7 @@ import { generateServingCertificate, type ServingCertificate } from '../cluster/
 import { startCluster, type EmbeddedCluster } from '../cluster/cluster.ts';
 import { startManager, type Manager } from '../manager/manager.ts';
 import type { KubeObject } from '../k8s/types.ts';
-import type { BackendResult, Fingerprint, SettleOutcome, SimBackend } from './backend.ts';
+import { withJudgement, type BackendResult, type Fingerprint, type SettleOutcome, type SettleProbe, type SimBackend } from './backend.ts';
 import type { Scenario } from './scenario.ts';
 
 /** The manager's namespace inside the embedded cluster. */
@@ -116,6 +119,7 @@ async function certificateDir(cert: ServingCertificate): Promise<string> {
 
 class EmbeddedBackend implements SimBackend {
   readonly mode = 'embedded' as const;
+  readonly managerNamespace = SIM_MANAGER_NAMESPACE;
   readonly clock: VirtualClock;
   readonly #cluster: EmbeddedCluster;
   readonly #manager: Manager;
@@ -144,8 +148,12 @@ class EmbeddedBackend implements SimBackend {
     return this.clock.quiesce();
   }
 
-  settle(timeoutMs: number, fingerprint: Fingerprint, signal?: AbortSignal): Promise<SettleOutcome> {
-    return settleVirtual(this.clock, timeoutMs, fingerprint, signal);
+  /** Runs the clock (`settleVirtual`), then judges: with nothing left to run, a fact that does not hold will not by itself (`idle`). */
+  async settle(timeoutMs: number, probe: SettleProbe, signal?: AbortSignal): Promise<SettleOutcome> {
+    const outcome = await settleVirtual(this.clock, timeoutMs, probe.fingerprint, signal);
+    const { judgement } = await probe.look();
+    const judged = withJudgement(outcome, judgement);
+    return !judgement.settled && outcome.quiescent ? { ...judged, idle: true } : judged;
   }
 
   advance(ms: number, signal?: AbortSignal): Promise<void> {

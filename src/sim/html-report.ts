@@ -77,6 +77,7 @@ function stepRow(step: StepResult): string {
     ...(step.notes ?? []).map((n) => `<div class="meta">${esc(n)}</div>`),
     step.error === undefined ? '' : `<div class="${step.expectations.some((e) => e.path === 'expectFailure' && e.ok) ? 'meta' : 'bad'}">refused: ${esc(step.error)}</div>`,
     unsettled === undefined ? '' : `<div class="bad">${esc(unsettled)}</div>`,
+    ...(step.settled?.notes ?? []).map((n) => `<div class="meta">${esc(n)}</div>`),
   ].join('');
   return `<tr id="step-${step.step}"><td class="num">${step.step}</td><td><code>${esc(step.action)}</code> <span class="sum">${esc(step.summary)}</span>${extra}</td><td>${esc(step.time)}<br><span class="meta">${esc(showElapsed(step.elapsedMs))}</span></td><td>${step.action === 'expect' ? '' : subsetCell(step) + budgetsCell(step.budgets) + evictionsHtml(step.evictions ?? [])}</td><td>${eventsCell(step)}</td><td>${expectations === '' ? '' : `<ul class="x">${expectations}</ul>`}</td></tr>`;
 }

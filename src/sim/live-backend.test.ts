@@ -66,6 +66,87 @@ steps:
   - {cordon: real-node-1, expectFailure: "not one of the scenario's nodes"}
 `;
 
+// Facts, not quiet: the manager holds back status changes admission does not
+// need (an unlimited subset's replicas, the Ready count) for up to 5 s, and a
+// Deployment with minReadySeconds changes nothing for seconds in the middle
+// of its rollout; a 1 s quiet period alone ends the settle before either.
+const FACTS = `
+name: live-facts
+cluster: {kubeletDelay: 300ms, podStopDelay: 200ms, quietPeriod: 1s}
+nodes:
+  - {name: sim-fa-1, labels: {zone: a}}
+  - {name: sim-fb-1, labels: {zone: b}}
+objects:
+  - apiVersion: apps.kruise.io/v1alpha1
+    kind: WorkloadSpread
+    metadata: {name: ws, namespace: sim-facts}
+    spec:
+      targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+      subsets:
+        - {name: a, maxReplicas: 1, requiredNodeSelectorTerm: {matchExpressions: [{key: zone, operator: In, values: [a]}]}}
+        - {name: b, requiredNodeSelectorTerm: {matchExpressions: [{key: zone, operator: In, values: [b]}]}}
+  - apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: web, namespace: sim-facts}
+    spec:
+      replicas: 3
+      selector: {matchLabels: {app: web}}
+      template: {metadata: {labels: {app: web}}, spec: {containers: [{name: main, image: nginx}]}}
+steps:
+  - scale: {kind: Deployment, name: web, namespace: sim-facts, replicas: 2}
+  - expect:
+      subsets: {a: 1, b: 1}
+      status: {a: {replicas: 1, missingReplicas: 0}, b: {replicas: 1, missingReplicas: -1, deletingPods: 0}}
+  - patch: {kind: Deployment, name: web, namespace: sim-facts, patch: {spec: {minReadySeconds: 3}}}
+  - rollout: {kind: Deployment, name: web, namespace: sim-facts}
+  - expect:
+      pods: 2
+      ready: 2
+      subsets: {a: 1, b: 1}
+      status: {a: {replicas: 1}, b: {replicas: 1}}
+`;
+
+// A custom workload: its kind, the whitelist entry (the manager here runs in
+// workloadspread-system, with no whitelist yet) and pods the scenario creates,
+// owned by the TFJob it names by kind and name.
+const CUSTOM = `
+name: live-custom
+cluster: {kubeletDelay: 300ms, quietPeriod: 1s}
+nodes:
+  - {name: sim-ca-1, labels: {zone: a}}
+  - {name: sim-cb-1, labels: {zone: b}}
+objects:
+  - apiVersion: apiextensions.k8s.io/v1
+    kind: CustomResourceDefinition
+    metadata: {name: tfjobs.kubeflow.org}
+    spec:
+      group: kubeflow.org
+      names: {kind: TFJob, plural: tfjobs, singular: tfjob}
+      scope: Namespaced
+      versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
+  - apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: workloadspread-configuration, namespace: workloadspread-system}
+    data: {WorkloadSpread_Watch_Custom_Workload_WhiteList: '{"workloads": [{"Group": "kubeflow.org", "Version": "v1", "Kind": "TFJob"}]}'}
+  - {apiVersion: kubeflow.org/v1, kind: TFJob, metadata: {name: train, namespace: sim-custom}, spec: {tfReplicaSpecs: {Worker: {replicas: 3}}}}
+  - apiVersion: apps.kruise.io/v1alpha1
+    kind: WorkloadSpread
+    metadata: {name: ws, namespace: sim-custom}
+    spec:
+      targetRef: {apiVersion: kubeflow.org/v1, kind: TFJob, name: train}
+      targetFilter: {selector: {matchLabels: {role: worker}}, replicasPathList: [spec.tfReplicaSpecs.Worker.replicas]}
+      subsets:
+        - {name: a, maxReplicas: 1, requiredNodeSelectorTerm: {matchExpressions: [{key: zone, operator: In, values: [a]}]}}
+        - {name: b, requiredNodeSelectorTerm: {matchExpressions: [{key: zone, operator: In, values: [b]}]}}
+steps:
+  - createPods: {owner: {kind: TFJob, name: train, namespace: sim-custom}, count: 3, template: {metadata: {labels: {role: worker}}}}
+  - expect:
+      workloadSpread: sim-custom/ws
+      subsets: {a: 1, b: 2}
+      ready: 3
+      status: {a: {replicas: 1, missingReplicas: 0}, b: {replicas: 2, missingReplicas: -1}}
+`;
+
 async function simulatedNodes(cluster: EmbeddedCluster): Promise<string[]> {
   return (await cluster.client.list<Node>(BUILTIN.nodes, { labelSelector: `${SIMULATED_NODE_LABEL}=true` })).items.map((n) => n.metadata?.name ?? '');
 }
@@ -133,6 +214,31 @@ describe('simulate --kubeconfig against an existing cluster (the embedded one on
     const leftovers = (await cluster.client.list(BUILTIN.pods)).items.filter((p) => ['sim-a-1', 'sim-b-1'].includes(String((p as { spec?: { nodeName?: string } }).spec?.nodeName)));
     assert.deepEqual(leftovers, []);
     assert.deepEqual(await cluster.client.get<Node>(BUILTIN.nodes, 'real-node-1').then((n) => n.spec?.unschedulable), undefined, 'the real node was not touched');
+  });
+
+  test('a settle ends on facts: a status the manager held back, and a rollout with minReadySeconds, are judged once they settled', async () => {
+    const result = await runScenario(scenario(FACTS), { kubeconfig });
+    assert.equal(result.error, undefined);
+    assert.deepEqual(result.steps.flatMap((s) => s.expectations.filter((e) => !e.ok)), []);
+    // The status the expectations read is the one the manager wrote last: its display fields count the same pods.
+    const status = result.steps[1]?.workloadSpreads[0]?.status as { placed?: string; ready?: string } | undefined;
+    assert.deepEqual([status?.placed, status?.ready], ['2/2', '2/2']);
+    // After the rollout only the new pods are left: in the middle of it the old ones still count.
+    const after = result.steps[3]?.pods ?? [];
+    assert.equal(after.length, 2);
+    assert.ok(after.every((p) => p.ready && p.phase === 'Running'));
+    for (const i of [0, 3]) assert.equal(result.steps[i]?.settled?.quiescent, true, JSON.stringify(result.steps[i]?.settled));
+    assert.equal(result.ok, true);
+  });
+
+  test('pods of a custom workload, owned by the object the scenario named by kind and name; its kind and pods are removed afterwards', async () => {
+    const result = await runScenario(scenario(CUSTOM), { kubeconfig });
+    assert.equal(result.error, undefined);
+    assert.deepEqual(result.steps.flatMap((s) => s.expectations.filter((e) => !e.ok)), []);
+    assert.equal(result.ok, true);
+    assert.equal(await exists(cluster, () => cluster.client.get(BUILTIN.customresourcedefinitions, 'tfjobs.kubeflow.org')), false);
+    assert.equal(await exists(cluster, () => cluster.client.get(BUILTIN.configmaps, 'workloadspread-configuration', { namespace: 'workloadspread-system' })), false);
+    assert.deepEqual((await cluster.client.list(BUILTIN.pods, { namespace: 'sim-custom' })).items, []);
   });
 
   test('a node name the cluster already has (not a simulated node) is refused before anything is created', async () => {

@@ -13,9 +13,13 @@
  *   Ready after `kubeletDelay`. A node name that exists and is not a
  *   simulated node is refused; a simulated leftover of an earlier run is
  *   replaced. Node operations of the steps only touch simulated nodes.
- * - `advance` waits real time; `settle` polls until the observed state has
- *   not changed for a quiet period (the longer of `cluster.quietPeriod` and
- *   the kubelet delay plus a second), at most its timeout.
+ * - `advance` waits real time; `settle` polls until the facts hold
+ *   (settle-judgement.ts: every WorkloadSpread's status describes its pods,
+ *   every workload finished its rollout — what a quiet period cannot tell,
+ *   since the manager holds back status writes admission does not need) and
+ *   the observed state has not changed for a quiet period (the longer of
+ *   `cluster.quietPeriod` and the kubelet delay plus a second), at most its
+ *   timeout, which then names what was still awaited.
  * - `stop()` (also on failure and Ctrl-C) deletes the nodes, force-deletes
  *   pods left bound to them, and stops the kubelet.
  */
@@ -27,12 +31,12 @@ import { silentLogger, type Logger } from '../client/logger.ts';
 import { BUILTIN } from '../client/resources.ts';
 import { Kubelet } from '../cluster/controllers/kubelet.ts';
 import type { NodeSpec } from '../cluster/nodes.ts';
-import { asArray, asRecord } from '../k8s/raw-json.ts';
+import { asArray, asRecord, asString } from '../k8s/raw-json.ts';
 import { formatTime } from '../k8s/time.ts';
-import type { Node, Pod, Taint } from '../k8s/types.ts';
+import type { KubeObject, Node, Pod, Taint } from '../k8s/types.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { MUTATING_CONFIGURATION_NAME } from '../webhook/registration.ts';
-import { failed, ok, type BackendResult, type Fingerprint, type SettleOutcome, type SimBackend } from './backend.ts';
+import { failed, ok, withJudgement, type BackendResult, type SettleOutcome, type SettleProbe, type SimBackend } from './backend.ts';
 import type { Scenario } from './scenario.ts';
 
 export const SIMULATED_NODE_LABEL = 'workloadspread.io/simulated';
@@ -53,28 +57,38 @@ export interface LiveBackendOptions {
   clock?: Clock;
 }
 
-/** Why the cluster cannot run scenarios, or undefined when the CRD and the manager's webhooks are there. */
-async function checkManager(client: KubeClient): Promise<string | undefined> {
+/**
+ * Why the cluster cannot run scenarios (`problem`), or the manager's
+ * namespace when its webhook is reached through a Service (where its
+ * whitelist config map lives).
+ */
+async function checkManager(client: KubeClient): Promise<{ problem?: string; managerNamespace?: string }> {
   const crd = `${WORKLOADSPREAD_REF.resource}.${WORKLOADSPREAD_REF.group}`;
   try {
     await client.get(BUILTIN.customresourcedefinitions, crd);
   } catch (err) {
-    if (isNotFound(err)) return `the WorkloadSpread CRD (${crd}) is not installed in this cluster; install the manager first (docs/operations.md)`;
-    return `cannot reach the cluster: ${describeError(err)}`;
+    if (isNotFound(err)) return { problem: `the WorkloadSpread CRD (${crd}) is not installed in this cluster; install the manager first (docs/operations.md)` };
+    return { problem: `cannot reach the cluster: ${describeError(err)}` };
   }
+  let configuration: KubeObject;
   try {
-    await client.get(BUILTIN.mutatingwebhookconfigurations, MUTATING_CONFIGURATION_NAME);
+    configuration = await client.get<KubeObject>(BUILTIN.mutatingwebhookconfigurations, MUTATING_CONFIGURATION_NAME);
   } catch (err) {
-    if (isNotFound(err)) return `no WorkloadSpread manager runs in this cluster: the MutatingWebhookConfiguration ${MUTATING_CONFIGURATION_NAME} does not exist; install the manager first (docs/operations.md)`;
-    return `cannot read the webhook configurations: ${describeError(err)}`;
+    if (isNotFound(err)) return { problem: `no WorkloadSpread manager runs in this cluster: the MutatingWebhookConfiguration ${MUTATING_CONFIGURATION_NAME} does not exist; install the manager first (docs/operations.md)` };
+    return { problem: `cannot read the webhook configurations: ${describeError(err)}` };
   }
-  return undefined;
+  for (const w of asArray(configuration['webhooks']) ?? []) {
+    const namespace = asString(asRecord(asRecord(asRecord(w)?.['clientConfig'])?.['service'])?.['namespace']);
+    if (namespace !== undefined && namespace !== '') return { managerNamespace: namespace };
+  }
+  return {};
 }
 
 const taintsOf = (node: Node): Taint[] => (asArray(asRecord(node.spec)?.['taints']) ?? []) as Taint[];
 
 class LiveBackend implements SimBackend {
   readonly mode = 'kubeconfig' as const;
+  managerNamespace: string | undefined;
   readonly client: KubeClient;
   readonly clock: Clock;
   readonly #connection: Connection;
@@ -181,19 +195,22 @@ class LiveBackend implements SimBackend {
 
   async quiesce(): Promise<void> {}
 
-  async settle(timeoutMs: number, fingerprint: Fingerprint, signal?: AbortSignal): Promise<SettleOutcome> {
+  async settle(timeoutMs: number, probe: SettleProbe, signal?: AbortSignal): Promise<SettleOutcome> {
     const start = this.clock.now();
-    let last = await fingerprint();
+    let last = await probe.look();
     let changedAt = start;
     for (;;) {
-      await this.clock.sleep(POLL_MS, signal);
       const now = this.clock.now();
-      const current = await fingerprint();
-      if (current !== last) {
-        last = current;
-        changedAt = now;
-      } else if (now - changedAt >= this.#quietMs) return { quiescent: true, elapsedMs: now - start };
-      if (now - start >= timeoutMs) return { quiescent: false, elapsedMs: now - start };
+      if (last.judgement.settled && now - changedAt >= this.#quietMs) return withJudgement({ quiescent: true, elapsedMs: now - start }, last.judgement);
+      if (now - start >= timeoutMs) {
+        const outcome = withJudgement({ quiescent: false, elapsedMs: now - start }, last.judgement);
+        // The facts held, but the cluster kept changing.
+        return last.judgement.settled ? { ...outcome, waitingFor: [`the cluster to stop changing for ${Math.round(this.#quietMs / 100) / 10} s`] } : outcome;
+      }
+      await this.clock.sleep(POLL_MS, signal);
+      const current = await probe.look();
+      if (current.fingerprint !== last.fingerprint) changedAt = this.clock.now();
+      last = current;
     }
   }
 
@@ -251,8 +268,9 @@ export async function startLiveBackend(scenario: Scenario, options: LiveBackendO
   });
   const backend = new LiveBackend(client, connection, kubelet, Math.max(c.quietPeriodMs, c.kubeletDelayMs + 1_000), log, options.warn ?? (() => {}));
   try {
-    const problem = await checkManager(client);
-    if (problem !== undefined) throw new Error(problem);
+    const checked = await checkManager(client);
+    if (checked.problem !== undefined) throw new Error(checked.problem);
+    backend.managerNamespace = checked.managerNamespace;
     await kubelet.start();
     const added = await backend.addNodes(scenario.nodes);
     if (!added.ok) throw new Error(added.error);

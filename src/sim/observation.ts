@@ -8,6 +8,11 @@
  *   found the way the controller finds them (core/workload-pods.ts: owner
  *   chains, Deployment → ReplicaSets, targetFilter). `subset` comes from the
  *   marker annotation when it names this WorkloadSpread, else null.
+ * - The workload's replicas are the controller's (core/replicas.ts), with
+ *   the custom-workload whitelist the manager runs with and, for a custom
+ *   kind, its scale subresource, as the controller reads them; a custom
+ *   workload that owns no pod itself has the pods its scale's selector
+ *   matches (Argo Rollouts).
  * - A subset's `limit` is its maxReplicas resolved against the workload's
  *   replicas (percentages round up, spec §5.3); null means unlimited.
  * - Events are `events.k8s.io/v1` objects; an event counts as new for a
@@ -17,9 +22,10 @@ import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread
 import { POD_DELETION_COST_ANNOTATION } from '../api/keys.ts';
 import { markedSubset } from '../core/marker.ts';
 import { resolveMaxReplicas } from '../core/percent.ts';
-import { controllerWorkloadReplicas } from '../core/replicas.ts';
+import { controllerWorkloadReplicas, readsScaleSubresource, replicasWithScale } from '../core/replicas.ts';
 import { podsForWorkloadSpread } from '../core/workload-pods.ts';
-import { EMPTY_WHITELIST } from '../api/whitelist.ts';
+import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
+import { parseSelector } from '../k8s/label-selector.ts';
 import { isPodActive, isPodReady, podDeletionCost, podPhase } from '../k8s/pod.ts';
 import { asNumber, asRecord, asString } from '../k8s/raw-json.ts';
 import { parseTime } from '../k8s/time.ts';
@@ -74,6 +80,10 @@ export interface ClusterListing {
   workloads: ReadonlyMap<string, KubeObject>;
   replicaSets: KubeObject[];
   pods: Pod[];
+  /** The custom-workload whitelist the manager runs with (default: none). */
+  whitelist?: Whitelist;
+  /** The scale subresource of custom-kind targets, by WorkloadSpread (`namespace/name`); absent when it has none. */
+  scales?: ReadonlyMap<string, { replicas?: number; selector?: string }>;
 }
 
 export interface PodsAndSpreads {
@@ -101,6 +111,25 @@ function podRecord(pod: Pod, ws: WorkloadSpread): PodRecord {
   };
 }
 
+/** The controller's count of the target's replicas (0 when it cannot be read) and, for a custom kind that owns no pod, the selector of its pods. */
+function workloadCount(
+  ws: WorkloadSpread,
+  workload: KubeObject | undefined,
+  pods: readonly Pod[],
+  whitelist: Whitelist,
+  scale: { replicas?: number; selector?: string } | undefined,
+): { replicas: number; fallbackSelector?: { matches(labels: Record<string, string>): boolean } } {
+  const plain = controllerWorkloadReplicas(ws, workload, whitelist);
+  if (!plain.ok) return { replicas: 0 };
+  const uid = workload?.metadata?.uid;
+  const ownsPods = uid !== undefined && pods.some((p) => (p.metadata?.ownerReferences ?? []).some((r) => r?.uid === uid));
+  if (workload === undefined || scale === undefined || !readsScaleSubresource(ws, plain, ownsPods)) return { replicas: plain.replicas };
+  const counted = replicasWithScale(ws, workload, whitelist, plain, ownsPods, scale);
+  if (!counted.ok) return { replicas: 0 };
+  const parsed = counted.selector === undefined ? undefined : parseSelector(counted.selector);
+  return parsed?.ok === true ? { replicas: counted.replicas, fallbackSelector: parsed.selector } : { replicas: counted.replicas };
+}
+
 /** The active pods of every WorkloadSpread's target, and the WorkloadSpreads as stored (sorted by namespace/name). */
 export function observePodsAndSpreads(listing: ClusterListing): PodsAndSpreads {
   const pods: PodRecord[] = [];
@@ -110,16 +139,18 @@ export function observePodsAndSpreads(listing: ClusterListing): PodsAndSpreads {
   for (const ws of spreads) {
     const key = keyOf(ws);
     const workload = listing.workloads.get(key);
-    const replicas = controllerWorkloadReplicas(ws, workload, EMPTY_WHITELIST);
-    const total = replicas.ok ? replicas.replicas : 0;
     const ns = ws.metadata?.namespace ?? '';
+    const nsPods = listing.pods.filter((p) => p.metadata?.namespace === ns);
+    const counted = workloadCount(ws, workload, nsPods, listing.whitelist ?? EMPTY_WHITELIST, listing.scales?.get(key));
+    const total = counted.replicas;
     // The controller lists no pods for a workload at 0 replicas; the simulator shows what exists, so it asks as if there were some.
     const found = podsForWorkloadSpread({
       ws,
       workload,
       replicaSets: listing.replicaSets.filter((r) => r.metadata?.namespace === ns),
-      pods: listing.pods.filter((p) => p.metadata?.namespace === ns),
+      pods: nsPods,
       workloadReplicas: Math.max(1, total),
+      ...(counted.fallbackSelector === undefined ? {} : { fallbackSelector: counted.fallbackSelector }),
     });
     const active = (found.ok ? found.pods : []).filter(isPodActive).sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
     for (const pod of active) {

@@ -73,6 +73,7 @@ export function renderStep(raw: StepResult, style: TableStyle): string {
   if (step.error !== undefined) out += `  ${paint(style, step.expectations.some((e) => e.path === 'expectFailure' && e.ok) ? '33' : '31', 'refused')}: ${step.error}\n`;
   const unsettled = describeUnsettled(step.settled);
   if (unsettled !== undefined) out += `  ${paint(style, '33', 'warning')}: ${unsettled}\n`;
+  for (const n of step.settled?.notes ?? []) out += `  note: ${n}\n`;
   if (step.action !== 'expect') out += spreadTables(step) + evictionTable(step.evictions ?? []) + budgetTable(step.budgets);
   out += eventLines(step.events, style);
   for (const e of step.expectations) out += expectationLine(e, style);

@@ -121,6 +121,11 @@ describe('--output table', () => {
     assert.doesNotMatch(at({ quiescent: true, elapsedMs: 1000 }), /warning/);
     assert.match(at({ quiescent: false, elapsedMs: 1_800_000 }), /warning: the cluster did not settle within the timeout \(30m\)/);
     assert.match(at({ quiescent: false, elapsedMs: 595_994, spinning: 'deployment-controller requeue' }), /warning: the settle stopped after 9m56s: only "deployment-controller requeue" kept firing/);
+    // What it still waited for, named; nothing left to run (embedded) said as such; notes of workloads that do not move on.
+    const waiting = ['Deployment default/web: 3 of 6 pods available (Ready for minReadySeconds: 120)', 'WorkloadSpread default/ws: subset a: status replicas 1 to become 2, the active pods marked in it'];
+    assert.match(at({ quiescent: false, elapsedMs: 600_000, waitingFor: waiting }), /warning: the cluster did not settle within the timeout \(10m\); still waiting for: Deployment default\/web: 3 of 6 pods available \(Ready for minReadySeconds: 120\); WorkloadSpread default\/ws: subset a: status replicas 1 to become 2/);
+    assert.match(at({ quiescent: false, elapsedMs: 60_000, idle: true, waitingFor: waiting }), /warning: nothing was left to run after 1m, but the cluster did not settle; still waiting for: Deployment/);
+    assert.match(at({ quiescent: true, elapsedMs: 1000, notes: ['Deployment default/web: paused: its rollout does not move on'] }), /\n {2}note: Deployment default\/web: paused: its rollout does not move on\n/);
     const html = renderHtmlReport({ ...RESULT, steps: [step(0, 'scale', SETUP, { settled: { quiescent: false, elapsedMs: 1000, spinning: HOSTILE } })] });
     assert.match(html, /class="bad">the settle stopped after 1s: only &quot;&lt;script&gt;/);
   });

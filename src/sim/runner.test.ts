@@ -7,6 +7,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { BUILTIN } from '../client/resources.ts';
 import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
 import { runScenario, type StepResult } from './runner.ts';
 import { formatProblems, parseScenario, type Scenario } from './scenario.ts';
@@ -130,6 +131,45 @@ steps:
     assert.equal(settled?.spinning, 'deployment-controller requeue');
     // It ran up to the progress check (600 s after the Deployment last progressed), not to the 30m timeout.
     assert.ok((settled?.elapsedMs ?? 0) > 590_000 && (settled?.elapsedMs ?? 0) < 15 * 60_000, String(settled?.elapsedMs));
+  });
+
+  test('owned pods: the owner named by kind and name gets its uid filled in; a missing owner is an error naming it', async () => {
+    const seen: { owners: unknown[]; names: string[]; uid: string }[] = [];
+    const result = await runScenario(
+      scenario(`
+nodes: [n-1]
+objects:
+  - {apiVersion: v1, kind: ConfigMap, metadata: {name: owner}, data: {a: b}}
+  - apiVersion: v1
+    kind: Pod
+    metadata: {name: owned-0, ownerReferences: [{kind: ConfigMap, name: owner}]}
+    spec: {containers: [{name: m, image: i}]}
+steps:
+  - createPods: {owner: {kind: ConfigMap, name: owner}, count: 2, template: {metadata: {labels: {role: w}}}}
+  - {createPods: {owner: {kind: ConfigMap, name: gone}}, expectFailure: "owner ConfigMap default/gone does not exist: create it before the objects it owns"}
+  - {apply: {apiVersion: v1, kind: Pod, metadata: {name: orphan, ownerReferences: [{kind: ConfigMap, name: gone}]}, spec: {containers: [{name: m, image: i}]}}, expectFailure: "owner ConfigMap default/gone does not exist"}
+`),
+      {
+        certificate,
+        onStart: (backend) => async () => {
+          const pods = (await backend.client.list<{ metadata: { name: string; ownerReferences?: unknown[] } }>(BUILTIN.pods, { namespace: 'default' })).items;
+          const owner = await backend.client.get<{ metadata: { uid: string } }>(BUILTIN.configmaps, 'owner', { namespace: 'default' });
+          seen.push({ owners: pods.map((p) => p.metadata.ownerReferences), names: pods.map((p) => p.metadata.name), uid: owner.metadata.uid });
+        },
+      },
+    );
+    assert.deepEqual(result.steps.flatMap((s) => s.expectations.filter((e) => !e.ok)), []);
+    assert.equal(result.error, undefined);
+    assert.match(result.steps[0]?.notes?.[0] ?? '', /^created owner-\w+, owner-\w+$/);
+    assert.match(result.steps[2]?.error ?? '', /owner ConfigMap default\/gone does not exist/);
+    // owned-0 (from objects) and the two created pods, each naming the owner with its uid (as seen before the cluster stopped).
+    const uid = seen[0]?.uid ?? '';
+    assert.ok(uid !== '');
+    const owned = { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid };
+    assert.deepEqual(
+      seen[0]?.names.map((n, i) => [n.startsWith('owned-') ? 'objects' : 'createPods', seen[0]?.owners[i]]).sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+      [['createPods', [{ ...owned, controller: true, blockOwnerDeletion: true }]], ['createPods', [{ ...owned, controller: true, blockOwnerDeletion: true }]], ['objects', [owned]]],
+    );
   });
 
   test('an aborted run stops after the current step and leaves nothing running', async () => {

@@ -23,16 +23,22 @@ import { silentLogger, type Logger } from '../client/logger.ts';
 import { BUILTIN, type ResourceRef } from '../client/resources.ts';
 import type { ServingCertificate } from '../cluster/apiserver/certs.ts';
 import { formatTime } from '../k8s/time.ts';
+import { ROLLOUT_KINDS } from '../k8s/rollout-status.ts';
+import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
+import type { Whitelist } from '../api/whitelist.ts';
+import { CONTROLLER_KNOWN_KINDS } from '../core/replicas.ts';
+import { whitelistFromConfigMap } from '../kube/whitelist-source.ts';
 import type { KubeObject, Node, Pod } from '../k8s/types.ts';
 import { applyObjects, REPLACE_ANYTHING, runAction, type ApplyPolicy } from './actions.ts';
 import { listBudgets, type BudgetRecord } from './budget-observation.ts';
 import type { EvictionRecord } from './drain.ts';
-import type { SettleOutcome, SimBackend } from './backend.ts';
+import type { SettleOutcome, SettleProbe, SimBackend } from './backend.ts';
 import { describeAction, describeUnsettled } from './describe.ts';
 import { startEmbeddedBackend } from './embedded-backend.ts';
 import { evaluateExpectations, type ExpectationResult } from './evaluate.ts';
 import { startLiveBackend } from './live-backend.ts';
-import { newEvents, observePodsAndSpreads, type EventRecord, type PodRecord, type WorkloadSpreadRecord } from './observation.ts';
+import { newEvents, observePodsAndSpreads, type ClusterListing, type EventRecord, type PodRecord, type WorkloadSpreadRecord } from './observation.ts';
+import { judgeSettled, type SettleJudgement } from './settle-judgement.ts';
 import type { Scenario } from './scenario.ts';
 import { DEFAULT_SETTLE_TIMEOUT_MS, type ActionName, type Step, type SubsetPods } from './steps.ts';
 
@@ -125,16 +131,47 @@ export function scenarioNamespaces(scenario: Scenario): string[] {
     const a = s.action;
     if (a.action === 'apply') add(a.object.metadata?.namespace);
     if ('target' in a) add(a.target.namespace);
+    if (a.action === 'createPods') add(a.owner.namespace);
     if (a.action === 'evict' && a.pods.by === 'name') add(a.pods.namespace);
   }
   return [...out].sort();
 }
 
-/** Lists what the snapshot needs, namespace by namespace. */
+/** A workload a settle waits for, by reference. */
+interface WorkloadRef {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
+const groupOfApiVersion = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
+
+/** The workloads whose rollouts a settle waits for: those the scenario creates (objects, apply steps) and the WorkloadSpreads' targets, of the kinds `rolloutStatus` judges. */
+export function scenarioWorkloads(scenario: Scenario): WorkloadRef[] {
+  const out = new Map<string, WorkloadRef>();
+  const add = (apiVersion: string | undefined, kind: string | undefined, namespace: string | undefined, name: string | undefined) => {
+    if (apiVersion === undefined || kind === undefined || name === undefined || !ROLLOUT_KINDS.has(`${groupOfApiVersion(apiVersion)}/${kind}`)) return;
+    const ref = { apiVersion, kind, namespace: namespace === undefined || namespace === '' ? 'default' : namespace, name };
+    out.set(`${groupOfApiVersion(apiVersion)}/${kind}/${ref.namespace}/${name}`, ref);
+  };
+  const objects = [...scenario.objects, ...scenario.steps.flatMap((s) => (s.action.action === 'apply' ? [s.action.object] : []))];
+  for (const o of objects) {
+    add(o.apiVersion, o.kind, o.metadata?.namespace, o.metadata?.name);
+    if (o.kind === 'WorkloadSpread') {
+      const target = (o as { spec?: { targetRef?: { apiVersion?: unknown; kind?: unknown; name?: unknown } } }).spec?.targetRef;
+      if (typeof target?.apiVersion === 'string' && typeof target.kind === 'string' && typeof target.name === 'string') add(target.apiVersion, target.kind, o.metadata?.namespace, target.name);
+    }
+  }
+  return [...out.values()];
+}
+
+/** Lists what the snapshot and the settle judgement need, namespace by namespace. */
 class Observer {
   readonly #backend: SimBackend;
   readonly #scenario: Scenario;
   readonly #namespaces: string[];
+  readonly #workloads: WorkloadRef[];
   readonly #start: number;
   #seenEvents = new Map<string, number>();
   lastPods: Pod[] = [];
@@ -143,6 +180,7 @@ class Observer {
     this.#backend = backend;
     this.#scenario = scenario;
     this.#namespaces = scenarioNamespaces(scenario);
+    this.#workloads = scenarioWorkloads(scenario);
     this.#start = start;
   }
 
@@ -159,25 +197,65 @@ class Observer {
     return out;
   }
 
-  async podsAndSpreads(): Promise<ReturnType<typeof observePodsAndSpreads>> {
-    const client = this.#backend.client;
+  /** An object by reference; undefined when it does not exist, or its kind is not served. */
+  async #get(apiVersion: string, kind: string, namespace: string, name: string): Promise<KubeObject | undefined> {
+    const ref = await this.#backend.client.resources.resolve(apiVersion, kind);
+    if (!ref.ok) return undefined;
+    try {
+      return await this.#backend.client.get<KubeObject>(ref.ref, name, ref.ref.namespaced ? { namespace } : {});
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** The custom-workload whitelist the manager reads (its config map in its namespace), if any. */
+  async #whitelist(): Promise<Whitelist | undefined> {
+    const namespace = this.#backend.managerNamespace;
+    if (namespace === undefined) return undefined;
+    const cm = await this.#get('v1', 'ConfigMap', namespace, DEFAULT_CONFIGMAP_NAME).catch(() => undefined);
+    const read = whitelistFromConfigMap(cm);
+    return read.ok ? read.whitelist : undefined;
+  }
+
+  /** The scale subresource of a custom-kind target, as the controller reads it. */
+  async #scale(ws: WorkloadSpread): Promise<{ replicas?: number; selector?: string } | undefined> {
+    const t = ws.spec?.targetRef;
+    if (t === undefined || t === null || CONTROLLER_KNOWN_KINDS.has(`${groupOfApiVersion(t.apiVersion)}/${t.kind}`)) return undefined;
+    const ref = await this.#backend.client.resources.resolve(t.apiVersion, t.kind);
+    if (!ref.ok) return undefined;
+    try {
+      const scale = await this.#backend.client.getScale(ref.ref as ResourceRef, t.name, { namespace: ws.metadata?.namespace ?? '' });
+      return { ...(typeof scale.spec?.replicas === 'number' ? { replicas: scale.spec.replicas } : {}), ...(typeof scale.status?.selector === 'string' ? { selector: scale.status.selector } : {}) };
+    } catch {
+      // No scale subresource (or not readable): the controller goes without it too.
+      return undefined;
+    }
+  }
+
+  /** One look at the scenario's namespaces: the WorkloadSpreads, their targets, ReplicaSets, pods, whitelist and scales. */
+  async #listing(): Promise<ClusterListing> {
     const wanted = new Set(this.#scenario.workloadSpreads.map((w) => `${w.namespace}/${w.name}`));
     const spreads = (await this.#listIn<WorkloadSpread>(WORKLOADSPREAD_REF)).filter((w) => wanted.has(`${w.metadata?.namespace ?? ''}/${w.metadata?.name ?? ''}`));
     const workloads = new Map<string, KubeObject>();
+    const scales = new Map<string, { replicas?: number; selector?: string }>();
     for (const ws of spreads) {
       const t = ws.spec?.targetRef;
       if (t === undefined || t === null) continue;
-      const ref = await client.resources.resolve(t.apiVersion, t.kind);
-      if (!ref.ok) continue;
-      try {
-        workloads.set(`${ws.metadata?.namespace ?? ''}/${ws.metadata?.name ?? ''}`, await client.get(ref.ref, t.name, { namespace: ws.metadata?.namespace ?? '' }));
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
+      const key = `${ws.metadata?.namespace ?? ''}/${ws.metadata?.name ?? ''}`;
+      const workload = await this.#get(t.apiVersion, t.kind, ws.metadata?.namespace ?? '', t.name);
+      if (workload !== undefined) workloads.set(key, workload);
+      const scale = workload === undefined ? undefined : await this.#scale(ws);
+      if (scale !== undefined) scales.set(key, scale);
     }
     const pods = await this.#listIn<Pod>(BUILTIN.pods);
     this.lastPods = pods;
-    return observePodsAndSpreads({ workloadSpreads: spreads, workloads, replicaSets: await this.#listIn<KubeObject>(BUILTIN.replicasets), pods });
+    const whitelist = await this.#whitelist();
+    return { workloadSpreads: spreads, workloads, replicaSets: await this.#listIn<KubeObject>(BUILTIN.replicasets), pods, scales, ...(whitelist === undefined ? {} : { whitelist }) };
+  }
+
+  async podsAndSpreads(): Promise<ReturnType<typeof observePodsAndSpreads>> {
+    return observePodsAndSpreads(await this.#listing());
   }
 
   async snapshot(): Promise<Snapshot & { rawPods: Pod[] }> {
@@ -189,13 +267,39 @@ class Observer {
     return { time: formatTime(now), elapsedMs: now - this.#start, pods, rawPods, workloadSpreads, events: fresh, budgets };
   }
 
-  /** Changes whenever a pod, WorkloadSpread or event of the scenario's namespaces does (live settling). */
+  /** Changes whenever a pod, ReplicaSet or WorkloadSpread of the scenario's namespaces does (the embedded settle's busy-loop check). */
   async fingerprint(): Promise<string> {
     const versions: string[] = [];
     for (const ref of [BUILTIN.pods, WORKLOADSPREAD_REF, BUILTIN.replicasets]) {
       for (const o of await this.#listIn<KubeObject>(ref)) versions.push(`${o.metadata?.uid ?? ''}@${o.metadata?.resourceVersion ?? ''}`);
     }
     return versions.sort().join(',');
+  }
+
+  /** One look for a settle: the fingerprint (pods, ReplicaSets, WorkloadSpreads and the scenario's workloads) and the judgement of the facts. */
+  async look(): Promise<{ fingerprint: string; judgement: SettleJudgement }> {
+    const listing = await this.#listing();
+    const tracked: KubeObject[] = [];
+    for (const w of this.#workloads) {
+      const o = await this.#get(w.apiVersion, w.kind, w.namespace, w.name);
+      if (o !== undefined) tracked.push(o);
+    }
+    const version = (o: { metadata?: { uid?: string | undefined; resourceVersion?: string | undefined } | undefined }) => `${o.metadata?.uid ?? ''}@${o.metadata?.resourceVersion ?? ''}`;
+    const fingerprint = [...listing.pods, ...listing.workloadSpreads, ...listing.replicaSets, ...tracked].map(version).sort().join(',');
+    const judgement = judgeSettled({
+      now: this.#backend.clock.now(),
+      workloadSpreads: listing.workloadSpreads,
+      observed: observePodsAndSpreads(listing),
+      workloads: tracked,
+      replicaSets: listing.replicaSets,
+      pods: listing.pods,
+    });
+    return { fingerprint, judgement };
+  }
+
+  /** What a settle looks at (backend.ts `SettleProbe`). */
+  get probe(): SettleProbe {
+    return { fingerprint: () => this.fingerprint(), look: () => this.look() };
   }
 
   async nodes(): Promise<Node[]> {
@@ -288,7 +392,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   try {
     onStop = (await options.onStart?.(backend)) ?? undefined;
     await applyObjects(backend, scenario.objects, policy, signal);
-    const settledSetup = await backend.settle(DEFAULT_SETTLE_TIMEOUT_MS, () => observer.fingerprint(), signal);
+    const settledSetup = await backend.settle(DEFAULT_SETTLE_TIMEOUT_MS, observer.probe, signal);
     const { rawPods: _ignored, ...setup } = await observer.snapshot();
     result.setup = setup;
     if (!settledSetup.quiescent) options.warn?.(`after the objects were applied: ${describeUnsettled(settledSetup) ?? ''}`);
@@ -311,7 +415,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
       await backend.quiesce();
       let settled: SettleOutcome | undefined;
       const timeoutMs = step.action.action === 'settle' ? step.action.timeoutMs : step.after.settle ? step.after.timeoutMs : undefined;
-      if (timeoutMs !== undefined) settled = await backend.settle(timeoutMs, () => observer.fingerprint(), signal);
+      if (timeoutMs !== undefined) settled = await backend.settle(timeoutMs, observer.probe, signal);
       const { rawPods, ...snap } = await observer.snapshot();
       sinceExpect.push(...snap.events);
       const expectations: ExpectationResult[] = [];

@@ -235,6 +235,51 @@ describe('parseScenario: malformed scenarios name the field', () => {
     }
   });
 
+  test('owned objects: an ownerReference without a uid names an object by kind and name (its apiVersion filled in); createPods makes pods it owns', () => {
+    const s = parse(`
+objects:
+  - {apiVersion: kubeflow.org/v1, kind: TFJob, metadata: {name: train}, spec: {}}
+  - apiVersion: v1
+    kind: Pod
+    metadata: {name: train-ps-0, ownerReferences: [{kind: TFJob, name: train, controller: true}, {apiVersion: v1, kind: ConfigMap, name: c, uid: u-1}]}
+    spec: {containers: [{name: m, image: i}]}
+steps:
+  - createPods: {owner: {kind: TFJob, name: train}, count: 3, template: {metadata: {labels: {role: worker}}}}
+  - createPods: {owner: {kind: TFJob, name: train}}
+`);
+    assert.deepEqual(s.objects[1]?.metadata?.ownerReferences, [
+      { kind: 'TFJob', name: 'train', controller: true, apiVersion: 'kubeflow.org/v1' },
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'c', uid: 'u-1' },
+    ]);
+    const [three, one] = s.steps.map((st) => st.action);
+    assert.deepEqual(three, {
+      action: 'createPods',
+      owner: { apiVersion: 'kubeflow.org/v1', kind: 'TFJob', name: 'train', namespace: 'default' },
+      count: 3,
+      template: { labels: { role: 'worker' }, annotations: {}, spec: { containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.9' }] } },
+    });
+    assert.equal(one?.action === 'createPods' ? one.count : undefined, 1);
+    assert.deepEqual(s.steps.map((st) => st.after.settle), [true, true]);
+  });
+
+  test('owned objects: problems are named by field', () => {
+    assert.deepEqual(
+      problemsOf(`steps:
+  - apply: {apiVersion: v1, kind: Pod, metadata: {name: p, ownerReferences: [{kind: Mystery, name: m}, {name: x}, {kind: Deployment, name: web, uuid: x}]}, spec: {}}
+  - createPods: {owner: {kind: Deployment}, count: 1001, template: {metadata: {labels: {a: 1}, names: x}}}
+`),
+      [
+        'steps[0].apply.metadata.ownerReferences[0].kind: unknown kind "Mystery": give its apiVersion too (or its uid)',
+        'steps[0].apply.metadata.ownerReferences[1].kind: required (a string)',
+        'steps[0].apply.metadata.ownerReferences[2].uuid: unknown field (did you mean uid?); expected one of: apiVersion, kind, name, uid, controller, blockOwnerDeletion',
+        'steps[1].createPods.owner.name: required (a string)',
+        'steps[1].createPods.count: must be at most 1000 (the simulator\'s bound on one workload\'s pods), not 1001',
+        'steps[1].createPods.template.metadata.names: unknown field; expected one of: labels, annotations',
+        'steps[1].createPods.template.metadata.labels.a: must be a string, not number 1',
+      ],
+    );
+  });
+
   test('every problem is reported, not only the first', () => {
     const got = problemsOf('steps:\n  - scale: {kind: Deployment, name: web, replicas: -1}\n  - advance: x\n  - cordon: 1');
     assert.equal(got.length, 3);

@@ -21,6 +21,7 @@ import { parseTime } from '../k8s/time.ts';
 import type { KubeObject, Taint } from '../k8s/types.ts';
 import { parseManifests } from '../k8s/yaml.ts';
 import { parseDuration } from './duration.ts';
+import { readOwnerReferences } from './owners.ts';
 import type { WorkloadSpreadRef } from './expectations.ts';
 import {
   child,
@@ -279,21 +280,26 @@ export function scenarioFromValue(value: unknown, options: { defaultName?: strin
   const taken = new Set<string>();
   const nodes = raw['nodes'] === undefined || raw['nodes'] === null ? [] : (readNodeList(raw['nodes'], 'nodes', problems, taken) ?? []);
   const clusterScoped = builtinClusterScoped();
+  const refs = scanReferences(raw);
   const objects: KubeObject[] = [];
   if (raw['objects'] !== undefined && raw['objects'] !== null) {
     (readList(raw['objects'], 'objects', problems) ?? []).forEach((o, i) => {
       const obj = readObject(o, item('objects', i), problems, clusterScoped);
+      if (obj !== undefined) readOwnerReferences(obj, item('objects', i), refs.kinds, problems);
       if (obj !== undefined) objects.push(obj);
     });
   }
-  const refs = scanReferences(raw);
   const ctx: ParseContext = {
     kinds: refs.kinds,
     clusterScoped,
     workloadSpreads: refs.workloadSpreads,
     // addNodes may not repeat a name of `nodes` or of an earlier addNodes.
     readNodes: (v, p, pr) => readNodeList(v, p, pr, taken),
-    readObject: (v, p, pr) => readObject(v, p, pr, clusterScoped),
+    readObject: (v, p, pr) => {
+      const obj = readObject(v, p, pr, clusterScoped);
+      if (obj !== undefined) readOwnerReferences(obj, p, refs.kinds, pr);
+      return obj;
+    },
   };
   const steps = parseSteps(raw['steps'], ctx, problems);
   checkScenarioVirtualTime(steps, problems);

@@ -4,8 +4,8 @@
  *
  * A step is a mapping with exactly one action key (`scale`, `apply`,
  * `patch`, `delete`, `evict`, `drain`, `cordon`, `uncordon`, `deleteNode`,
- * `addNodes`, `taint`, `untaint`, `rollout`, `advance`, `settle`, `expect`;
- * `drain` is in drain.ts)
+ * `addNodes`, `taint`, `untaint`, `rollout`, `createPods`, `advance`,
+ * `settle`, `expect`; `drain` is in drain.ts, `createPods` in owners.ts)
  * and optional common keys: `settle` (false, true or `{timeout}`: what to do
  * after the action), `expectFailure` (true or a message substring: the
  * action must be refused, e.g. an eviction a budget forbids) and
@@ -23,6 +23,7 @@ import { isPlainObject } from '../k8s/json.ts';
 import type { KubeObject, Taint } from '../k8s/types.ts';
 import type { NodeSpec } from '../cluster/nodes.ts';
 import { parseDrain, type DrainAction } from './drain.ts';
+import { readPodTemplate, type CreatePodsAction } from './owners.ts';
 import { parseDuration } from './duration.ts';
 import { parseExpectations, type ExpectSpec, type WorkloadSpreadRef } from './expectations.ts';
 import { child, describeType, item, readList, readMapping, readNonNegativeInt, readString, rejectUnknownKeys, type Problems } from './field-reader.ts';
@@ -121,6 +122,7 @@ export type StepAction =
   | { action: 'taint'; node: string; taint: Taint }
   | { action: 'untaint'; node: string; key: string; effect?: string }
   | { action: 'rollout'; target: ObjectRef }
+  | CreatePodsAction
   | { action: 'advance'; ms: number }
   | { action: 'settle'; timeoutMs: number }
   | { action: 'expect'; expect: ExpectSpec };
@@ -372,6 +374,20 @@ export const ACTIONS: Readonly<Record<ActionName, ActionDefinition>> = {
       if (map === undefined) return undefined;
       const target = readObjectRef(map, path, ctx, problems);
       return target === undefined ? undefined : { action: 'rollout', target };
+    },
+  },
+  createPods: {
+    settles: true,
+    parse: (value, path, ctx, problems) => {
+      const map = readMapping(value, path, problems);
+      if (map === undefined) return undefined;
+      rejectUnknownKeys(map, ['owner', 'count', 'template'], path, problems);
+      const ownerMap = readMapping(map['owner'], child(path, 'owner'), problems);
+      const owner = ownerMap === undefined ? undefined : readObjectRef(ownerMap, child(path, 'owner'), ctx, problems);
+      const count = map['count'] === undefined ? 1 : boundedReplicas(map['count'], child(path, 'count'), problems);
+      const template = readPodTemplate(map['template'], child(path, 'template'), problems);
+      if (owner === undefined || count === undefined || template === undefined) return undefined;
+      return { action: 'createPods', owner, count, template };
     },
   },
   advance: {
