@@ -1,5 +1,5 @@
 /**
- * `ConfigurationKeeper`: keeps what the manager owns in its two webhook
+ * `ConfigurationKeeper` (D22): keeps what the manager owns in its two webhook
  * configurations true, within moments of anything changing it — the leader
  * runs it (manager.ts).
  *

@@ -12,7 +12,7 @@
  * and for the pod webhooks a namespaceSelector that leaves out the manager's
  * own namespace and kube-system, so the manager can never block its own pods
  * or the control plane's. With the `namespaces` scope (the default), the pod
- * webhooks' selector also names the namespaces that hold a WorkloadSpread (or,
+ * webhooks' selector (D22) also names the namespaces that hold a WorkloadSpread (or,
  * for deletions and evictions, a DomainDisruptionBudget) in one managed
  * requirement, `kubernetes.io/metadata.name In [...]` (`DoesNotExist`, which
  * no namespace matches, while there is none): pods elsewhere never reach the
