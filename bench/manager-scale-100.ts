@@ -297,6 +297,7 @@ async function runOnce(config: Config, session: Session | undefined): Promise<Ru
     if (config === '(3) manager + WS') checks.push(...(await check(admin, REPLICAS)).map((c) => `after the scale-out: ${c}`));
     const gc = (globalThis as { gc?: () => void }).gc;
     gc?.();
+    await dist?.collectGarbage();
     const mem = dist !== undefined ? { rss: dist.rssMb() * 2 ** 20, heapUsed: sampleOf(await dist.metrics(), 'nodejs_heap_size_used_bytes') ?? NaN } : process.memoryUsage();
     const inFigures = await phase('scale-in', SCALE_IN_TO, (p) => p.stored <= DEPLOYMENTS * SCALE_IN_TO);
     if (config === '(3) manager + WS') checks.push(...(await check(admin, SCALE_IN_TO)).map((c) => `after the scale-in: ${c}`));

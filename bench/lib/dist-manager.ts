@@ -134,6 +134,8 @@ export interface DistManager {
   cpuMs(): number;
   /** Resident set size now, MB. */
   rssMb(): number;
+  /** Runs a full garbage collection in the manager (bench/lib/gc-on-signal.cjs) and waits a moment for it. */
+  collectGarbage(): Promise<void>;
   metrics(): Promise<string>;
   stop(): Promise<void>;
 }
@@ -148,6 +150,8 @@ export async function startDistManager(connection: ConnectionInfo, extraArgs: st
   const child: ChildProcess = spawn(
     process.execPath,
     [
+      '--expose-gc',
+      `--require=${join(ROOT, 'bench/lib/gc-on-signal.cjs')}`,
       ...nodeArgs,
       join(ROOT, 'dist/cli/entry.js'),
       'manager',
@@ -187,6 +191,10 @@ export async function startDistManager(connection: ConnectionInfo, extraArgs: st
     rssMb: () => {
       const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:')) ?? '';
       return Number(/(\d+)/.exec(line)?.[1] ?? NaN) / 1024;
+    },
+    collectGarbage: async () => {
+      child.kill('SIGUSR2');
+      await realClock().sleep(1_000);
     },
     metrics: async () => (await httpText(`http://127.0.0.1:${metricsPort}/metrics`)).body,
     stop: async () => {
