@@ -299,6 +299,9 @@ export class Rebalancer {
 
   // ---- what wakes a WorkloadSpread up ----
 
+  /** Per namespace, the keys of the WorkloadSpreads that ask for rebalancing or carry its status (kept from their events). */
+  readonly #concerned = new Map<string, Set<string>>();
+
   /** Keys of the WorkloadSpreads that ask for rebalancing or still carry its status. */
   #keys(): string[] {
     const out: string[] = [];
@@ -315,12 +318,32 @@ export class Rebalancer {
     const self = (ws: { metadata?: ObjectMeta }) => add([storeKey(ws.metadata?.namespace, ws.metadata?.name ?? '')]);
     const forPod = (pod: Pod) => add(this.keysForPod(pod));
     const forNode = () => add(this.#keys());
+    this.#concerned.clear();
+    for (const key of this.#keys()) this.#concern(key, true);
+    const track = (obj: { metadata?: ObjectMeta }, present: boolean) => {
+      const key = storeKey(obj.metadata?.namespace, obj.metadata?.name ?? '');
+      const parsed = parseKey(key);
+      const ws = parsed === undefined ? undefined : caches.getWorkloadSpread(parsed.namespace, parsed.name);
+      this.#concern(key, present && ws !== undefined && concerned(ws));
+    };
     return [
-      caches.workloadSpreads.onAdd(self),
-      caches.workloadSpreads.onUpdate((_old, ws) => self(ws)),
-      caches.workloadSpreads.onDelete(self),
+      caches.workloadSpreads.onAdd((ws) => {
+        track(ws, true);
+        self(ws);
+      }),
+      caches.workloadSpreads.onUpdate((_old, ws) => {
+        track(ws, true);
+        self(ws);
+      }),
+      caches.workloadSpreads.onDelete((ws) => {
+        track(ws, false);
+        self(ws);
+      }),
       caches.pods.onAdd(forPod),
-      caches.pods.onUpdate((old, pod) => add(new Set([...this.keysForPod(old), ...this.keysForPod(pod)]))),
+      caches.pods.onUpdate((old, pod) => {
+        // Most namespaces have no WorkloadSpread that rebalances: then no pod event concerns this loop.
+        if (this.#concerned.has(pod.metadata?.namespace ?? '')) add(new Set([...this.keysForPod(old), ...this.keysForPod(pod)]));
+      }),
       caches.pods.onDelete(forPod),
       caches.nodes.onAdd(forNode),
       caches.nodes.onUpdate((old, node) => {
@@ -330,6 +353,20 @@ export class Rebalancer {
     ];
   }
 
+  /** Keeps the keys of concerned WorkloadSpreads by namespace (a pod event looks up only its namespace). */
+  #concern(key: string, yes: boolean): void {
+    const parsed = parseKey(key);
+    if (parsed === undefined) return;
+    let keys = this.#concerned.get(parsed.namespace);
+    if (yes) {
+      if (keys === undefined) this.#concerned.set(parsed.namespace, (keys = new Set()));
+      keys.add(key);
+    } else if (keys !== undefined) {
+      keys.delete(key);
+      if (keys.size === 0) this.#concerned.delete(parsed.namespace);
+    }
+  }
+
   /**
    * The WorkloadSpreads a pod change may concern: the one its marker names,
    * when it asks for rebalancing; for a pod without a marker (not placed yet,
@@ -337,12 +374,14 @@ export class Rebalancer {
    */
   keysForPod(pod: Pod): string[] {
     const namespace = pod.metadata?.namespace ?? '';
+    const keys = this.#concerned.get(namespace);
+    if (keys === undefined) return [];
     const marker = readMarker(pod);
     if (marker !== undefined && marker.name !== '') {
-      const ws = this.#o.caches.getWorkloadSpread(namespace, marker.name);
-      return ws !== undefined && concerned(ws) ? [storeKey(namespace, marker.name)] : [];
+      const key = storeKey(namespace, marker.name);
+      return keys.has(key) ? [key] : [];
     }
-    return this.#o.caches.listWorkloadSpreads(namespace).filter(concerned).map((ws) => storeKey(namespace, ws.metadata.name ?? ''));
+    return [...keys];
   }
 }
 
