@@ -88,10 +88,10 @@ describe('places reserved ahead (issue 13)', () => {
 
   test('places no pod claimed are given back after AHEAD_IDLE_MS, in one write', async () => {
     const b = bed(subsets, 60, true);
-    // Pod 1 reserves 1 + 2 ahead, pods 2 and 3 claim those, pod 4 reserves 1 + 6 ahead (twice the demand seen).
+    // Pod 1 reserves 1 + 2 ahead; pod 2 claims one, which leaves half: a refill reserves 4 more; pods 3 and 4 claim.
     for (let i = 0; i < 4; i++) await admitOne(b);
     const held = b.pool?.size() ?? 0;
-    assert.equal(held, 6, 'places are held ahead');
+    assert.equal(held, 3, 'places are held ahead');
     assert.equal(creating(b, 'a').length, 4 + held);
     const writes = b.store.writes;
     await b.clock.advance(AHEAD_IDLE_MS + 1);
@@ -100,6 +100,22 @@ describe('places reserved ahead (issue 13)', () => {
     assert.equal(creating(b, 'a').length, 4, 'only the pods admitted keep their reservations');
     assert.equal(b.store.get('shop', 'web-spread')?.status?.versionedSubsetStatuses?.[VERSION]?.find((s) => s.name === 'a')?.missingReplicas, 16);
     assert.equal(b.store.writes, writes + 1);
+  });
+
+  test('refilled before it runs dry: of a slow-start burst (1, 2, 4, 8, 16 pods at once), only the first pod waits for a write of its own', async () => {
+    const b = bed(subsets, 60, true);
+    const own: string[] = [];
+    for (const batch of [1, 2, 4, 8, 16]) {
+      const reqs = Array.from({ length: batch }, () => requestOf(fixtureReview('pod-create.json')));
+      const pending = reqs.map((req) => admitPodCreate(req, b.deps).then((r) => applyResponse(req.object, r) as Pod));
+      await b.clock.quiesce();
+      for (const pod of await Promise.all(pending)) {
+        const marker = parseMarker(pod.metadata.annotations?.[MARKER]);
+        if (marker !== undefined && marker.subset !== 'rest' && !(marker.uid ?? '').startsWith(RESERVED_AHEAD_PREFIX)) own.push(marker.uid ?? '');
+      }
+    }
+    assert.equal(own.length, 1, `pods that reserved for themselves: ${own.join(', ')}`);
+    assert.equal(creating(b, 'a').length, 20, 'the first subset is full, never over');
   });
 
   test('never more places than the workload still lacks', async () => {

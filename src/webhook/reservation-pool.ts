@@ -9,6 +9,10 @@
  *   last fill (that round's reservations plus the places claimed meanwhile),
  *   at most `AHEAD_MAX`, at most what the workload still lacks. A burst of
  *   N pods therefore costs about log2(N) writes instead of one per round.
+ * - Refilled before it runs dry: once a claim leaves half or less of the
+ *   last fill, a round of its own (no pod waits on it) reserves twice the
+ *   last fill ahead, so a ReplicaSet's next slow-start batch, twice the last,
+ *   finds its places there and waits for no status write.
  * - Claimed first-in first-out, before the pod queues for a round and again
  *   inside a round, so pods fill the subsets in the spec's order.
  * - Given back once no pod claimed one for `AHEAD_IDLE_MS` (the burst is
@@ -43,6 +47,10 @@ interface Entry {
   ws: WorkloadSpread;
   /** Places claimed since the last fill. */
   claims: number;
+  /** Places the last fill added. */
+  lastFill: number;
+  /** A refill round is under way. */
+  refilling: boolean;
   timer: Timer | undefined;
 }
 
@@ -88,6 +96,9 @@ export class ReservationPool {
     if (entry === undefined || place === undefined) return undefined;
     entry.claims++;
     this.#arm(entry);
+    if (!entry.refilling && entry.places.length * 2 <= entry.lastFill) {
+      this.#refill(entry).catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'refilling the places reserved ahead failed'));
+    }
     const unclaimed: Record<string, number> = {};
     for (const p of entry.places) unclaimed[p.subset] = (unclaimed[p.subset] ?? 0) + 1;
     return { subset: place.subset, uid: place.uid, version, unclaimed, ws: entry.ws };
@@ -128,16 +139,48 @@ export class ReservationPool {
         if (this.#stopped) return;
         let entry = this.#entries.get(entryKey(key.uid, v));
         if (entry === undefined) {
-          entry = { key, version: v, places: [], ws, claims: 0, timer: undefined };
+          entry = { key, version: v, places: [], ws, claims: 0, lastFill: 0, refilling: false, timer: undefined };
           this.#entries.set(entryKey(key.uid, v), entry);
         }
-        entry.places.push(...ahead.uids);
-        entry.ws = ws;
-        entry.claims = 0;
-        this.#arm(entry);
+        this.#filled(entry, ahead.uids, ws);
         this.#log.debug({ namespace: key.namespace, name: key.name, version: v, places: ahead.uids.length }, 'places reserved ahead');
       },
     };
+  }
+
+  #filled(entry: Entry, uids: readonly { subset: string; uid: string }[], ws: WorkloadSpread): void {
+    entry.places.push(...uids);
+    entry.ws = ws;
+    entry.claims = 0;
+    entry.lastFill = uids.length;
+    this.#arm(entry);
+  }
+
+  /**
+   * Reserves ahead again, in a round of its own, before the places run out:
+   * twice the last fill, at most `AHEAD_MAX` and what the workload still
+   * lacks. Nothing waits on it; a failed write only means the next pods
+   * queue for a round as without the pool.
+   */
+  async #refill(entry: Entry): Promise<void> {
+    const commit = this.#commit;
+    if (commit === undefined || this.#stopped) return;
+    entry.refilling = true;
+    const want = Math.min(AHEAD_MAX, 2 * Math.max(1, entry.lastFill));
+    const { key, version } = entry;
+    try {
+      const outcome = await commit.submit(key, (current) => {
+        const ahead = current === undefined ? undefined : reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, want, now: this.#o.clock.now(), newUid: this.#o.newUid });
+        return ahead === undefined ? { value: undefined } : { value: ahead.uids, status: ahead.status };
+      });
+      if (!outcome.ok || outcome.value === undefined || outcome.ws === undefined || this.#stopped) return;
+      // Still the same entry (not given back meanwhile): the new places join the line.
+      if (this.#entries.get(entryKey(key.uid, version)) === entry) this.#filled(entry, outcome.value, outcome.ws);
+      else await this.#giveBackUnused(key, version, outcome.value.map((p) => p.uid));
+      this.#log.debug({ namespace: key.namespace, name: key.name, version, places: outcome.value.length }, 'places reserved ahead (refill)');
+    } finally {
+      entry.refilling = false;
+    }
   }
 
   /** Cancels the timers; places not given back expire in the controller (30 s). */
@@ -157,12 +200,17 @@ export class ReservationPool {
     entry.timer = undefined;
     const uids = entry.places.splice(0).map((p) => p.uid);
     this.#entries.delete(entryKey(entry.key.uid, entry.version));
+    await this.#giveBackUnused(entry.key, entry.version, uids);
+  }
+
+  /** One status write drops unclaimed places (core `releaseAhead`). */
+  async #giveBackUnused(key: WorkloadSpreadKey, version: string, uids: string[]): Promise<void> {
     if (uids.length === 0 || this.#commit === undefined || this.#stopped) return;
-    const outcome = await this.#commit.submit(entry.key, (ws) => {
-      const status = ws === undefined ? undefined : releaseAhead(ws, entry.version, uids);
+    const outcome = await this.#commit.submit(key, (ws) => {
+      const status = ws === undefined ? undefined : releaseAhead(ws, version, uids);
       return status === undefined ? { value: null } : { value: null, status };
     });
-    const fields = { namespace: entry.key.namespace, name: entry.key.name, version: entry.version, places: uids.length };
+    const fields = { namespace: key.namespace, name: key.name, version, places: uids.length };
     if (outcome.ok) this.#log.debug(fields, 'unclaimed places given back');
     else this.#log.info({ ...fields, err: outcome.error }, 'unclaimed places could not be given back; the controller drops them after 30 s');
   }
