@@ -49,6 +49,7 @@ function rank(key: string): number {
 
 /** Upstream's order of path elements (`.` last). */
 export function compareKeys(a: string, b: string): number {
+  if (a.charCodeAt(0) === b.charCodeAt(0) && a !== SELF && b !== SELF) return a < b ? -1 : a > b ? 1 : 0;
   const r = rank(a) - rank(b);
   if (r !== 0) return r;
   return a < b ? -1 : a > b ? 1 : 0;

@@ -24,7 +24,7 @@
  * Start at `FieldManager.update` and `FieldManager.apply`.
  */
 import { deepEqual, isPlainObject } from '../../../k8s/json.ts';
-import { formatTime } from '../../../k8s/time.ts';
+import { formatTime, parseTime } from '../../../k8s/time.ts';
 import type { KubeObject } from '../../../k8s/types.ts';
 import { statusError, type Result, type Status, fail, ok } from '../errors.ts';
 import { apiVersionOf, type ResourceDef } from '../resource-def.ts';
@@ -76,8 +76,8 @@ type Decoded = { kind: 'entries'; entries: Entry[] } | { kind: 'reset' } | { kin
 /** A `metav1.Time` as it serializes (second precision); an unparsable one is kept as sent. */
 function normalTime(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? value : formatTime(ms);
+  const ms = parseTime(value);
+  return ms === undefined ? value : formatTime(ms);
 }
 
 /**
@@ -97,15 +97,16 @@ function decode(value: unknown, trusted: boolean): Decoded {
     if (operation !== 'Apply' && operation !== 'Update') return { kind: 'invalid' };
     const apiVersion = typeof raw['apiVersion'] === 'string' ? raw['apiVersion'] : '';
     if (apiVersion === '' || raw['fieldsType'] !== 'FieldsV1') return { kind: 'invalid' };
-    const fields = raw['fieldsV1'] ?? EMPTY;
-    if (!isFieldTree(fields)) return { kind: 'invalid' };
+    const fields: unknown = raw['fieldsV1'] ?? EMPTY;
+    // What the server stored it wrote itself: only a request's trees need checking.
+    if (!trusted && !isFieldTree(fields)) return { kind: 'invalid' };
     const entry: Entry = {
       manager: typeof raw['manager'] === 'string' ? raw['manager'] : '',
       operation,
       apiVersion,
       time: trusted ? (raw['time'] as string | undefined) : normalTime(raw['time']),
       subresource: typeof raw['subresource'] === 'string' ? raw['subresource'] : '',
-      fields: trusted ? fields : canonical(fields),
+      fields: trusted ? (fields as FieldTree) : canonical(fields as FieldTree),
     };
     if (trusted) entry.raw = raw;
     byId.set(identity(entry), entry);
@@ -114,9 +115,8 @@ function decode(value: unknown, trusted: boolean): Decoded {
 }
 
 function seconds(time: string | undefined): number {
-  if (time === undefined) return 0;
-  const ms = Date.parse(time);
-  return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
+  const ms = time === undefined ? undefined : parseTime(time);
+  return ms === undefined ? 0 : Math.floor(ms / 1000);
 }
 
 /** Upstream's order: Apply before Update, then by time, manager, apiVersion, subresource. */
@@ -143,13 +143,14 @@ function encodeEntry(e: Entry): Record<string, unknown> {
 
 /** Upstream's capManagersManager: beyond 10 Update entries, the oldest merge, per apiVersion, into `ancient-changes`. */
 function capUpdateManagers(entries: Entry[]): Entry[] {
+  let count = 0;
+  for (const e of entries) if (e.operation === 'Update') count++;
+  if (count <= MAX_UPDATE_MANAGERS) return entries;
   const updaters = entries.filter((e) => e.operation === 'Update');
-  if (updaters.length <= MAX_UPDATE_MANAGERS) return entries;
   updaters.sort((a, b) => seconds(a.time) - seconds(b.time) || (identity(a) < identity(b) ? -1 : 1));
   const removed = new Set<Entry>();
   const firstByVersion = new Map<string, Entry>();
   const buckets = new Map<string, Entry>();
-  let count = updaters.length;
   for (const e of updaters) {
     if (count <= MAX_UPDATE_MANAGERS) break;
     const first = firstByVersion.get(e.apiVersion);
@@ -223,6 +224,14 @@ function trackedFields(def: ResourceDef, subresource: string): TrackedFields {
 
 export class FieldManager {
   readonly #crTypes = new WeakMap<ResourceDef, MapType>();
+  /** The last second formatted: every write of a burst shares it. */
+  #lastTime: { seconds: number; text: string } | undefined;
+
+  #timeText(ms: number): string {
+    const seconds = Math.floor(ms / 1000);
+    if (this.#lastTime?.seconds !== seconds) this.#lastTime = { seconds, text: formatTime(ms) };
+    return this.#lastTime.text;
+  }
 
   /** The field types of a resource's kind. */
   typeOf(def: ResourceDef): MapType {
@@ -289,7 +298,7 @@ export class FieldManager {
     if (conflicts.length > 0 && !req.force) return fail(conflictStatus(conflicts));
     const objectChanged = live === undefined || !deepEqual(next, liveBody);
     if (!isEmptySet(set)) {
-      const time = objectChanged ? formatTime(req.now) : last?.time;
+      const time = objectChanged ? this.#timeText(req.now) : last?.time;
       const fields = last !== undefined && deepEqual(last.fields, set) ? last.fields : set;
       const entry: Entry = { ...self, time, fields };
       if (last?.raw !== undefined && fields === last.fields && time === last.time && last.apiVersion === apiVersion) entry.raw = last.raw;
@@ -306,7 +315,10 @@ export class FieldManager {
       return d.kind === 'entries' ? d.entries : [];
     };
     if (subresource !== '') return fromLive();
-    const requested = decode(next.metadata?.managedFields, false);
+    const sent = next.metadata?.managedFields;
+    // Most writers send back the entries they read: those are the stored ones, already decoded once.
+    if (sent !== undefined && live !== undefined && deepEqual(sent, live.metadata?.managedFields)) return fromLive();
+    const requested = decode(sent, false);
     if (requested.kind === 'reset') return live === undefined ? [] : undefined;
     if (requested.kind === 'entries' && requested.entries.length > 0) return requested.entries;
     return fromLive();
@@ -327,7 +339,7 @@ export class FieldManager {
       else if (!isEmptySet(fields)) out.push(kept);
     }
     if (!isEmptySet(changed)) {
-      out.push({ ...self, time: formatTime(now), fields: previous === undefined ? changed : union(changed, previous.fields) });
+      out.push({ ...self, time: this.#timeText(now), fields: previous === undefined ? changed : union(changed, previous.fields) });
     } else if (previous !== undefined && !isEmptySet(previous.fields)) {
       out.push(previous);
     }

@@ -80,18 +80,31 @@ function finish(changed: [string, FieldTree][], removed: [string, FieldTree][], 
   return c === undefined && d === undefined ? NONE : [c, d];
 }
 
+// The walkers below use plain loops, not closures: they run on every write.
+
 function compareMap(l: unknown, r: unknown, type: MapType | undefined): Pair {
   const lo = isObj(l) ? l : undefined;
   const ro = isObj(r) ? r : undefined;
   const changed: [string, FieldTree][] = [];
   const removed: [string, FieldTree][] = [];
-  const visit = (k: string, lv: unknown, rv: unknown) => {
-    const [c, d] = compareAt(lv, rv, type === undefined ? undefined : childType(type, k));
-    if (c !== undefined) changed.push([fieldKey(k), c]);
-    if (d !== undefined) removed.push([fieldKey(k), d]);
-  };
-  if (lo !== undefined) for (const k in lo) if (lo[k] !== undefined) visit(k, lo[k], ro?.[k]);
-  if (ro !== undefined) for (const k in ro) if (ro[k] !== undefined && (lo === undefined || lo[k] === undefined)) visit(k, undefined, ro[k]);
+  if (lo !== undefined) {
+    for (const k in lo) {
+      const lv = lo[k];
+      if (lv === undefined) continue;
+      const [c, d] = compareAt(lv, ro?.[k], type === undefined ? undefined : childType(type, k));
+      if (c !== undefined) changed.push([fieldKey(k), c]);
+      if (d !== undefined) removed.push([fieldKey(k), d]);
+    }
+  }
+  if (ro !== undefined) {
+    for (const k in ro) {
+      const rv = ro[k];
+      if (rv === undefined || (lo !== undefined && lo[k] !== undefined)) continue;
+      const [c, d] = compareAt(undefined, rv, type === undefined ? undefined : childType(type, k));
+      if (c !== undefined) changed.push([fieldKey(k), c]);
+      if (d !== undefined) removed.push([fieldKey(k), d]);
+    }
+  }
   return finish(changed, removed, l, r);
 }
 
@@ -100,13 +113,17 @@ function compareList(l: unknown, r: unknown, type: ListType): Pair {
   const ri = indexItems(type, r);
   const changed: [string, FieldTree][] = [];
   const removed: [string, FieldTree][] = [];
-  const visit = (k: string, lv: unknown, rv: unknown) => {
-    const [c, d] = compareAt(lv, rv, type.item);
+  for (const [k, lv] of li) {
+    const [c, d] = compareAt(lv, ri.get(k), type.item);
     if (c !== undefined) changed.push([k, c]);
     if (d !== undefined) removed.push([k, d]);
-  };
-  for (const [k, lv] of li) visit(k, lv, ri.get(k));
-  for (const [k, rv] of ri) if (!li.has(k)) visit(k, undefined, rv);
+  }
+  for (const [k, rv] of ri) {
+    if (li.has(k)) continue;
+    const [c, d] = compareAt(undefined, rv, type.item);
+    if (c !== undefined) changed.push([k, c]);
+    if (d !== undefined) removed.push([k, d]);
+  }
   return finish(changed, removed, l, r);
 }
 
@@ -135,20 +152,16 @@ export interface Comparison {
 export function compareObjects(live: Json, next: Json, type: MapType, tracked: TrackedFields): Comparison {
   const changed: [string, FieldTree][] = [];
   const removed: [string, FieldTree][] = [];
-  const push = (key: string, [c, d]: Pair) => {
-    if (c !== undefined) changed.push([key, c]);
-    if (d !== undefined) removed.push([key, d]);
-  };
-  const visit = (k: string) => {
-    if (k === 'apiVersion' || k === 'kind' || !tracked(k)) return;
-    if (k === 'metadata') {
-      push(fieldKey(k), compareMetadata(live['metadata'], next['metadata']));
-      return;
+  for (let side = 0; side < 2; side++) {
+    const obj = side === 0 ? live : next;
+    for (const k in obj) {
+      if (obj[k] === undefined || (side === 1 && live[k] !== undefined)) continue;
+      if (k === 'apiVersion' || k === 'kind' || !tracked(k)) continue;
+      const [c, d] = k === 'metadata' ? compareMetadata(live['metadata'], next['metadata']) : compareAt(live[k], next[k], childType(type, k));
+      if (c !== undefined) changed.push([fieldKey(k), c]);
+      if (d !== undefined) removed.push([fieldKey(k), d]);
     }
-    push(fieldKey(k), compareAt(live[k], next[k], childType(type, k)));
-  };
-  for (const k in live) if (live[k] !== undefined) visit(k);
-  for (const k in next) if (next[k] !== undefined && live[k] === undefined) visit(k);
+  }
   return { changed: node(sortChildren(changed), false) ?? EMPTY, removed: node(sortChildren(removed), false) ?? EMPTY };
 }
 
@@ -158,14 +171,15 @@ function compareMetadata(l: unknown, r: unknown): Pair {
   const meta = objectMetaType();
   const changed: [string, FieldTree][] = [];
   const removed: [string, FieldTree][] = [];
-  const visit = (k: string) => {
-    if (STRIPPED_METADATA.has(k)) return;
-    const [c, d] = compareAt(lo[k], ro[k], childType(meta, k));
-    if (c !== undefined) changed.push([fieldKey(k), c]);
-    if (d !== undefined) removed.push([fieldKey(k), d]);
-  };
-  for (const k in lo) if (lo[k] !== undefined) visit(k);
-  for (const k in ro) if (ro[k] !== undefined && lo[k] === undefined) visit(k);
+  for (let side = 0; side < 2; side++) {
+    const obj = side === 0 ? lo : ro;
+    for (const k in obj) {
+      if (obj[k] === undefined || (side === 1 && lo[k] !== undefined) || STRIPPED_METADATA.has(k)) continue;
+      const [c, d] = compareAt(lo[k], ro[k], childType(meta, k));
+      if (c !== undefined) changed.push([fieldKey(k), c]);
+      if (d !== undefined) removed.push([fieldKey(k), d]);
+    }
+  }
   const c = node(sortChildren(changed), false);
   const d = node(sortChildren(removed), false);
   return c === undefined && d === undefined ? NONE : [c, d];
