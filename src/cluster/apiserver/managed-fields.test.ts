@@ -89,6 +89,15 @@ describe('managedFields of writes that are not applies', () => {
     assert.equal(byClientNode.metadata?.managedFields?.[0]?.manager, 'node-fetch');
   });
 
+  test('a fieldManager longer than 128 bytes or with unprintable characters is refused (422)', async () => {
+    const long = await raw('POST', `/api/v1/namespaces/default/configmaps?fieldManager=${'m'.repeat(129)}`, { metadata: { name: 'long' } });
+    assert.equal(long.status, 422);
+    assert.equal((long.json as { message: string }).message, 'CreateOptions.meta.k8s.io "" is invalid: fieldManager: Too long: may not be more than 128 bytes');
+    const tab = await raw('POST', '/api/v1/namespaces/default/configmaps?fieldManager=a%09b', { metadata: { name: 'tab' } });
+    assert.equal(tab.status, 422);
+    assert.equal((tab.json as { message: string }).message, 'CreateOptions.meta.k8s.io "" is invalid: fieldManager: Invalid value: "a\\tb": invalid character U+0009 (at position 1)');
+  });
+
   test('a pod: the fields a real server records for a simple pod, defaults included, its status not', async () => {
     const r = await raw(
       'POST',

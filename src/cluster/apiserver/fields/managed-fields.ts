@@ -49,10 +49,16 @@ interface Entry {
 const MAX_UPDATE_MANAGERS = 10;
 const ANCIENT_CHANGES = 'ancient-changes';
 const BEFORE_FIRST_APPLY = 'before-first-apply';
-const MAX_MANAGER_LENGTH = 128;
+/** validation.FieldManagerMaxLength */
+export const MAX_MANAGER_LENGTH = 128;
 
 function identity(e: { manager: string; operation: Operation; apiVersion: string; subresource: string }): string {
   return e.operation === 'Apply' ? `A\u0000${e.manager}\u0000${e.subresource}` : `U\u0000${e.manager}\u0000${e.apiVersion}\u0000${e.subresource}`;
+}
+
+/** Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
+export function isPrintable(ch: string): boolean {
+  return /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u.test(ch);
 }
 
 /** The manager a request writes as: `?fieldManager=`, else its User-Agent up to the first `/` (printable, at most 128 bytes). */
@@ -62,7 +68,7 @@ export function managerName(fieldManager: string | undefined, userAgent: string 
   let out = '';
   let bytes = 0;
   for (const ch of prefix) {
-    if (!/^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u.test(ch)) continue;
+    if (!isPrintable(ch)) continue;
     const n = Buffer.byteLength(ch);
     if (bytes + n > MAX_MANAGER_LENGTH) break;
     bytes += n;
