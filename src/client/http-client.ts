@@ -28,6 +28,12 @@ export interface KubeClientOptions {
   timeoutMs?: number;
   /** Default `fieldManager` for writes (required by server-side apply). */
   fieldManager?: string;
+  /**
+   * Watchers on this client hand their caches objects without
+   * `metadata.managedFields` (what kube-controller-manager's and
+   * kube-scheduler's informers do: nothing they run reads them).
+   */
+  watchWithoutManagedFields?: boolean;
 }
 
 export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
@@ -91,6 +97,7 @@ export class KubeClient {
   readonly clock: Clock;
   readonly userAgent: string;
   readonly fieldManager: string | undefined;
+  readonly watchWithoutManagedFields: boolean;
   /** apiVersion + kind → ResourceRef (built-ins, then cached discovery). */
   readonly resources: ResourceResolver;
   readonly #transport: HttpTransport;
@@ -101,6 +108,7 @@ export class KubeClient {
     this.clock = options.clock;
     this.userAgent = options.userAgent ?? 'workloadspread';
     this.fieldManager = options.fieldManager;
+    this.watchWithoutManagedFields = options.watchWithoutManagedFields ?? false;
     this.#transport = new HttpTransport(connection, options.clock, this.userAgent, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.resources = new ResourceResolver({ getJson: (path) => this.request({ method: 'GET', path }) });
   }

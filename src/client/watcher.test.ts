@@ -134,6 +134,25 @@ describe('list + watch keeps the store equal to the server', () => {
     await inf.stop();
   });
 
+  test('a client that watches without managedFields caches listed and watched objects without them', async () => {
+    const ns = await namespace();
+    await createCm(ns, 'listed', {}, { v: '1' });
+    const stripping = new KubeClient(bed.client.connection, { clock, watchWithoutManagedFields: true });
+    const inf = informer(ns, { client: stripping });
+    const keeping = informer(ns);
+    await clock.quiesce();
+    await createCm(ns, 'watched', {}, { v: '1' });
+    await patchCm(ns, 'listed', { data: { v: '2' } });
+    await clock.quiesce();
+    for (const name of ['listed', 'watched']) {
+      assert.equal(inf.store.get(ns, name)?.metadata?.managedFields, undefined, `${name} is cached without managedFields`);
+      assert.ok(Array.isArray(keeping.store.get(ns, name)?.metadata?.managedFields), `${name} has managedFields on the server`);
+    }
+    assert.deepEqual(inf.store.get(ns, 'listed')?.['data'], { v: '2' });
+    await inf.stop();
+    await keeping.stop();
+  });
+
   test('property: any interleaving of writes, cut watches and compactions converges', async () => {
     type Op = { op: 'create' | 'update' | 'delete'; name: string } | { op: 'cut' } | { op: 'compact' } | { op: 'advance'; ms: number };
     const name = fc.constantFrom('a', 'b', 'c', 'd');

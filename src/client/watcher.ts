@@ -212,7 +212,12 @@ export class Watcher {
   }
 
   /** List items come without apiVersion/kind; give them the ref's, as watch events have. */
-  #withKind(obj: KubeObject): KubeObject {
+  #withKind(received: KubeObject): KubeObject {
+    let obj = received;
+    if (this.#client.watchWithoutManagedFields && obj.metadata?.managedFields !== undefined) {
+      const { managedFields: _dropped, ...metadata } = obj.metadata;
+      obj = { ...obj, metadata };
+    }
     if (obj.apiVersion !== undefined && obj.kind !== undefined) return obj;
     return { ...obj, apiVersion: obj.apiVersion ?? apiVersionOf(this.#opts.ref), kind: obj.kind ?? this.#opts.ref.kind };
   }

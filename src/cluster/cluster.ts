@@ -140,12 +140,13 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Embedd
   });
   const kubeconfig = apiServer.kubeconfig();
   const connections: Connection[] = [];
-  const connect = async (userAgent: string, fieldManager: string): Promise<KubeClient> => {
+  const connect = async (userAgent: string, fieldManager: string, component = false): Promise<KubeClient> => {
     // What the kubeconfig says, without parsing it (that would load client-node, seconds on a small machine).
     const result = connectionFromToken({ server: apiServer.url, caPem: apiServer.caPem, token: apiServer.token, source: 'embedded cluster' });
     if (!result.ok) throw new Error(`${result.error.source}: ${result.error.message}`);
     connections.push(result.connection);
-    return new KubeClient(result.connection, { clock, userAgent, fieldManager });
+    // Components cache objects without managedFields, as kube-controller-manager and kube-scheduler do.
+    return new KubeClient(result.connection, { clock, userAgent, fieldManager, ...(component ? { watchWithoutManagedFields: true } : {}) });
   };
   let clientIdentity: WebhookClientIdentity | undefined;
   const webhookClientCa = (): string => {
@@ -169,7 +170,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Embedd
   };
 
   const startComponent = async (factory: ControllerFactory): Promise<Controller> => {
-    const client = await connect(componentUserAgent(factory.name), factory.name);
+    const client = await connect(componentUserAgent(factory.name), factory.name, true);
     const controller = await factory.create({ client, clock, logger: log, settings, webhookClientCa });
     running.push({ name: factory.name, controller });
     await controller.start();
@@ -181,7 +182,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Embedd
   try {
     admin = await connect(componentUserAgent('admin'), 'workloadspread-embedded');
     for (const factory of options.controllers ?? defaultControllers()) await startComponent(factory);
-    const kubeletClient = await connect(componentUserAgent('kubelet'), 'kubelet');
+    const kubeletClient = await connect(componentUserAgent('kubelet'), 'kubelet', true);
     kubelet = new Kubelet({ client: kubeletClient, clock, logger: log, settings });
     running.push({ name: 'kubelet', controller: kubelet });
     await kubelet.start();

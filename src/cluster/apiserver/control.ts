@@ -338,6 +338,7 @@ export class ApiServerControl {
     const def = this.#def(apiVersion, kind);
     if (!def.ok) return def;
     const ctx = this.#ctx(options.dryRun);
+    if (options.fieldManager !== undefined) ctx.fieldManager = options.fieldManager;
     const r =
       options.subresource === 'scale'
         ? await updateScale(this.#core.ops, def.value, namespace, name, body, patchType, ctx)

@@ -23,6 +23,7 @@ import { installAdmission } from './admission-setup.ts';
 import type { AdmissionWebhooks } from './admission-webhooks.ts';
 import { builtinResources } from './builtin-resources.ts';
 import { CrdController, type CustomResourceStrategyFactory } from './crd-controller.ts';
+import { SERVER_VERSION } from './discovery.ts';
 import { finalizeSubresource, namespaceLifecycleAdmission, NamespaceController } from './namespace-lifecycle.ts';
 import { NamespaceDefaults } from './namespace-defaults.ts';
 import { installOpenApi } from './openapi/openapi.ts';
@@ -90,7 +91,8 @@ export class ApiServerCore implements ApiServerHost {
 
   /** A context for the server's own writes (controllers, bootstrap). */
   systemContext(dryRun = false): RequestContext {
-    return { user: SYSTEM_USER, dryRun, warnings: [] };
+    // Recorded in managedFields as the real server's own writes are: manager `kube-apiserver`.
+    return { user: SYSTEM_USER, dryRun, warnings: [], userAgent: `kube-apiserver/${SERVER_VERSION.gitVersion}` };
   }
 
   /** Runs follow-up work of the in-server controllers as a tracked activity. */

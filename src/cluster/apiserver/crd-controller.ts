@@ -103,6 +103,8 @@ export function customResourceDefs(crd: KubeObject, strategyFor: CustomResourceS
       strategy: strategyFor(crd, version, customResourceStrategy({ statusSubresource: statusOn })),
       builtin: false,
     };
+    const schema = asRecord(asRecord(v['schema'])?.['openAPIV3Schema']);
+    if (schema !== undefined) def.openAPIV3Schema = schema;
     if (v['deprecated'] === true) def.deprecationWarning = asString(v['deprecationWarning']) ?? `${n.group}/${version} ${n.kind} is deprecated`;
     if (conversion !== undefined) {
       const served = `${n.group}/${version}`;

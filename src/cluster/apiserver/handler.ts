@@ -140,7 +140,7 @@ export class HttpHandler {
       sendStatus(req, res, faultStatus);
       return;
     }
-    const ctx: RequestContext = { user, dryRun: false, warnings: def.deprecationWarning === undefined ? [] : [def.deprecationWarning] };
+    const ctx: RequestContext = { user, dryRun: false, warnings: def.deprecationWarning === undefined ? [] : [def.deprecationWarning], userAgent: req.headers['user-agent'] ?? '' };
     const result = await this.#dispatch(req, res, url, info, def, namespace, ctx);
     if (result === undefined) return; // a watch, answered by its session
     if (!result.ok) sendStatus(req, res, result.status, ctx.warnings);

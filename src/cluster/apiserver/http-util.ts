@@ -5,7 +5,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { stringify as toYaml } from 'yaml';
-import { notSupported } from '../../k8s/field-errors.ts';
+import { invalid as invalidField, notSupported, tooLong, type FieldError } from '../../k8s/field-errors.ts';
+import { isPrintable, MAX_MANAGER_LENGTH } from './fields/managed-fields.ts';
 import { badRequest, fail, httpCodeOf, invalid, ok, type Result, type Status } from './errors.ts';
 import type { UserInfo } from './resource-def.ts';
 
@@ -79,10 +80,29 @@ export function writeQuery(query: URLSearchParams, optionsKind: string): Result<
   }
   const out: WriteQuery = { dryRun: dryRun.length > 0, fieldValidation: validation === '' ? 'Warn' : (validation as WriteQuery['fieldValidation']) };
   const manager = query.get('fieldManager');
-  if (manager !== null && manager !== '') out.fieldManager = manager;
+  if (manager !== null && manager !== '') {
+    const errors = validateFieldManager(manager);
+    if (errors.length > 0) return fail(invalid(optionsKind, 'meta.k8s.io', '', errors));
+    out.fieldManager = manager;
+  }
   const force = query.get('force');
   if (force !== null) out.force = force === 'true';
   return ok(out);
+}
+
+/** ValidateFieldManager: at most 128 bytes, printable characters only. */
+function validateFieldManager(manager: string): FieldError[] {
+  const errors: FieldError[] = [];
+  if (Buffer.byteLength(manager) > MAX_MANAGER_LENGTH) errors.push(tooLong('fieldManager', manager, MAX_MANAGER_LENGTH));
+  let position = 0;
+  for (const ch of manager) {
+    if (!isPrintable(ch)) {
+      const code = `U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+      errors.push(invalidField('fieldManager', manager, `invalid character ${code} (at position ${position})`));
+    }
+    position += Buffer.byteLength(ch);
+  }
+  return errors;
 }
 
 /** A non-negative integer query parameter; undefined when absent, 'invalid' when malformed. */

@@ -103,6 +103,42 @@ describe('kubectl', () => {
     assert.equal(r.stdout.trim(), 'configmap/ssa serverside-applied');
   });
 
+  test('server-side apply of a field another manager owns fails with the conflict; --force-conflicts takes it', async () => {
+    writeFileSync(join(dir, 'cm-other.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\ndata:\n  a: "2"\n');
+    const refused = await kubectl('apply', '--server-side', '--field-manager=other', '-f', join(dir, 'cm-other.yaml'));
+    assert.notEqual(refused.code, 0);
+    assert.equal(refused.stdout, '');
+    assert.match(refused.stderr, /^error: Apply failed with 1 conflict: conflict with "kubectl": \.data\.a\nPlease review the fields above--they currently have other managers\./);
+    const unchanged = JSON.parse((await kubectl('get', 'cm', 'ssa', '-o', 'json')).stdout) as { data: Record<string, string> };
+    assert.deepEqual(unchanged.data, { a: '1' });
+
+    const forced = await kubectl('apply', '--server-side', '--field-manager=other', '--force-conflicts', '-f', join(dir, 'cm-other.yaml'));
+    assert.equal(forced.stderr, '');
+    assert.equal(forced.code, 0);
+    assert.equal(forced.stdout.trim(), 'configmap/ssa serverside-applied');
+    const got = await kubectl('get', 'cm', 'ssa', '-o', 'json', '--show-managed-fields');
+    const obj = JSON.parse(got.stdout) as { data: Record<string, string>; metadata: { managedFields: { manager: string; operation: string; fieldsV1: unknown }[] } };
+    assert.deepEqual(obj.data, { a: '2' });
+    // kubectl owned only `a`: its entry is gone; `other` owns it now.
+    assert.deepEqual(
+      obj.metadata.managedFields.map((e) => [e.manager, e.operation, e.fieldsV1]),
+      [['other', 'Apply', { 'f:data': { 'f:a': {} } }]],
+    );
+  });
+
+  test('server-side apply of replicas after kubectl scale conflicts with the scale subresource\'s manager', async () => {
+    // `scale and describe` scaled web to 5 through /scale.
+    writeFileSync(join(dir, 'deploy-ssa.yaml'), DEPLOYMENT(2));
+    const refused = await kubectl('apply', '--server-side', '--field-manager=ci', '-f', join(dir, 'deploy-ssa.yaml'));
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /^error: Apply failed with 1 conflict: conflict with "kubectl" with subresource "scale" using apps\/v1: \.spec\.replicas\n/);
+    // The same value is no conflict: ownership is shared.
+    writeFileSync(join(dir, 'deploy-ssa.yaml'), DEPLOYMENT(5));
+    const shared = await kubectl('apply', '--server-side', '--field-manager=ci', '-f', join(dir, 'deploy-ssa.yaml'));
+    assert.equal(shared.stderr, '');
+    assert.equal(shared.stdout.trim(), 'deployment.apps/web serverside-applied');
+  });
+
   test('get -w prints objects as they change', async () => {
     const child = spawn(KUBECTL, ['--cache-dir', join(dir, 'cache'), 'get', 'pods', '-w', '-o', 'name'], { env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir } });
     let out = '';

@@ -12,6 +12,9 @@
  *   (so a patch re-applies to the fresh object, a stale PUT gets 409).
  * Updates that empty the finalizers of an object being deleted delete it.
  * `dryRun` runs everything and stores nothing.
+ * Field ownership (`metadata.managedFields`, fields/managed-fields.ts) is
+ * recorded on the decoded, defaulted object before mutating admission, as
+ * upstream records it: what webhooks and strategies change is nobody's.
  *
  * Every method returns `Result`; nothing throws on bad input. Objects handed
  * out are the stored (immutable) instances: copy before editing.
@@ -24,6 +27,7 @@ import { asString } from '../../k8s/raw-json.ts';
 import type { FieldError } from '../../k8s/field-errors.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import type { AdmissionChain, AdmissionOperation } from './admission.ts';
+import { FieldManager, managerName } from './fields/managed-fields.ts';
 import {
   alreadyExists,
   badRequest,
@@ -107,6 +111,8 @@ export class ObjectOperations {
   readonly store: ObjectStore;
   readonly registry: ResourceRegistry;
   readonly admission: AdmissionChain;
+  /** Records who owns which field on every write (managedFields) and runs server-side apply. */
+  readonly fields = new FieldManager();
   readonly #now: () => number;
   /**
    * The fields of a decoded body its schema does not declare (`spec.foo`,
@@ -125,6 +131,11 @@ export class ObjectOperations {
 
   now(): number {
     return this.#now();
+  }
+
+  /** The field manager a request writes as (`?fieldManager=`, else its User-Agent's product name). */
+  managerOf(ctx: RequestContext): string {
+    return managerName(ctx.fieldManager, ctx.userAgent);
   }
 
   /** A stored object as the resource serves it (conversion for events.k8s.io). */
@@ -215,8 +226,11 @@ export class ObjectOperations {
 
   // ---- create ----
 
-  /** POST: creates an object in `namespace` ('' for cluster-scoped resources). */
-  async create(def: ResourceDef, namespace: string, body: unknown, ctx: RequestContext, options: Record<string, unknown> = {}): Promise<Result<KubeObject>> {
+  /**
+   * POST: creates an object in `namespace` ('' for cluster-scoped resources).
+   * `fieldsRecorded`: the body's managedFields are already final (an apply that creates).
+   */
+  async create(def: ResourceDef, namespace: string, body: unknown, ctx: RequestContext, options: Record<string, unknown> = {}, fieldsRecorded = false): Promise<Result<KubeObject>> {
     const checked = this.checkBody(def, body);
     if (!checked.ok) return checked;
     const fields = this.checkFields(def, checked.value, ctx);
@@ -229,6 +243,7 @@ export class ObjectOperations {
     if (def.namespaced) meta.namespace = ns;
     else delete meta.namespace;
     def.strategy.applyDefaults?.(obj);
+    if (!fieldsRecorded) this.fields.update(def, undefined, obj, this.managerOf(ctx), '', this.#now());
 
     const mutated = await this.admission.mutate(this.#attributes('CREATE', def, '', ns, asString(obj.metadata?.name) ?? '', obj, undefined, ctx, options), ctx);
     if (!mutated.ok) return mutated;
@@ -287,7 +302,8 @@ export class ObjectOperations {
   /**
    * The update loop: `build` makes the new object from the current one (or
    * from nothing, for create-on-update and apply). Retries when another write
-   * won the race between reading and storing.
+   * won the race between reading and storing. Unless `fieldsRecorded` (apply
+   * records its own), the write's field ownership is recorded as an update.
    */
   async updateWith(
     def: ResourceDef,
@@ -298,6 +314,7 @@ export class ObjectOperations {
     options: Record<string, unknown>,
     build: (current: KubeObject | undefined) => Promise<Result<KubeObject>>,
     createIfMissing: 'strategy' | 'always' | 'never' = 'strategy',
+    fieldsRecorded = false,
   ): Promise<Result<WriteOutcome>> {
     const ns = def.namespaced ? namespace : '';
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
@@ -307,7 +324,7 @@ export class ObjectOperations {
         if (!mayCreate) return fail(notFound(groupResourceOf(def), name));
         const built = await build(undefined);
         if (!built.ok) return built;
-        const created = await this.create(def, ns, built.value, ctx, options);
+        const created = await this.create(def, ns, built.value, ctx, options, fieldsRecorded);
         if (!created.ok) return created;
         return ok({ object: created.value, created: true });
       }
@@ -320,6 +337,7 @@ export class ObjectOperations {
       if (def.namespaced) meta.namespace = ns;
       else delete meta.namespace;
       def.strategy.applyDefaults?.(next);
+      if (!fieldsRecorded) this.fields.update(def, current, next, this.managerOf(ctx), subresource, this.#now());
       const mutated = await this.admission.mutate(this.#attributes('UPDATE', def, subresource, ns, name, next, current, ctx, options), ctx);
       if (!mutated.ok) return mutated;
       next = mutated.value ?? next;

@@ -45,8 +45,10 @@ export interface UserInfo {
 export interface RequestContext {
   user: UserInfo;
   dryRun: boolean;
-  /** `?fieldManager=` (or the user agent), recorded in managedFields by apply. */
+  /** `?fieldManager=`: the manager managedFields record the write under. */
   fieldManager?: string;
+  /** The request's User-Agent: without `fieldManager`, writes are recorded under its part before the first `/`. */
+  userAgent?: string;
   /** Warnings to send back as `Warning: 299 - "..."` headers (admission, deprecations). */
   warnings: string[];
   /**
@@ -187,6 +189,8 @@ export interface ResourceDef {
   conversion?: ResourceConversion;
   /** A warning every request to this resource gets (a CRD version marked `deprecated`). */
   deprecationWarning?: string;
+  /** A custom resource version's `openAPIV3Schema`: list and map types for field ownership. */
+  openAPIV3Schema?: Record<string, unknown>;
   /**
    * A create-only resource without storage (upstream's `rest.Creater` of the access reviews):
    * a POST is answered 201 with what this returns, and nothing is stored.

@@ -120,6 +120,8 @@ export async function updateScale(
     if (rv !== '' && rv !== current.metadata?.resourceVersion) return fail(conflict(groupResourceOf(def), name));
     const next = structuredClone(current);
     writePath(next, spec.specReplicasPath, replicas);
+    // Recorded on the parent, as upstream does: `Update` with `subresource: scale` owning spec.replicas.
+    ops.fields.update(def, current, next, ops.managerOf(ctx), 'scale', ops.now());
     const newScale = scaleOf(spec, next);
     const result = await ops.commitUpdate(def, current, next, ctx, { subresource: 'scale', admissionKind: SCALE_KIND, admissionObject: newScale, admissionOldObject: oldScale });
     if (result === 'conflict') continue;

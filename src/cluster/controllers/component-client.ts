@@ -6,7 +6,9 @@
  *
  * A client that already carries an embedded user agent is used as given (the
  * cluster harness may build one per component); any other is re-created on
- * the same connection with the component's user agent.
+ * the same connection with the component's user agent. Components cache
+ * objects without managedFields, as kube-controller-manager and
+ * kube-scheduler do.
  */
 import type { Clock } from '../../clock/clock.ts';
 import { EventRecorder } from '../../client/event-recorder.ts';
@@ -17,7 +19,7 @@ export const EMBEDDED_USER_AGENT_PREFIX = 'workloadspread-embedded/';
 
 export function componentClient(client: KubeClient, clock: Clock, component: string): KubeClient {
   if (client.userAgent.startsWith(EMBEDDED_USER_AGENT_PREFIX) && client.clock === clock) return client;
-  const options: ConstructorParameters<typeof KubeClient>[1] = { clock, userAgent: `${EMBEDDED_USER_AGENT_PREFIX}${component}` };
+  const options: ConstructorParameters<typeof KubeClient>[1] = { clock, userAgent: `${EMBEDDED_USER_AGENT_PREFIX}${component}`, watchWithoutManagedFields: true };
   if (client.fieldManager !== undefined) options.fieldManager = client.fieldManager;
   return new KubeClient(client.connection, options);
 }
