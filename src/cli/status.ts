@@ -26,8 +26,7 @@
  * 1 the cluster cannot be reached or refuses, the WorkloadSpread CRD is not
  * installed, or NAME does not exist; 2 usage errors. Every error is one line.
  */
-import { DDB_API_VERSION, DDB_KIND } from '../api/disruption-budget.ts';
-import { API_VERSION, KIND } from '../api/workloadspread.ts';
+import { API_VERSION, DDB_API_VERSION, DDB_KIND, KIND } from '../api/names.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { EMPTY_WHITELIST } from '../api/whitelist.ts';
 import { realClock, type Clock, type Timer } from '../clock/clock.ts';
