@@ -27,6 +27,7 @@ import {
   STATUS_OUTPUTS,
 } from './defaults.ts';
 import { CommandError, UsageError, processIo, type CliIo } from './io.ts';
+import { addClusterFlags, clusterFlags, normalizeArgv, type ClusterFlagValues } from './kube-flags.ts';
 import type { ManagerFlags } from './manager.ts';
 
 /** The command's name as the user typed it. */
@@ -38,6 +39,21 @@ const MAX_INPUT_HELP = `refuse inputs larger than this before parsing them: byte
 
 function defined<T extends Record<string, unknown>>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as { [K in keyof T]: Exclude<T[K], undefined> };
+}
+
+/** `-o`: the command's own formats and kubectl's object formats (output.ts checks the value). */
+function outputOption(own: readonly string[], description: string): Option {
+  const option = new Option('-o, --output <format>', description).default(own[0]);
+  option.argChoices = [...own, 'json', 'yaml', 'name', 'jsonpath=', 'jsonpath-file=', 'jsonpath-as-json=', 'custom-columns=', 'custom-columns-file='];
+  return option;
+}
+
+function parseBool(value: string | boolean, flag: string): boolean {
+  if (typeof value === 'boolean') return value;
+  const v = value.toLowerCase();
+  if (v === 'true' || v === '1' || v === 't') return true;
+  if (v === 'false' || v === '0' || v === 'f') return false;
+  throw new UsageError(`${flag} takes true or false, got ${JSON.stringify(value)}`);
 }
 
 /** Lists choices in help and completion, leaving the check (and its one-line error) to the command. */
@@ -172,27 +188,30 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void, options
     .command('status')
     .description('Show what WorkloadSpreads are doing in a cluster: per subset the limit, pods, ready, missing, creating, deleting, Schedulable and the deletion costs, then the pods in no subset.')
     .argument('[name]', 'one WorkloadSpread (default: every one in the namespace)')
-    .option('-n, --namespace <namespace>', "the namespace (default: the kubeconfig context's)")
     .option('-A, --all-namespaces', 'every namespace')
     .option('-l, --selector <selector>', 'only WorkloadSpreads with these labels (a label selector, as kubectl: app=web,tier!=db)')
-    .option('--kubeconfig <file>', 'the kubeconfig (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)')
-    .option('--context <name>', 'the kubeconfig context to use (default: its current-context)')
     .option('-w, --watch', 'redraw on every change until Ctrl-C')
-    .addOption(new Option('-o, --output <format>', 'table; wide: with pending pods and every pod; json: one line per snapshot; yaml: one document per snapshot').choices([...STATUS_OUTPUTS]).default('table'))
+    .addOption(outputOption(STATUS_OUTPUTS, 'table, wide (with pending pods and every pod), or one of kubectl\'s: one object per WorkloadSpread, a List unless NAME is given'))
+    .option('--template <template>', 'the template of -o jsonpath (as kubectl: -o jsonpath --template=\'{.items[*].metadata.name}\')')
+    .option('--allow-missing-template-keys [bool]', 'with -o jsonpath and custom-columns: print nothing for a missing key instead of failing (default true)')
     .option('--no-color', 'no colours (default: colours on a terminal, unless NO_COLOR is set)')
-    .action(async (name: string | undefined, opts: { namespace?: string; allNamespaces?: boolean; selector?: string; kubeconfig?: string; context?: string; watch?: boolean; output: string; color: boolean }) => {
+    .action(async (name: string | undefined, opts: ClusterFlagValues & { allNamespaces?: boolean; selector?: string; watch?: boolean; output: string; template?: string; allowMissingTemplateKeys?: string | boolean; color: boolean }) => {
+      const cluster = clusterFlags(opts);
       const { runStatus } = await import('./status.ts');
       setExit(
         await runStatus(
           {
-            ...defined({ name, namespace: opts.namespace, allNamespaces: opts.allNamespaces, selector: opts.selector, kubeconfig: opts.kubeconfig, context: opts.context, watch: opts.watch }),
+            ...defined({ name, namespace: cluster.overrides.namespace, allNamespaces: opts.allNamespaces, selector: opts.selector, watch: opts.watch, template: opts.template }),
+            ...(opts.allowMissingTemplateKeys === undefined ? {} : { allowMissingTemplateKeys: parseBool(opts.allowMissingTemplateKeys, '--allow-missing-template-keys') }),
             output: opts.output,
             color: opts.color,
+            cluster,
           },
           io,
         ),
       );
     });
+  addClusterFlags(program.commands.at(-1) as Command);
 
   program
     .command('demo')
@@ -243,7 +262,7 @@ export async function main(argv: string[], io: CliIo = processIo(), options: Pro
     options,
   );
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    await program.parseAsync(normalizeArgv(argv), { from: 'user' });
     return code;
   } catch (err) {
     if (err instanceof CommanderError) {

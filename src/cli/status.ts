@@ -1,13 +1,15 @@
 /**
- * `workloadspread status [NAME] [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE]
- * [--context NAME] [--watch] [-o table|wide|json|yaml] [--no-color]`
- * (DECISIONS D16): what the WorkloadSpreads of
+ * `workloadspread status [NAME] [-n NS | -A] [-l SELECTOR] [--watch]
+ * [-o table|wide|json|yaml|name|jsonpath=…|custom-columns=…] [--no-color]
+ * [kubectl's global flags]` (DECISIONS D16): what the WorkloadSpreads of
  * a cluster are doing, from their stored status and the live pods
- * (status-model.ts computes, status-render.ts draws).
+ * (status-model.ts computes, status-render.ts draws the table,
+ * status-output.ts and output.ts print kubectl's object formats).
  *
  * The cluster is found as kubectl finds it (`--kubeconfig`, `$KUBECONFIG`,
  * `~/.kube/config`, the in-cluster service account; `--context` picks a
- * context); the namespace is `-n`, else the context's; `-l` keeps the
+ * context; kube-flags.ts has the other overrides: `--server`, `--token`,
+ * `--as`, `--request-timeout`, `-v`, ...); the namespace is `-n`, else the context's; `-l` keeps the
  * WorkloadSpreads whose labels match (evaluated by the API server). One request per kind per namespace, plus
  * one GET per target (and its scale subresource for custom kinds whose
  * replica count is otherwise unknown); the custom-workload whitelist of the
@@ -19,8 +21,9 @@
  * `--watch` keeps informers on WorkloadSpreads, pods, ReplicaSets and budgets and
  * redraws when what it would print changed (coalescing bursts of events);
  * the screen is cleared only on a TTY, otherwise snapshots follow each
- * other; with `-o json` each snapshot is one JSON line, with `-o yaml` one
- * YAML document. Ctrl-C (or SIGTERM) ends it: exit 130, as kubectl get -w.
+ * other; in the object formats, as `kubectl get -w`, every object is printed
+ * once, then each one again whenever it changes (YAML documents separated by
+ * `---`). Ctrl-C (or SIGTERM) ends it: exit 130, as kubectl get -w.
  *
  * Exit codes: 0 shown (also when there is nothing to show, as kubectl);
  * 1 the cluster cannot be reached or refuses, the WorkloadSpread CRD is not
@@ -42,13 +45,15 @@ import { formatTime } from '../k8s/time.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { INTERRUPTED_EXIT_CODE, STATUS_OUTPUTS } from './defaults.ts';
-import { CommandError, UsageError, type CliIo } from './io.ts';
+import { CommandError, parseMaxInputSize, UsageError, type CliIo } from './io.ts';
+import type { ClusterFlags } from './kube-flags.ts';
+import { parseOutput, renderObjects, type ObjectFormat, type PrintedObject } from './output.ts';
+import { configLoadedLine, requestLog } from './request-log.ts';
 import { stopOnSignals, type StopSignals } from './signals.ts';
 import { budgetViews } from './status-budgets.ts';
 import { workloadSpreadView, type ViewInput, type WorkloadSpreadView } from './status-model.ts';
-import { renderViews, statusJson, statusYaml } from './status-render.ts';
-
-type StatusOutput = (typeof STATUS_OUTPUTS)[number];
+import { statusObject } from './status-output.ts';
+import { renderViews } from './status-render.ts';
 import { CLEAR_SCREEN, createStyle, wantsColor } from './style.ts';
 
 export interface StatusOptions {
@@ -62,8 +67,14 @@ export interface StatusOptions {
   context?: string;
   watch?: boolean;
   output?: string;
+  /** `--template`: the template of `-o jsonpath` written without one. */
+  template?: string;
+  /** `--allow-missing-template-keys` (default true). */
+  allowMissingTemplateKeys?: boolean;
   /** false for `--no-color`. */
   color?: boolean;
+  /** kubectl's global flags: connection overrides, `--request-timeout`, `-v`. */
+  cluster?: ClusterFlags;
 }
 
 export interface StatusHooks {
@@ -107,10 +118,18 @@ export function describeClusterError(err: unknown, server: string): string {
   return describeError(err);
 }
 
-async function connect(options: StatusOptions, io: CliIo, clock: Clock): Promise<KubeClient> {
-  const loaded = await loadConnection({ ...(options.kubeconfig === undefined ? {} : { kubeconfig: options.kubeconfig }), ...(options.context === undefined ? {} : { context: options.context }), env: io.env });
+/** The client `status` (and completion) reads the cluster with: kubeconfig, overrides, timeout, `-v` logs. */
+export async function connect(options: Pick<StatusOptions, 'kubeconfig' | 'context' | 'namespace' | 'cluster'>, io: CliIo, clock: Clock, userAgent = USER_AGENT): Promise<KubeClient> {
+  const flags = options.cluster;
+  const kubeconfig = options.kubeconfig ?? flags?.kubeconfig;
+  const overrides = { ...(flags?.overrides ?? {}), ...(options.context === undefined ? {} : { context: options.context }), ...(options.namespace === undefined ? {} : { namespace: options.namespace }) };
+  const loaded = await loadConnection({ ...(kubeconfig === undefined ? {} : { kubeconfig }), overrides, env: io.env, clock });
   if (!loaded.ok) throw new CommandError(`${loaded.error.source}: ${loaded.error.message}`, 1);
-  return new KubeClient(loaded.connection as Connection, { clock, userAgent: USER_AGENT });
+  const connection = loaded.connection as Connection;
+  const verbosity = flags?.verbosity ?? 0;
+  io.err(configLoadedLine(verbosity, clock, process.pid, connection.source));
+  const trace = requestLog(verbosity, clock, io.err, process.pid);
+  return new KubeClient(connection, { clock, userAgent, ...(flags?.requestTimeoutMs === undefined ? {} : { timeoutMs: flags.requestTimeoutMs }), ...(trace === undefined ? {} : { trace }) });
 }
 
 /** Fails with one line unless the server serves WorkloadSpreads. */
@@ -164,6 +183,16 @@ async function fetchTarget(client: KubeClient, ws: WorkloadSpread): Promise<Targ
 
 /** The views of a snapshot, sorted by namespace and name. */
 export async function buildViews(client: KubeClient, sources: StatusSources): Promise<WorkloadSpreadView[]> {
+  return (await buildSnapshot(client, sources)).map((e) => e.view);
+}
+
+interface SnapshotEntry {
+  view: WorkloadSpreadView;
+  ws: WorkloadSpread;
+}
+
+/** Each WorkloadSpread with its view, sorted by namespace and name. */
+async function buildSnapshot(client: KubeClient, sources: StatusSources): Promise<SnapshotEntry[]> {
   const sorted = [...sources.workloadSpreads].sort((a, b) => {
     const ka = `${a.metadata?.namespace ?? ''}/${a.metadata?.name ?? ''}`;
     const kb = `${b.metadata?.namespace ?? ''}/${b.metadata?.name ?? ''}`;
@@ -178,7 +207,7 @@ export async function buildViews(client: KubeClient, sources: StatusSources): Pr
       const names = new Set(view.pods.map((p) => p.name));
       view.budgets = budgetViews(sources.pods(namespace).filter((p) => names.has(p.metadata?.name ?? '')), budgets.ddbs, budgets.pdbs);
     }
-    return view;
+    return { view, ws };
   });
 }
 
@@ -228,9 +257,17 @@ function noneFound(namespace: string | undefined): string {
   return namespace === undefined ? 'No WorkloadSpreads found.\n' : `No WorkloadSpreads found in namespace ${namespace}.\n`;
 }
 
+/** How a snapshot is printed: the table (`table`, `wide`) or an object format. */
+type Printer = { table: true; render: (entries: SnapshotEntry[]) => string } | { table: false; format: ObjectFormat };
+
 export async function runStatus(options: StatusOptions, io: CliIo, hooks: StatusHooks = {}): Promise<number> {
-  const output = (options.output ?? 'table') as StatusOutput;
-  if (!(STATUS_OUTPUTS as readonly string[]).includes(output)) throw new UsageError(`--output must be one of ${STATUS_OUTPUTS.join(', ')}, got ${JSON.stringify(output)}`);
+  const format = await parseOutput(options.output ?? 'table', {
+    own: STATUS_OUTPUTS,
+    ...(options.template === undefined ? {} : { template: options.template }),
+    ...(options.allowMissingTemplateKeys === undefined ? {} : { allowMissingKeys: options.allowMissingTemplateKeys }),
+    io,
+    maxInputBytes: parseMaxInputSize(undefined),
+  });
   if (options.allNamespaces === true && options.name !== undefined) throw new UsageError('a NAME cannot be given with --all-namespaces (-A)');
   if (options.allNamespaces === true && options.namespace !== undefined) throw new UsageError('--namespace (-n) and --all-namespaces (-A) exclude each other');
   if (options.selector !== undefined) {
@@ -240,23 +277,28 @@ export async function runStatus(options: StatusOptions, io: CliIo, hooks: Status
   }
   const clock = hooks.clock ?? realClock();
   const client = await connect(options, io, clock);
-  const table = output === 'table' || output === 'wide';
-  const style = createStyle(table && wantsColor(options.color, io.color));
   const namespace = options.allNamespaces === true ? undefined : options.namespace ?? client.namespace;
-  const render = (views: WorkloadSpreadView[]): string => {
-    if (output === 'json') return statusJson(views);
-    if (output === 'yaml') return statusYaml(views);
-    return views.length === 0 ? noneFound(namespace) : renderViews(views, style, { wide: output === 'wide' });
-  };
+  let printer: Printer;
+  if (format.kind === 'own') {
+    const style = createStyle(wantsColor(options.color, io.color));
+    printer = { table: true, render: (entries) => (entries.length === 0 ? noneFound(namespace) : renderViews(entries.map((e) => e.view), style, { wide: format.name === 'wide' })) };
+  } else {
+    printer = { table: false, format };
+  }
   try {
     await requireCrd(client);
     if (options.watch !== true) {
-      io.out(render(await buildViews(client, await listSources(client, namespace, options.name, options.selector))));
+      const entries = await buildSnapshot(client, await listSources(client, namespace, options.name, options.selector));
+      if (printer.table) io.out(printer.render(entries));
+      else {
+        if (entries.length === 0 && printer.format.kind === 'name') io.err(noneFound(namespace));
+        io.out(await renderObjects(printer.format, entries.map(printed), options.name !== undefined));
+      }
       return 0;
     }
     const signals = hooks.waitForStop === undefined ? stopOnSignals(io, { forcedExitCode: INTERRUPTED_EXIT_CODE }) : undefined;
     try {
-      return await watch(client, options, io, hooks.waitForStop?.() ?? (signals as StopSignals).received, hooks, clock, namespace, render);
+      return await watch(client, options, io, hooks.waitForStop?.() ?? (signals as StopSignals).received, hooks, clock, namespace, printer);
     } finally {
       signals?.dispose();
     }
@@ -268,6 +310,10 @@ export async function runStatus(options: StatusOptions, io: CliIo, hooks: Status
   }
 }
 
+function printed(entry: SnapshotEntry): PrintedObject {
+  return statusObject(entry.view, entry.ws);
+}
+
 async function watch(
   client: KubeClient,
   options: StatusOptions,
@@ -276,7 +322,7 @@ async function watch(
   hooks: StatusHooks,
   clock: Clock,
   namespace: string | undefined,
-  render: (views: WorkloadSpreadView[]) => string,
+  printer: Printer,
 ): Promise<number> {
   // The name must exist when the watch starts; later it may come and go.
   if (options.name !== undefined) await listSources(client, namespace, options.name, undefined);
@@ -294,6 +340,8 @@ async function watch(
   const tty = hooks.isTTY ?? process.stdout.isTTY === true;
   const delay = hooks.redrawDelayMs ?? DEFAULT_REDRAW_DELAY_MS;
   let last: string | undefined;
+  /** Object formats: what was last printed per WorkloadSpread, to print only those that changed. */
+  const lastObjects = new Map<string, string>();
   let lastWarning: string | undefined;
   let pending: Timer | undefined;
   let drawing: Promise<void> = Promise.resolve();
@@ -311,7 +359,23 @@ async function watch(
     };
     let text: string;
     try {
-      text = render(await buildViews(client, sources));
+      const entries = await buildSnapshot(client, sources);
+      if (printer.table) text = printer.render(entries);
+      else {
+        const format = printer.format;
+        const changed: string[] = [];
+        for (const entry of entries) {
+          const key = `${entry.view.namespace}/${entry.view.name}`;
+          const one = await renderObjects(format, [printed(entry)], true);
+          if (lastObjects.get(key) === one) continue;
+          lastObjects.set(key, one);
+          changed.push(format.kind === 'yaml' ? `---\n${one}` : one);
+        }
+        text = changed.join('');
+        if (stopped || text === '') return;
+        io.out(text);
+        return;
+      }
     } catch (err) {
       if (first) throw err;
       const warning = describeClusterError(err, client.connection.server);
@@ -322,8 +386,8 @@ async function watch(
     lastWarning = undefined;
     if (stopped || text === last) return;
     last = text;
-    if (tty && (options.output === undefined || options.output === 'table' || options.output === 'wide')) io.out(CLEAR_SCREEN);
-    else if (options.output !== 'json' && options.output !== 'yaml') io.out(`--- ${formatTime(clock.now())}\n`);
+    if (tty) io.out(CLEAR_SCREEN);
+    else io.out(`--- ${formatTime(clock.now())}\n`);
     io.out(text);
   };
   const schedule = (): void => {

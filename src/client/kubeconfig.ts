@@ -12,7 +12,8 @@
  *   is given too); `--insecure-skip-tls-verify` and `--certificate-authority` replace the
  *   cluster's CA and skip-verify settings together, so a file's CA never conflicts with the flag;
  * - `--token` replaces the user's token (a token wins over `tokenFile`); `--client-certificate`
- *   and `--client-key` replace the certificate and key (file or data);
+ *   and `--client-key` replace the certificate and key (file or data); `--username` and
+ *   `--password` the basic-auth pair;
  * - `--as`, `--as-group`, `--as-uid` replace the user's impersonation settings;
  * - `-n` wins over the context's namespace, which defaults to `default`.
  *
@@ -95,6 +96,8 @@ export interface ConnectionOverrides {
   clientCertificate?: string;
   clientKey?: string;
   token?: string;
+  username?: string;
+  password?: string;
   /** `--as`, `--as-group` (repeated), `--as-uid`. */
   impersonateUser?: string;
   impersonateGroups?: string[];
@@ -320,6 +323,8 @@ export function emptyUser(): UserEntry {
 export function overrideUser(user: UserEntry, o: ConnectionOverrides): UserEntry {
   const out: UserEntry = { ...user, impersonate: { ...user.impersonate, groups: [...user.impersonate.groups] } };
   if (o.token !== undefined && o.token !== '') out.token = o.token;
+  if (o.username !== undefined && o.username !== '') out.username = o.username;
+  if (o.password !== undefined && o.password !== '') out.password = o.password;
   if (o.clientCertificate !== undefined && o.clientCertificate !== '') {
     out.clientCertificate = o.clientCertificate;
     delete out.clientCertificateData;
