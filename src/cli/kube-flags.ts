@@ -190,7 +190,8 @@ export interface ClusterFlags {
   verbosity: number;
 }
 
-function camel(long: string): string {
+/** commander's attribute name of a long flag (`--as-group` → `asGroup`). */
+export function camel(long: string): string {
   return long.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 

@@ -227,9 +227,9 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void, options
 
   program
     .command('completion')
-    .description(`Print a shell completion script: source <(${program.name()} completion bash), or put the zsh one in a directory of $fpath as _${program.name().replace(/ /g, '-')}.`)
-    .addArgument(new Command().createArgument('<shell>', 'bash or zsh').choices(['bash', 'zsh']))
-    .action(async (shell: 'bash' | 'zsh') => {
+    .description(`Print a shell completion script: source <(${program.name()} completion bash), put the zsh one in a directory of $fpath as _${program.name().replace(/ /g, '-')}, or the fish one in ~/.config/fish/completions/.`)
+    .addArgument(new Command().createArgument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
+    .action(async (shell: 'bash' | 'zsh' | 'fish') => {
       const { completionScript } = await import('./completion.ts');
       io.out(completionScript(shell, program.name()));
       setExit(0);
@@ -244,7 +244,12 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void, options
     .helpOption(false)
     .action(async (words: string[]) => {
       const { completeWords, formatCompletions } = await import('./completion.ts');
-      io.out(formatCompletions(completeWords(program, words)));
+      const completions = completeWords(program, words);
+      if (completions.query !== undefined) {
+        const [{ clusterCandidates }, { realClock }] = await Promise.all([import('./completion-cluster.ts'), import('../clock/clock.ts')]);
+        completions.candidates = await clusterCandidates(completions.query, io, realClock());
+      }
+      io.out(formatCompletions(completions));
       setExit(0);
     });
 

@@ -18,6 +18,7 @@
  * `parseOutput` checks the format (reading a template file) before the command does anything;
  * `renderObjects` prints.
  */
+import { stringify } from 'yaml';
 import { findResults, formatJsonPathValue, parseJsonPath, printJsonPath, relaxedJsonPath, type JsonPath } from '../k8s/jsonpath.ts';
 import { CommandError, readInput, UsageError, type CliIo } from './io.ts';
 import { alignColumns } from './style.ts';
@@ -134,10 +135,8 @@ export async function renderObjects(format: ObjectFormat, objects: readonly Prin
       return objects.map((o) => `${o.name}\n`).join('');
     case 'json':
       return `${JSON.stringify(printedDocument(objects, single), null, 4)}\n`;
-    case 'yaml': {
-      const { stringify } = await import('yaml');
+    case 'yaml':
       return stringify(printedDocument(objects, single), { indentSeq: false, lineWidth: 0 });
-    }
     case 'jsonpath': {
       const doc = printedDocument(objects, single);
       if (format.asJson) {

@@ -105,10 +105,26 @@ export interface StatusSources {
 
 type TargetInfo = Pick<ViewInput, 'workload' | 'replicas' | 'fallbackSelector'>;
 
+/** Node's codes for a server certificate that does not verify. */
+const TLS_TRUST_ERRORS = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
 /** A one-line message for a failed request, saying what the user can do about it. */
 export function describeClusterError(err: unknown, server: string): string {
   if (err instanceof NetworkError) {
     const cause = (err.cause as NodeJS.ErrnoException | undefined)?.code;
+    if (err.kind === 'connection' && cause !== undefined && TLS_TRUST_ERRORS.has(cause)) {
+      return `the certificate of the cluster at ${server} is not trusted (${cause}): check the kubeconfig's certificate-authority, or give --certificate-authority`;
+    }
     if (err.kind === 'connection') return `cannot reach the cluster at ${server}${cause === undefined ? '' : ` (${cause})`}: is it running?`;
     if (err.kind === 'timeout') return `the cluster at ${server} did not answer in time`;
     return `the cluster at ${server}: ${err.message}`;

@@ -35,6 +35,7 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent, type RequestOptions } from 'node:https';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { realClock, type Clock } from '../clock/clock.ts';
 import { runExecPlugin, type ExecCredential } from './exec-credential.ts';
 import {
@@ -52,7 +53,7 @@ import {
   type UserEntry,
 } from './kubeconfig.ts';
 
-export type { ConnectionOverrides } from './kubeconfig.ts';
+export type { ConnectionOverrides, Kubeconfig } from './kubeconfig.ts';
 
 /** Header values: a list sends the header once per value (`Impersonate-Group`). */
 export type HeaderValues = Record<string, string | string[]>;
@@ -127,32 +128,56 @@ function overridesOf(options: ConnectOptions): ConnectionOverrides {
   return o;
 }
 
-/** Finds and loads the connection settings (see the module comment for the order). */
-export async function loadConnection(options: LoadOptions = {}): Promise<ConfigResult> {
+/** Where the settings come from, in kubectl's order (see the module comment). */
+type Found = { kind: 'files'; files: string[] } | { kind: 'in-cluster' } | { kind: 'flags' } | { kind: 'none'; error: ConfigError };
+
+function findSettings(options: LoadOptions): Found {
   const env = options.env ?? process.env;
   if (options.kubeconfig !== undefined && options.kubeconfig !== '') {
-    if (!existsSync(options.kubeconfig)) return fail(options.kubeconfig, 'the kubeconfig file does not exist');
-    return connectionFromFiles([options.kubeconfig], options);
+    if (!existsSync(options.kubeconfig)) return { kind: 'none', error: { source: options.kubeconfig, message: 'the kubeconfig file does not exist' } };
+    return { kind: 'files', files: [options.kubeconfig] };
   }
   const fromEnv = (env['KUBECONFIG'] ?? '').split(delimiter).filter((p) => p !== '');
   const existing = fromEnv.filter((p) => existsSync(p));
-  if (existing.length > 0) return connectionFromFiles(existing, options);
+  if (existing.length > 0) return { kind: 'files', files: existing };
   const home = options.homeDir ?? homedir();
   const defaultFile = join(home, '.kube', 'config');
-  if (fromEnv.length === 0 && home !== '' && existsSync(defaultFile)) return connectionFromFiles([defaultFile], options);
+  if (fromEnv.length === 0 && home !== '' && existsSync(defaultFile)) return { kind: 'files', files: [defaultFile] };
   const prefix = options.serviceAccountPrefix ?? '';
-  if (existsSync(`${prefix}${SERVICE_ACCOUNT_DIR}/token`)) return connectionFromCluster(options);
+  if (existsSync(`${prefix}${SERVICE_ACCOUNT_DIR}/token`)) return { kind: 'in-cluster' };
   const overrides = overridesOf(options);
-  if (overrides.server !== undefined && overrides.server !== '') return connectionFromKubeconfig({ clusters: new Map(), users: new Map(), contexts: new Map() }, 'flags', options);
+  if (overrides.server !== undefined && overrides.server !== '') return { kind: 'flags' };
   const tried = fromEnv.length > 0 ? `$KUBECONFIG names no existing file (${fromEnv.join(delimiter)})` : `--kubeconfig not given, $KUBECONFIG not set, ${defaultFile} does not exist`;
-  return fail('environment', `no kubeconfig found: ${tried}, not running in a cluster (${prefix}${SERVICE_ACCOUNT_DIR}/token is missing), and no --server given`);
+  return { kind: 'none', error: { source: 'environment', message: `no kubeconfig found: ${tried}, not running in a cluster (${prefix}${SERVICE_ACCOUNT_DIR}/token is missing), and no --server given` } };
 }
 
-/** Parses kubeconfig text: JSON as is, YAML through the yaml package (loaded only then). */
+/** Finds and loads the connection settings (see the module comment for the order). */
+export async function loadConnection(options: LoadOptions = {}): Promise<ConfigResult> {
+  const found = findSettings(options);
+  if (found.kind === 'none') return { ok: false, error: found.error };
+  if (found.kind === 'files') return connectionFromFiles(found.files, options);
+  if (found.kind === 'in-cluster') return connectionFromCluster(options);
+  return connectionFromKubeconfig({ clusters: new Map(), users: new Map(), contexts: new Map() }, 'flags', options);
+}
+
+/** The kubeconfig kubectl would read (merged), without connecting: for completing context, cluster and user names. */
+export async function loadKubeconfig(options: LoadOptions = {}): Promise<{ ok: true; config: Kubeconfig } | { ok: false; error: ConfigError }> {
+  const found = findSettings(options);
+  if (found.kind === 'none') return { ok: false, error: found.error };
+  if (found.kind !== 'files') return { ok: true, config: { clusters: new Map(), users: new Map(), contexts: new Map() } };
+  const configs: Kubeconfig[] = [];
+  for (const file of found.files) {
+    const read = await readFile(file);
+    if (!read.ok) return read;
+    configs.push(read.config);
+  }
+  return { ok: true, config: mergeKubeconfigs(configs) };
+}
+
+/** Parses kubeconfig text: JSON as is, else YAML. */
 async function parseText(text: string): Promise<unknown> {
   if (/^\s*\{/.test(text)) return JSON.parse(text);
-  const { parse } = await import('yaml');
-  return parse(text);
+  return parseYaml(text);
 }
 
 async function readFile(file: string): Promise<{ ok: true; config: Kubeconfig } | { ok: false; error: ConfigError }> {
