@@ -44,7 +44,7 @@ function defined<T extends Record<string, unknown>>(o: T): { [K in keyof T]: Exc
 /** `-o`: the command's own formats and kubectl's object formats (output.ts checks the value). */
 function outputOption(own: readonly string[], description: string): Option {
   const option = new Option('-o, --output <format>', description).default(own[0]);
-  option.argChoices = [...own, 'json', 'yaml', 'name', 'jsonpath=', 'jsonpath-file=', 'jsonpath-as-json=', 'custom-columns=', 'custom-columns-file='];
+  option.argChoices = [...new Set([...own, 'json', 'yaml', 'name', 'jsonpath=', 'jsonpath-file=', 'jsonpath-as-json=', 'custom-columns=', 'custom-columns-file='])];
   return option;
 }
 
@@ -138,9 +138,11 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void, options
     .addArgument(listChoices(new Command().createArgument('[what]', 'install or crd').default('install'), ['install', 'crd']))
     .option('-n, --namespace <namespace>', 'the manager\'s namespace (install)', 'workloadspread-system')
     .option('--image <image>', 'the manager image, repository[:tag] (install; default workloadspread:<version>)')
-    .action(async (what: string, opts: { namespace: string; image?: string }) => {
+    .addOption(outputOption(['yaml'], 'yaml: documents for kubectl apply -f -; or one of kubectl\'s (json, name, jsonpath=, ...): the objects as a List'))
+    .option('--template <template>', 'the template of -o jsonpath')
+    .action(async (what: string, opts: { namespace: string; image?: string; output: string; template?: string }) => {
       const { runManifests } = await import('./manifests.ts');
-      setExit(await runManifests({ what, namespace: opts.namespace, ...defined({ image: opts.image }) }, io));
+      setExit(await runManifests({ what, namespace: opts.namespace, output: opts.output, ...defined({ image: opts.image, template: opts.template }) }, io));
     });
 
   program
