@@ -17,10 +17,15 @@ export const VIEW_KIND = 'WorkloadSpreadView';
 
 const KEPT_METADATA = ['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'labels'] as const;
 
+/** What `-o name` prints for a WorkloadSpread. */
+export function workloadSpreadName(name: string): string {
+  return `${SINGULAR}.${GROUP}/${name}`;
+}
+
 /** The printed object of one view, with the metadata of its WorkloadSpread. */
 export function statusObject(view: WorkloadSpreadView, ws: { metadata?: unknown }): PrintedObject {
   const metadata: Record<string, unknown> = {};
   const source = (ws.metadata ?? {}) as Record<string, unknown>;
   for (const key of KEPT_METADATA) if (source[key] !== undefined && source[key] !== null) metadata[key] = source[key];
-  return { object: { apiVersion: VIEW_API_VERSION, kind: VIEW_KIND, metadata, ...view }, name: `${SINGULAR}.${GROUP}/${view.name}` };
+  return { object: { apiVersion: VIEW_API_VERSION, kind: VIEW_KIND, metadata, ...view }, name: workloadSpreadName(view.name) };
 }

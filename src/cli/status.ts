@@ -52,7 +52,7 @@ import { configLoadedLine, requestLog } from './request-log.ts';
 import { stopOnSignals, type StopSignals } from './signals.ts';
 import { budgetViews } from './status-budgets.ts';
 import { workloadSpreadView, type ViewInput, type WorkloadSpreadView } from './status-model.ts';
-import { statusObject } from './status-output.ts';
+import { statusObject, workloadSpreadName } from './status-output.ts';
 import { renderViews } from './status-render.ts';
 import { CLEAR_SCREEN, createStyle, wantsColor } from './style.ts';
 
@@ -209,11 +209,7 @@ interface SnapshotEntry {
 
 /** Each WorkloadSpread with its view, sorted by namespace and name. */
 async function buildSnapshot(client: KubeClient, sources: StatusSources): Promise<SnapshotEntry[]> {
-  const sorted = [...sources.workloadSpreads].sort((a, b) => {
-    const ka = `${a.metadata?.namespace ?? ''}/${a.metadata?.name ?? ''}`;
-    const kb = `${b.metadata?.namespace ?? ''}/${b.metadata?.name ?? ''}`;
-    return ka < kb ? -1 : ka > kb ? 1 : 0;
-  });
+  const sorted = [...sources.workloadSpreads].sort(compareKeys);
   const targets = await Promise.all(sorted.map((ws) => fetchTarget(client, ws)));
   return sorted.map((ws, i) => {
     const namespace = ws.metadata?.namespace ?? '';
@@ -227,8 +223,14 @@ async function buildSnapshot(client: KubeClient, sources: StatusSources): Promis
   });
 }
 
-/** Lists everything once. */
-async function listSources(client: KubeClient, namespace: string | undefined, name: string | undefined, selector: string | undefined): Promise<StatusSources> {
+function compareKeys(a: WorkloadSpread, b: WorkloadSpread): number {
+  const ka = `${a.metadata?.namespace ?? ''}/${a.metadata?.name ?? ''}`;
+  const kb = `${b.metadata?.namespace ?? ''}/${b.metadata?.name ?? ''}`;
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+/** The WorkloadSpreads asked for: NAME, or those of the namespace (or every one) matching the selector. */
+async function listWorkloadSpreads(client: KubeClient, namespace: string | undefined, name: string | undefined, selector: string | undefined): Promise<{ workloadSpreads: WorkloadSpread[] }> {
   let workloadSpreads: WorkloadSpread[];
   if (name !== undefined) {
     try {
@@ -240,6 +242,12 @@ async function listSources(client: KubeClient, namespace: string | undefined, na
   } else {
     workloadSpreads = (await client.listAll<WorkloadSpread>(WORKLOADSPREAD_REF, { ...(namespace === undefined ? {} : { namespace }), ...(selector === undefined ? {} : { labelSelector: selector }) })).items;
   }
+  return { workloadSpreads };
+}
+
+/** Lists everything once. */
+async function listSources(client: KubeClient, namespace: string | undefined, name: string | undefined, selector: string | undefined): Promise<StatusSources> {
+  const { workloadSpreads } = await listWorkloadSpreads(client, namespace, name, selector);
   const namespaces = [...new Set(workloadSpreads.map((ws) => ws.metadata?.namespace ?? ''))];
   const pods = new Map<string, Pod[]>();
   const replicaSets = new Map<string, KubeObject[]>();
@@ -303,6 +311,14 @@ export async function runStatus(options: StatusOptions, io: CliIo, hooks: Status
   }
   try {
     await requireCrd(client);
+    if (options.watch !== true && printer.table === false && printer.format.kind === 'name') {
+      // Names need the WorkloadSpreads only, not their pods and targets.
+      const { workloadSpreads } = await listWorkloadSpreads(client, namespace, options.name, options.selector);
+      if (workloadSpreads.length === 0) io.err(noneFound(namespace));
+      const sorted = [...workloadSpreads].sort((a, b) => compareKeys(a, b));
+      io.out(sorted.map((ws) => `${workloadSpreadName(ws.metadata?.name ?? '')}\n`).join(''));
+      return 0;
+    }
     if (options.watch !== true) {
       const entries = await buildSnapshot(client, await listSources(client, namespace, options.name, options.selector));
       if (printer.table) io.out(printer.render(entries));
