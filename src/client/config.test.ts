@@ -382,6 +382,12 @@ process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/
     assert.match(always.message, /needs a terminal/);
   });
 
+  test('YAML 1.1 as kubectl reads it: insecure-skip-tls-verify: yes is true', async () => {
+    const text = echoConfig({ token: 't' }).replace(/certificate-authority-data: .*/, 'insecure-skip-tls-verify: yes');
+    await get(connected(await connectionFromKubeconfigText(text)));
+    assert.deepEqual(echo.seen.at(-1)?.headers['authorization'], ['Bearer t']);
+  });
+
   test('proxy-url is refused by name rather than ignored', async () => {
     assert.match(failure(await connectionFromKubeconfigText(echoConfig({ token: 't' }, { 'proxy-url': 'http://proxy:3128' }))).message, /cluster "echo": proxy-url is not supported/);
   });

@@ -174,10 +174,10 @@ export async function loadKubeconfig(options: LoadOptions = {}): Promise<{ ok: t
   return { ok: true, config: mergeKubeconfigs(configs) };
 }
 
-/** Parses kubeconfig text: JSON as is, else YAML. */
+/** Parses kubeconfig text: JSON as is, else YAML 1.1 as kubectl's parser reads it (`yes` is true; docs/adr/0004). */
 async function parseText(text: string): Promise<unknown> {
   if (/^\s*\{/.test(text)) return JSON.parse(text);
-  return parseYaml(text);
+  return parseYaml(text, { version: '1.1' });
 }
 
 async function readFile(file: string): Promise<{ ok: true; config: Kubeconfig } | { ok: false; error: ConfigError }> {
