@@ -1,7 +1,8 @@
 /**
  * Shell completion: what `__complete` answers for the words typed so far (sub-commands, flags,
- * the choices of flags and arguments, file names where a value is a file), and the bash script
- * driving it in a real bash. zsh is checked by `zsh -n` when the machine has zsh.
+ * the choices of flags and arguments, file names where a value is a file), and the bash and fish
+ * scripts driving it in a real bash and fish (fish when the machine has it). zsh is checked by
+ * `zsh -n` when the machine has zsh.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -101,6 +102,20 @@ describe('completion scripts', () => {
     assert.match(completionScript('bash', 'kubectl workloadspread'), /complete -F __kubectl_workloadspread_complete kubectl-workloadspread\n$/);
     assert.match(completionScript('zsh', 'workloadspread'), /^#compdef workloadspread\n/);
     assert.match(completionScript('zsh', 'workloadspread'), /compdef _workloadspread workloadspread\n/);
+  });
+
+  test('fish: sub-commands, the choices of -o, file names where a file is due', { skip: spawnSync('fish', ['--version']).status !== 0 ? 'no fish on this machine' : false }, () => {
+    const script = join(dir, 'workloadspread.fish');
+    writeFileSync(script, completionScript('fish', 'workloadspread'));
+    writeFileSync(join(dir, 'scenario.yaml'), '');
+    const complete = (line: string) => {
+      const r = spawnSync('fish', ['--no-config', '-c', `source ${script}; complete -C '${line}'`], { cwd: dir, encoding: 'utf8', env: { ...process.env, PATH: `${dir}${delimiter}${process.env['PATH'] ?? ''}` } });
+      assert.equal(r.status, 0, r.stderr);
+      return r.stdout.split('\n').filter((l) => l !== '').map((l) => l.split('\t')[0]);
+    };
+    assert.deepEqual(complete('workloadspread sta'), ['status']);
+    assert.deepEqual(complete('workloadspread status -o y'), ['yaml']);
+    assert.deepEqual(complete('workloadspread simulate scen'), ['scenario.yaml']);
   });
 
   test('zsh: the script parses', { skip: spawnSync('zsh', ['--version']).status !== 0 ? 'no zsh on this machine' : false }, () => {
