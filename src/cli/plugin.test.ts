@@ -188,6 +188,10 @@ describe('kubectl workloadspread from a clone (bin/ on PATH), through kubectl 1.
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, message);
     }
+    // Before the plugin's name they are kubectl's, which refuses them for plugins.
+    const before = await kubectl(['-n', 'data', 'workloadspread', 'status']);
+    assert.equal(before.code, 1);
+    assert.match(before.stderr, /flags cannot be placed before plugin name: -n/);
     // Accepted without effect: no discovery cache, no compression asked for.
     const noEffect = await kubectl(['workloadspread', 'status', '--cache-dir', join(dir, 'cache'), '--disable-compression', '-o', 'name', '-n', 'data']);
     assert.equal(noEffect.stdout, 'workloadspread.apps.kruise.io/db-spread\n', noEffect.stderr);
