@@ -8,9 +8,13 @@
  * every other failure to a one-line message (never a stack trace, unless
  * WORKLOADSPREAD_DEBUG is set).
  *
- * Flags follow kubectl where they mean the same: `--kubeconfig`, `--context`,
- * `-n/--namespace`, `-A/--all-namespaces`, `-l/--selector`,
- * `-o/--output`, `-f/--filename` (`-` is stdin), `-w/--watch`.
+ * Flags follow kubectl where they mean the same: `-A/--all-namespaces`,
+ * `-l/--selector`, `-o/--output` (kubectl's formats, output.ts),
+ * `-f/--filename` (`-` is stdin), `-w/--watch`, and on the commands that
+ * talk to a cluster kubectl's global flags anywhere on the line
+ * (kube-flags.ts: `--kubeconfig`, `--context`, `-n`, `--server`, `--as`,
+ * `--request-timeout`, `-v`, ...), which `normalizeArgv` moves after the
+ * sub-command before commander parses.
  */
 import { Command, CommanderError, Option, type Argument } from 'commander';
 import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
@@ -269,7 +273,8 @@ export async function main(argv: string[], io: CliIo = processIo(), options: Pro
     options,
   );
   try {
-    await program.parseAsync(normalizeArgv(argv), { from: 'user' });
+    // `__complete` gets the words as typed (completion.ts reads kubectl's flags itself, and the last word is half-typed).
+    await program.parseAsync(argv[0] === '__complete' ? argv : normalizeArgv(argv), { from: 'user' });
     return code;
   } catch (err) {
     if (err instanceof CommanderError) {
