@@ -214,6 +214,25 @@ describe('workloadspread status (embedded cluster, real manager)', () => {
     assert.equal(await running, 130, 'stopped like Ctrl-C: 130');
   });
 
+  test('--watch -o custom-columns: the header once, then a row whenever the WorkloadSpread changes', async () => {
+    const io = captureIo();
+    let stop!: () => void;
+    const stopped = new Promise<void>((resolve) => (stop = resolve));
+    const running = runStatus({ kubeconfig, namespace: ns, watch: true, output: 'custom-columns=NAME:.metadata.name,PLACED:.placed' }, io, { clock: env.clock, waitForStop: () => stopped, isTTY: false });
+    const rows = () => io.stdout.split('\n').filter((l) => l !== '').map((l) => l.split(/\s+/));
+    await settleUntil(env.clock, () => assert.equal(rows().length, 2, io.stdout));
+    const placed = Number(rows()[1]?.[1]);
+    await env.cluster.client.scale(BUILTIN.deployments, 'web', placed + 1, { namespace: ns });
+    await settleUntil(env.clock, () => assert.deepEqual(rows().at(-1), ['spread', String(placed + 1)]));
+    await env.cluster.client.scale(BUILTIN.deployments, 'web', placed, { namespace: ns });
+    await env.cluster.settle();
+    await settleUntil(env.clock, () => assert.deepEqual(rows().at(-1), ['spread', String(placed)]));
+    stop();
+    assert.equal(await running, 130);
+    assert.equal(rows().filter((r) => r[0] === 'NAME').length, 1, 'one header');
+    assert.equal(rows()[0]?.[0], 'NAME');
+  });
+
   test('--watch on a terminal clears the screen before each table', async () => {
     const io = captureIo();
     let stop!: () => void;

@@ -321,11 +321,7 @@ export async function runStatus(options: StatusOptions, io: CliIo, hooks: Status
     }
     if (options.watch !== true) {
       const entries = await buildSnapshot(client, await listSources(client, namespace, options.name, options.selector));
-      if (printer.table) io.out(printer.render(entries));
-      else {
-        if (entries.length === 0 && printer.format.kind === 'name') io.err(noneFound(namespace));
-        io.out(await renderObjects(printer.format, entries.map(printed), options.name !== undefined));
-      }
+      io.out(printer.table ? printer.render(entries) : await renderObjects(printer.format, entries.map(printed), options.name !== undefined));
       return 0;
     }
     const signals = hooks.waitForStop === undefined ? stopOnSignals(io, { forcedExitCode: INTERRUPTED_EXIT_CODE }) : undefined;
@@ -374,6 +370,7 @@ async function watch(
   let last: string | undefined;
   /** Object formats: what was last printed per WorkloadSpread, to print only those that changed. */
   const lastObjects = new Map<string, string>();
+  let headerPrinted = false;
   let lastWarning: string | undefined;
   let pending: Timer | undefined;
   let drawing: Promise<void> = Promise.resolve();
@@ -389,7 +386,7 @@ async function watch(
       replicaSets: (ns) => informers.replicaSets.store.list(ns),
       budgets: (ns) => ({ ddbs: ddbs?.store.list(ns) ?? [], pdbs: informers.pdbs.store.list(ns) }),
     };
-    let text: string;
+    let text = '';
     try {
       const entries = await buildSnapshot(client, sources);
       if (printer.table) text = printer.render(entries);
@@ -401,11 +398,14 @@ async function watch(
           const one = await renderObjects(format, [printed(entry)], true);
           if (lastObjects.get(key) === one) continue;
           lastObjects.set(key, one);
-          changed.push(format.kind === 'yaml' ? `---\n${one}` : one);
+          // Custom columns: the header once, then a row per change (as kubectl get -w).
+          const row = format.kind === 'custom-columns' && headerPrinted ? one.slice(one.indexOf('\n') + 1) : one;
+          if (format.kind === 'custom-columns') headerPrinted = true;
+          changed.push(format.kind === 'yaml' ? `---\n${row}` : row);
         }
-        text = changed.join('');
-        if (stopped || text === '') return;
-        io.out(text);
+        lastWarning = undefined;
+        if (stopped || changed.length === 0) return;
+        io.out(changed.join(''));
         return;
       }
     } catch (err) {
