@@ -22,13 +22,7 @@ import {
   TolerationSchema,
 } from './schema-kit.ts';
 
-export const GROUP = 'apps.kruise.io';
-export const VERSION = 'v1alpha1';
-export const API_VERSION = `${GROUP}/${VERSION}`;
-export const KIND = 'WorkloadSpread';
-export const PLURAL = 'workloadspreads';
-export const SINGULAR = 'workloadspread';
-export const SHORT_NAMES = ['ws'] as const;
+export { API_VERSION, GROUP, KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from './names.ts';
 
 export const TargetReferenceSchema = Type.Object(
   {

@@ -16,7 +16,8 @@ export const DEFAULT_PORT = 6443;
 export const DEFAULT_CLUSTER_LOG_LEVEL: LogLevel = 'warn';
 
 export const SIMULATE_OUTPUTS = ['table', 'json', 'html'] as const;
-export const STATUS_OUTPUTS = ['table', 'wide', 'json', 'yaml'] as const;
+/** `status`'s own formats; kubectl's object formats (json, yaml, name, jsonpath, ...) are output.ts's. */
+export const STATUS_OUTPUTS = ['table', 'wide'] as const;
 export const PLAN_OUTPUTS = ['table', 'json', 'yaml'] as const;
 
 /**

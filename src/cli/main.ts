@@ -8,9 +8,13 @@
  * every other failure to a one-line message (never a stack trace, unless
  * WORKLOADSPREAD_DEBUG is set).
  *
- * Flags follow kubectl where they mean the same: `--kubeconfig`, `--context`,
- * `-n/--namespace`, `-A/--all-namespaces`, `-l/--selector`,
- * `-o/--output`, `-f/--filename` (`-` is stdin), `-w/--watch`.
+ * Flags follow kubectl where they mean the same: `-A/--all-namespaces`,
+ * `-l/--selector`, `-o/--output` (kubectl's formats, output.ts),
+ * `-f/--filename` (`-` is stdin), `-w/--watch`, and on the commands that
+ * talk to a cluster kubectl's global flags anywhere on the line
+ * (kube-flags.ts: `--kubeconfig`, `--context`, `-n`, `--server`, `--as`,
+ * `--request-timeout`, `-v`, ...), which `normalizeArgv` moves after the
+ * sub-command before commander parses.
  */
 import { Command, CommanderError, Option, type Argument } from 'commander';
 import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
@@ -27,6 +31,7 @@ import {
   STATUS_OUTPUTS,
 } from './defaults.ts';
 import { CommandError, UsageError, processIo, type CliIo } from './io.ts';
+import { addClusterFlags, clusterFlags, normalizeArgv, type ClusterFlagValues } from './kube-flags.ts';
 import type { ManagerFlags } from './manager.ts';
 
 /** The command's name as the user typed it. */
@@ -38,6 +43,21 @@ const MAX_INPUT_HELP = `refuse inputs larger than this before parsing them: byte
 
 function defined<T extends Record<string, unknown>>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as { [K in keyof T]: Exclude<T[K], undefined> };
+}
+
+/** `-o`: the command's own formats and kubectl's object formats (output.ts checks the value). */
+function outputOption(own: readonly string[], description: string): Option {
+  const option = new Option('-o, --output <format>', description).default(own[0]);
+  option.argChoices = [...new Set([...own, 'json', 'yaml', 'name', 'jsonpath=', 'jsonpath-file=', 'jsonpath-as-json=', 'custom-columns=', 'custom-columns-file='])];
+  return option;
+}
+
+function parseBool(value: string | boolean, flag: string): boolean {
+  if (typeof value === 'boolean') return value;
+  const v = value.toLowerCase();
+  if (v === 'true' || v === '1' || v === 't') return true;
+  if (v === 'false' || v === '0' || v === 'f') return false;
+  throw new UsageError(`${flag} takes true or false, got ${JSON.stringify(value)}`);
 }
 
 /** Lists choices in help and completion, leaving the check (and its one-line error) to the command. */
@@ -122,9 +142,11 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void, options
     .addArgument(listChoices(new Command().createArgument('[what]', 'install or crd').default('install'), ['install', 'crd']))
     .option('-n, --namespace <namespace>', 'the manager\'s namespace (install)', 'workloadspread-system')
     .option('--image <image>', 'the manager image, repository[:tag] (install; default workloadspread:<version>)')
-    .action(async (what: string, opts: { namespace: string; image?: string }) => {
+    .addOption(outputOption(['yaml'], 'yaml: documents for kubectl apply -f -; or one of kubectl\'s (json, name, jsonpath=, ...): the objects as a List'))
+    .option('--template <template>', 'the template of -o jsonpath')
+    .action(async (what: string, opts: { namespace: string; image?: string; output: string; template?: string }) => {
       const { runManifests } = await import('./manifests.ts');
-      setExit(await runManifests({ what, namespace: opts.namespace, ...defined({ image: opts.image }) }, io));
+      setExit(await runManifests({ what, namespace: opts.namespace, output: opts.output, ...defined({ image: opts.image, template: opts.template }) }, io));
     });
 
   program
@@ -172,27 +194,30 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void, options
     .command('status')
     .description('Show what WorkloadSpreads are doing in a cluster: per subset the limit, pods, ready, missing, creating, deleting, Schedulable and the deletion costs, then the pods in no subset.')
     .argument('[name]', 'one WorkloadSpread (default: every one in the namespace)')
-    .option('-n, --namespace <namespace>', "the namespace (default: the kubeconfig context's)")
     .option('-A, --all-namespaces', 'every namespace')
     .option('-l, --selector <selector>', 'only WorkloadSpreads with these labels (a label selector, as kubectl: app=web,tier!=db)')
-    .option('--kubeconfig <file>', 'the kubeconfig (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)')
-    .option('--context <name>', 'the kubeconfig context to use (default: its current-context)')
     .option('-w, --watch', 'redraw on every change until Ctrl-C')
-    .addOption(new Option('-o, --output <format>', 'table; wide: with pending pods and every pod; json: one line per snapshot; yaml: one document per snapshot').choices([...STATUS_OUTPUTS]).default('table'))
+    .addOption(outputOption(STATUS_OUTPUTS, 'table, wide (with pending pods and every pod), or one of kubectl\'s: one object per WorkloadSpread, a List unless NAME is given'))
+    .option('--template <template>', 'the template of -o jsonpath (as kubectl: -o jsonpath --template=\'{.items[*].metadata.name}\')')
+    .option('--allow-missing-template-keys [bool]', 'with -o jsonpath and custom-columns: print nothing for a missing key instead of failing (default true)')
     .option('--no-color', 'no colours (default: colours on a terminal, unless NO_COLOR is set)')
-    .action(async (name: string | undefined, opts: { namespace?: string; allNamespaces?: boolean; selector?: string; kubeconfig?: string; context?: string; watch?: boolean; output: string; color: boolean }) => {
+    .action(async (name: string | undefined, opts: ClusterFlagValues & { allNamespaces?: boolean; selector?: string; watch?: boolean; output: string; template?: string; allowMissingTemplateKeys?: string | boolean; color: boolean }) => {
+      const cluster = clusterFlags(opts);
       const { runStatus } = await import('./status.ts');
       setExit(
         await runStatus(
           {
-            ...defined({ name, namespace: opts.namespace, allNamespaces: opts.allNamespaces, selector: opts.selector, kubeconfig: opts.kubeconfig, context: opts.context, watch: opts.watch }),
+            ...defined({ name, namespace: cluster.overrides.namespace, allNamespaces: opts.allNamespaces, selector: opts.selector, watch: opts.watch, template: opts.template }),
+            ...(opts.allowMissingTemplateKeys === undefined ? {} : { allowMissingTemplateKeys: parseBool(opts.allowMissingTemplateKeys, '--allow-missing-template-keys') }),
             output: opts.output,
             color: opts.color,
+            cluster,
           },
           io,
         ),
       );
     });
+  addClusterFlags(program.commands.at(-1) as Command);
 
   program
     .command('demo')
@@ -209,9 +234,9 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void, options
 
   program
     .command('completion')
-    .description(`Print a shell completion script: source <(${program.name()} completion bash), or put the zsh one in a directory of $fpath as _${program.name().replace(/ /g, '-')}.`)
-    .addArgument(new Command().createArgument('<shell>', 'bash or zsh').choices(['bash', 'zsh']))
-    .action(async (shell: 'bash' | 'zsh') => {
+    .description(`Print a shell completion script: source <(${program.name()} completion bash), put the zsh one in a directory of $fpath as _${program.name().replace(/ /g, '-')}, or the fish one in ~/.config/fish/completions/.`)
+    .addArgument(new Command().createArgument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
+    .action(async (shell: 'bash' | 'zsh' | 'fish') => {
       const { completionScript } = await import('./completion.ts');
       io.out(completionScript(shell, program.name()));
       setExit(0);
@@ -226,7 +251,12 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void, options
     .helpOption(false)
     .action(async (words: string[]) => {
       const { completeWords, formatCompletions } = await import('./completion.ts');
-      io.out(formatCompletions(completeWords(program, words)));
+      const completions = completeWords(program, words);
+      if (completions.query !== undefined) {
+        const [{ clusterCandidates }, { realClock }] = await Promise.all([import('./completion-cluster.ts'), import('../clock/clock.ts')]);
+        completions.candidates = await clusterCandidates(completions.query, io, realClock());
+      }
+      io.out(formatCompletions(completions));
       setExit(0);
     });
 
@@ -244,7 +274,8 @@ export async function main(argv: string[], io: CliIo = processIo(), options: Pro
     options,
   );
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    // `__complete` gets the words as typed (completion.ts reads kubectl's flags itself, and the last word is half-typed).
+    await program.parseAsync(argv[0] === '__complete' ? argv : normalizeArgv(argv), { from: 'user' });
     return code;
   } catch (err) {
     if (err instanceof CommanderError) {

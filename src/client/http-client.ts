@@ -14,10 +14,10 @@ import type { KubeObject } from '../k8s/types.ts';
 import type { Connection } from './config.ts';
 import type { Status } from './errors.ts';
 import { BUILTIN, evictionFor, pathFor, ResourceResolver, type ResourceRef, type Scale } from './resources.ts';
-import { HttpTransport, type Query, type RequestMetrics, type RequestOptions } from './transport.ts';
+import { HttpTransport, type Query, type RequestMetrics, type RequestOptions, type RequestTrace } from './transport.ts';
 import { openWatchStream, type WatchStreamEnd, type WatchStreamOptions } from './watch-stream.ts';
 
-export type { Query, QueryValue, RequestMetrics, RequestOptions } from './transport.ts';
+export type { Query, QueryValue, RequestMetrics, RequestOptions, RequestTrace } from './transport.ts';
 export type { WatchStreamEnd, WatchStreamOptions } from './watch-stream.ts';
 
 export interface KubeClientOptions {
@@ -34,6 +34,8 @@ export interface KubeClientOptions {
    * kube-scheduler's informers do: nothing they run reads them).
    */
   watchWithoutManagedFields?: boolean;
+  /** Told of every request and answer (`-v` logs). */
+  trace?: RequestTrace;
 }
 
 export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
@@ -110,6 +112,7 @@ export class KubeClient {
     this.fieldManager = options.fieldManager;
     this.watchWithoutManagedFields = options.watchWithoutManagedFields ?? false;
     this.#transport = new HttpTransport(connection, options.clock, this.userAgent, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    this.#transport.trace = options.trace;
     this.resources = new ResourceResolver({ getJson: (path) => this.request({ method: 'GET', path }) });
   }
 
