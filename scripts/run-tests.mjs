@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Runs the test suite with Node's built-in runner (node:test) through tsx.
-// Node 20 cannot glob `**/*.test.ts` itself, so the files are collected here.
+// Node 20 cannot glob `**/*.test.ts` itself, so the files are collected here
+// (src/ and scripts/).
 //
 // Usage: node scripts/run-tests.mjs [--tier unit|integration] [path-substring ...]
 //   no argument: every test file (`npm test`);
@@ -84,7 +85,8 @@ function reachesIo(file) {
   return false;
 }
 
-const files = collect(join(root, 'src'), [])
+// The tests of the tools in scripts/ (the fault soak) run with the rest.
+const files = [...collect(join(root, 'src'), []), ...collect(join(root, 'scripts'), [])]
   .sort()
   .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
   .filter((f) => tier === 'all' || (tier === 'unit') === !reachesIo(f));
