@@ -21,6 +21,7 @@ import { request as httpsRequest } from 'node:https';
 import { REQUEST_ACTIVITY_HEADER, type Clock } from '../clock/clock.ts';
 import type { Connection } from './config.ts';
 import { ApiError, NetworkError, statusFromBody, type RequestDescription } from './errors.ts';
+import type { TokenBucket } from './rate-limit.ts';
 
 /** Request ids for the activity handoff; unique per process, which is all a clock needs. */
 let requestSeq = 0;
@@ -102,6 +103,8 @@ export class HttpTransport {
   readonly metrics: RequestMetrics[] = [];
   /** Whoever logs this transport's requests (`-v`). */
   trace: RequestTrace | undefined;
+  /** Client-side rate limiting (rate-limit.ts): every request and watch start takes a token first. */
+  limiter: TokenBucket | undefined;
 
   constructor(connection: Connection, clock: Clock, userAgent: string, timeoutMs: number) {
     this.connection = connection;
@@ -113,6 +116,7 @@ export class HttpTransport {
   /** Sends one request; resolves with the parsed JSON body, rejects with `ApiError` or `NetworkError`. */
   async request<T = unknown>(options: RequestOptions): Promise<T> {
     const desc: RequestDescription = { method: options.method, path: options.path };
+    await this.throttle(options.signal, desc);
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     const deadline = new AbortController();
     let timedOut = false;
@@ -139,6 +143,16 @@ export class HttpTransport {
       }
     } finally {
       if (!deadline.signal.aborted) deadline.abort(REQUEST_SETTLED);
+    }
+  }
+
+  /** Waits for the rate limiter's token (none without a limiter); an aborted wait is the caller's abort. */
+  async throttle(signal: AbortSignal | undefined, desc: RequestDescription): Promise<void> {
+    if (this.limiter === undefined) return;
+    try {
+      await this.limiter.take(signal);
+    } catch (err) {
+      throw new NetworkError('aborted', 'aborted by the caller while waiting for the client rate limiter', desc, err);
     }
   }
 
