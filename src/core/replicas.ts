@@ -6,7 +6,8 @@
  *   `targetFilter.replicasPathList` and of the whitelist's `replicasPath`
  *   (spec §1.2), with the reference's error texts.
  * - `admissionWorkloadReplicas`: the webhook's count (spec §5.1), read only
- *   when a subset uses a percentage and a version entry must be initialized.
+ *   when a subset uses a percentage: to initialize a version entry, and to
+ *   size a stored one at the current count (D22).
  * - `controllerWorkloadReplicas`: the reconciler's count (spec §5.2).
  *
  * The two sides differ on purpose, as in the reference: admission recognises
