@@ -224,6 +224,21 @@ describe('decidePodCreate', () => {
     assert.deepEqual(placed.kind === 'placed' ? placed.status?.versionedSubsetStatuses?.[V]?.map((s) => s.missingReplicas) : undefined, [1, 8]);
   });
 
+  test('D22: a stored status computed at 5 replicas, the Deployment now at 10: the pod takes the room 20 % leaves at 10, not the stored 0', () => {
+    // 20 % / 80 % of 5 = 1 / 4, both full; of 10 = 2 / 8.
+    const ws = spread([{ name: 'a', maxReplicas: '20%' }, { name: 'b', maxReplicas: '80%' }], { versionedSubsetStatuses: { [V]: [st('a', 0, { replicas: 1 }), st('b', 0, { replicas: 4 })] } });
+    const v = view(ws);
+    v.uncached = [deployment];
+    assert.deepEqual(create(v, newPod('p'), ws), { kind: 'read', read: { kind: 'object', namespace: 'ns', ref: ws.spec.targetRef, exactVersion: true } }, 'the replicas now are read first');
+    v.uncached = [];
+    const got = create(v, newPod('p'), ws);
+    assert.equal(subsetOf(got), 'a');
+    assert.deepEqual(got.kind === 'placed' ? got.status?.versionedSubsetStatuses?.[V] : undefined, [st('a', 0, { replicas: 1, creatingPods: { p: STAMP } }), st('b', 4, { replicas: 4 })]);
+    // At 5 (the count the status was computed for) nothing has room.
+    const atFive = view(ws, [{ ...deployment, spec: { replicas: 5 } }, replicaSet]);
+    assert.equal(create(atFive, newPod('p'), ws).kind, 'unplaced');
+  });
+
   test('an unreadable whitelist refuses a custom owner, but places a built-in one', () => {
     const ws = spread([{ name: 'only' }]);
     const v = view(ws);
@@ -263,6 +278,17 @@ describe('decidePodDeletion', () => {
     assert.deepEqual(decidePodDeletion(input), { kind: 'commit', ws });
     const got = decidePodDeletion({ ...input, current: { ws } });
     assert.deepEqual(got.kind === 'recorded' ? got.status.versionedSubsetStatuses?.[V] : undefined, [st('a', 1, { replicas: 2, deletingPods: { p: STAMP } }), st('b', -1)]);
+  });
+
+  test('D22: the freed place is counted from the room at the workload replicas now', () => {
+    // Computed at 5 (20 % / 80 % → 1 / 4, full); the Deployment is at 10 (2 / 8): b had 4 places free, and now 5.
+    // The version's list is written as admission saw it: a's room at 10 too.
+    const ws = spread([{ name: 'a', maxReplicas: '20%' }, { name: 'b', maxReplicas: '80%' }], { versionedSubsetStatuses: { [V]: [st('a', 0, { replicas: 1 }), st('b', 0, { replicas: 4 })] } });
+    const v = view(ws);
+    const pod = { ...placed('b'), metadata: { ...placed('b').metadata, uid: 'p-uid' } };
+    v.pods = [pod];
+    const got = decidePodDeletion({ view: v, subject: { pod }, namespace: 'ns', now: NOW, current: { ws } });
+    assert.deepEqual(got.kind === 'recorded' ? got.status.versionedSubsetStatuses?.[V] : undefined, [st('a', 1, { replicas: 1 }), st('b', 5, { replicas: 4, deletingPods: { p: STAMP } })]);
   });
 
   test('issue 14: a DELETE is booked for the stored pod only — not for one the view does not have, another uid, or a marker only the request claims', () => {

@@ -117,6 +117,9 @@ describe('CloneSet end to end with the whole manager', () => {
     const unplaced = (await env.cluster.client.list<KubeObject>(BUILTIN.eventsV1, { namespace: ns })).items.filter((e) => e['reason'] === 'NoSubsetAvailable');
     assert.equal(unplaced.length, 0, 'no new pod was admitted without a subset');
     assert.deepEqual(await statuses(ns), [['a', 2, 0], ['b', 2, 0], ['c', 6, 0]]);
+    // The scaled-out pods carry the costs a fresh 10 would (D17): back to 5 keeps 1:1:3.
+    await scale(ns, 5);
+    assert.deepEqual(countBySubset(await active(ns)), { a: 1, b: 1, c: 3 });
   });
 
   test('a partitioned recreate rollout: the new revision is spread with its own quota, the old one gets the reversed costs', async () => {
