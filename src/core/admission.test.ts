@@ -79,10 +79,22 @@ class View implements ClusterView {
       this.readsAsked.push(read);
       return { read };
     }
-    return lookupOf(this.cached.find(match));
+    return lookupOf((this.fetched ? this.apiServer?.find(match) : undefined) ?? this.cached.find(match));
   }
   pod(namespace: string, name: string): ViewLookup<Pod> {
     return lookupOf(this.pods.find((p) => p.metadata.namespace === namespace && p.metadata.name === name));
+  }
+  /** What the API server has (for `freshObject`); `fetched` once the read was made, after which `object` answers with it. */
+  apiServer: KubeObject[] | undefined;
+  fetched = false;
+  freshObject(namespace: string, ref: ObjectRef, options: { exactVersion?: boolean } = {}): ViewLookup<KubeObject> {
+    if (this.apiServer === undefined) return this.object(namespace, ref, options);
+    if (!this.fetched) {
+      const read: ReadRequest = { kind: 'object', namespace, ref, exactVersion: options.exactVersion === true };
+      this.readsAsked.push(read);
+      return { read };
+    }
+    return lookupOf(this.apiServer.find((o) => o.kind === ref.kind && o.metadata?.name === ref.name));
   }
   nodes() {
     return [];
@@ -237,6 +249,30 @@ describe('decidePodCreate', () => {
     // At 5 (the count the status was computed for) nothing has room.
     const atFive = view(ws, [{ ...deployment, spec: { replicas: 5 } }, replicaSet]);
     assert.equal(create(atFive, newPod('p'), ws).kind, 'unplaced');
+  });
+
+  test('D22: no room at the replicas the cache shows → the target is read from the API server first, and the pod decided on what it says', () => {
+    const ws = spread([{ name: 'a', maxReplicas: '20%' }, { name: 'b', maxReplicas: '80%' }], { versionedSubsetStatuses: { [V]: [st('a', 0, { replicas: 1 }), st('b', 0, { replicas: 4 })] } });
+    const atFive = { ...deployment, spec: { replicas: 5 } };
+    // The cache still shows 5; the API server has 10.
+    const v = view(ws, [atFive, replicaSet]);
+    v.apiServer = [deployment, replicaSet];
+    assert.deepEqual(create(v, newPod('p'), ws), { kind: 'read', read: { kind: 'object', namespace: 'ns', ref: ws.spec.targetRef, exactVersion: true } });
+    v.fetched = true;
+    assert.equal(subsetOf(create(v, newPod('p'), ws)), 'a');
+    // The API server says 5 as well: unplaced after the one read, as before.
+    const still = view(ws, [atFive, replicaSet]);
+    still.apiServer = [atFive, replicaSet];
+    assert.equal(create(still, newPod('p'), ws).kind, 'read');
+    still.fetched = true;
+    assert.equal(create(still, newPod('p'), ws).kind, 'unplaced');
+    assert.equal(still.readsAsked.length, 1);
+    // Integer limits do not depend on the replicas: no read.
+    const ints = spread([{ name: 'a', maxReplicas: 1 }, { name: 'b', maxReplicas: 4 }], { versionedSubsetStatuses: { [V]: [st('a', 0, { replicas: 1 }), st('b', 0, { replicas: 4 })] } });
+    const intView = view(ints, [atFive, replicaSet]);
+    intView.apiServer = [deployment, replicaSet];
+    assert.equal(create(intView, newPod('p'), ints).kind, 'unplaced');
+    assert.equal(intView.readsAsked.length, 0);
   });
 
   test('an unreadable whitelist refuses a custom owner, but places a built-in one', () => {

@@ -10,7 +10,8 @@
  *   status (§2.3 C, subset-choice.ts) with the simulation schedule (D3), a
  *   percentage limit leaving the room it leaves at the workload's replicas
  *   now (D22, `withRoomAtReplicas`: a scale-out's pods are not checked
- *   against the limits of the old count). The
+ *   against the limits of the old count; a pod that finds no room has the
+ *   target read again first, in case the cache has not seen the scale-out). The
  *   answer carries the injected pod (§2.5, inject.ts) and the new status, or
  *   the `NoSubsetAvailable` event (D11).
  * - `decidePodDeletion`: whether a DELETE or an eviction frees quota, and the
@@ -52,7 +53,7 @@ import { podVersion, type PodVersionOptions } from './pod-version.ts';
 import { admissionWorkloadReplicas } from './replicas.ts';
 import { simulationCanHost, simulationScheduleEnabled } from './simulation-schedule.ts';
 import { chooseSubsetByOrdinal, namesPodsByOrdinal } from './statefulset-ordinal.ts';
-import { chooseSubset, keepsBookkeeping, occupancy, reservesPlaces, withRoomAtReplicas, withVersionStatuses, type WorkloadReplicasResult } from './subset-choice.ts';
+import { chooseSubset, keepsBookkeeping, occupancy, reservesPlaces, subsetsUsePercent, withRoomAtReplicas, withVersionStatuses, type WorkloadReplicasResult } from './subset-choice.ts';
 import { cloneSetRecreates, latestWorkloadVersion } from './workload-version.ts';
 import { POD_DELETION_COST_ANNOTATION, POD_DELETION_COST_POSITIVE, RESERVED_AHEAD_PREFIX, VERSION_IGNORED as VERSION_IGNORED_KEY } from '../api/keys.ts';
 import { deepClone } from '../k8s/json.ts';
@@ -385,6 +386,12 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
       : {}),
   });
   if (replicas.read !== undefined) return { kind: 'read', read: replicas.read };
+  if (choice.kind === 'none' && subsetsUsePercent(ws)) {
+    // D22: a pod that finds no room may be the first sign of a scale-out the cache has not seen yet; the
+    // target is read from the API server before the pod is admitted without a subset (then decided again).
+    const fresh = view.freshObject?.(namespace, ws.spec.targetRef, { exactVersion: true });
+    if (fresh !== undefined && 'read' in fresh) return { kind: 'read', read: fresh.read };
+  }
   switch (choice.kind) {
     case 'error':
       return { kind: 'error', cause: 'reservation', message: limitsUnresolved(ws), detail: choice.message, ws };
