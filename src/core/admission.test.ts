@@ -273,6 +273,13 @@ describe('decidePodCreate', () => {
     intView.apiServer = [deployment, replicaSet];
     assert.equal(create(intView, newPod('p'), ints).kind, 'unplaced');
     assert.equal(intView.readsAsked.length, 0);
+    // Nor for a kind admission cannot count (not whitelisted: always 0): a read could not change that.
+    const custom: WorkloadSpread = { ...ws, spec: { ...ws.spec, targetRef: { apiVersion: 'argoproj.io/v1alpha1', kind: 'Rollout', name: 'web' } } };
+    const rollout: KubeObject = { apiVersion: 'argoproj.io/v1alpha1', kind: 'Rollout', metadata: { name: 'web', namespace: 'ns' }, spec: { replicas: 5 } };
+    const customView = view(custom, [rollout, replicaSet]);
+    customView.apiServer = [{ ...rollout, spec: { replicas: 10 } }, replicaSet];
+    assert.equal(create(customView, newPod('p'), custom).kind, 'unplaced');
+    assert.equal(customView.readsAsked.length, 0);
   });
 
   test('an unreadable whitelist refuses a custom owner, but places a built-in one', () => {

@@ -50,7 +50,7 @@ import { readMarker } from './marker.ts';
 import { matchWorkloadSpreadForPod, SUPPORTED_WORKLOAD_KINDS } from './pod-selection.ts';
 import { countPlaced } from './placed-count.ts';
 import { podVersion, type PodVersionOptions } from './pod-version.ts';
-import { admissionWorkloadReplicas } from './replicas.ts';
+import { admissionReadsReplicas, admissionWorkloadReplicas } from './replicas.ts';
 import { simulationCanHost, simulationScheduleEnabled } from './simulation-schedule.ts';
 import { chooseSubsetByOrdinal, namesPodsByOrdinal } from './statefulset-ordinal.ts';
 import { chooseSubset, keepsBookkeeping, occupancy, reservesPlaces, subsetsUsePercent, withRoomAtReplicas, withVersionStatuses, type WorkloadReplicasResult } from './subset-choice.ts';
@@ -386,9 +386,10 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
       : {}),
   });
   if (replicas.read !== undefined) return { kind: 'read', read: replicas.read };
-  if (choice.kind === 'none' && subsetsUsePercent(ws)) {
+  if (choice.kind === 'none' && subsetsUsePercent(ws) && admissionReadsReplicas(ws, whitelist.whitelist)) {
     // D22: a pod that finds no room may be the first sign of a scale-out the cache has not seen yet; the
     // target is read from the API server before the pod is admitted without a subset (then decided again).
+    // Not for a kind admission cannot count (its 0 would not change): no read per pod there.
     const fresh = view.freshObject?.(namespace, ws.spec.targetRef, { exactVersion: true });
     if (fresh !== undefined && 'read' in fresh) return { kind: 'read', read: fresh.read };
   }
