@@ -16,7 +16,6 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
  * `workloadspread.kubeconfig` was the default before (in the current directory).
  */
 export const DEFAULT_KUBECONFIG_FILE = 'workloadspread-embedded.kubeconfig';
-export const OLD_DEFAULT_KUBECONFIG = 'workloadspread.kubeconfig';
 export const DEFAULT_KUBECONFIG_DISPLAY = `~/.kube/${DEFAULT_KUBECONFIG_FILE}`;
 export const DEFAULT_PORT = 6443;
 /** `cluster`: the manager inside logs warnings and errors only, unless told otherwise. */
