@@ -21,7 +21,7 @@ import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
 import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE, VERSION } from '../manager/defaults.ts';
 import {
   DEFAULT_CLUSTER_LOG_LEVEL,
-  DEFAULT_KUBECONFIG,
+  DEFAULT_KUBECONFIG_DISPLAY,
   DEFAULT_MANAGER_NAMESPACE,
   DEFAULT_MAX_INPUT_SIZE,
   DEFAULT_PORT,
@@ -185,7 +185,7 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void, options
     .description('Run the embedded Kubernetes (API server, scheduler, kubelets, workload controllers) on this machine for kubectl; Ctrl-C stops it (exit 130).')
     .option('--nodes <layout>', 'fake nodes: zones=N,perZone=N,cpu=Q,memory=Q,pods=N', 'zones=3,perZone=2,cpu=8,memory=32Gi')
     .option('--port <port>', 'API server port on 127.0.0.1 (0 picks a free one)', String(DEFAULT_PORT))
-    .option('--kubeconfig <file>', 'where to write the kubeconfig (never ~/.kube/config; removed on exit)', DEFAULT_KUBECONFIG)
+    .option('--kubeconfig <file>', `where to write the kubeconfig (default ${DEFAULT_KUBECONFIG_DISPLAY}; never ~/.kube/config; mode 0600, removed on exit)`)
     .option('--no-manager', 'do not run the WorkloadSpread manager inside')
     .addOption(new Option('--log-level <level>', 'the manager\'s log level (JSON lines on stderr)').choices([...LOG_LEVELS]).default(DEFAULT_CLUSTER_LOG_LEVEL))
     .action(async (opts: { nodes: string; port: string; kubeconfig: string; manager: boolean; logLevel: (typeof LOG_LEVELS)[number] }) => {
