@@ -20,7 +20,7 @@ import type { ObjectStore } from './storage.ts';
 export interface Route {
   /** Path prefix it serves, e.g. `/openapi/`. */
   prefix: string;
-  /** Whether the route is reachable without a bearer token. */
+  /** Whether anyone may reach the route (no authorization; a wrong bearer token is still 401). Otherwise RBAC decides, as for any non-resource path. */
   anonymous?: boolean;
   handle(req: IncomingMessage, res: ServerResponse, url: URL): boolean | Promise<boolean>;
 }
