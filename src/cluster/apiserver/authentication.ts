@@ -57,6 +57,8 @@ function withAuthenticatedGroup(user: UserInfo): UserInfo {
 
 export class Authenticator {
   readonly #deps: AuthenticatorDeps;
+  /** Each user with `system:authenticated` added, once per user object (authorization caches by it). */
+  readonly #withGroup = new WeakMap<UserInfo, UserInfo>();
 
   constructor(deps: AuthenticatorDeps) {
     this.#deps = deps;
@@ -67,11 +69,11 @@ export class Authenticator {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (m === null) return { ok: true, user: ANONYMOUS };
     const token = m[1] as string;
-    const known = this.#deps.tokens.get(token);
-    if (known !== undefined) return { ok: true, user: withAuthenticatedGroup(known) };
-    const account = this.#deps.serviceAccounts.authenticate(token);
-    if (account === undefined || account === 'invalid') return { ok: false, status: unauthorized() };
-    return { ok: true, user: withAuthenticatedGroup(account) };
+    const user = this.#deps.tokens.get(token) ?? this.#deps.serviceAccounts.authenticate(token);
+    if (user === undefined || user === 'invalid') return { ok: false, status: unauthorized() };
+    let complete = this.#withGroup.get(user);
+    if (complete === undefined) this.#withGroup.set(user, (complete = withAuthenticatedGroup(user)));
+    return { ok: true, user: complete };
   }
 
   /** The user the request acts as: `user` itself without impersonation headers. */

@@ -164,7 +164,10 @@ export class RbacAuthorizer {
   readonly #store: ObjectStore;
   #index: Index | undefined;
   readonly #resolutions = new Map<string, Resolution>();
-  readonly #decisions = new Map<string, Decision>();
+  /** Decisions by user key, then by request. */
+  readonly #decisions = new Map<string, Map<string, Decision>>();
+  #decisionCount = 0;
+  readonly #userKeys = new WeakMap<UserInfo, string>();
 
   constructor(store: ObjectStore) {
     this.#store = store;
@@ -172,16 +175,30 @@ export class RbacAuthorizer {
   }
 
   authorize(a: AuthorizationAttributes): Decision {
-    const userKey = `${a.user.username}\u0000${a.user.groups.join('\u0001')}`;
-    const key = a.resourceRequest
-      ? `${userKey}\u0000${a.verb}\u0000${a.group}\u0000${a.resource}\u0000${a.subresource}\u0000${a.namespace}\u0000${a.name}`
-      : `${userKey}\u0000${a.verb}\u0000\u0000${a.path}`;
-    const cached = this.#decisions.get(key);
+    const userKey = this.#userKey(a.user);
+    let forUser = this.#decisions.get(userKey);
+    if (forUser === undefined) this.#decisions.set(userKey, (forUser = new Map()));
+    const key = a.resourceRequest ? `${a.verb}\u0000${a.group}\u0000${a.resource}\u0000${a.subresource}\u0000${a.namespace}\u0000${a.name}` : `${a.verb}\u0000\u0000${a.path}`;
+    const cached = forUser.get(key);
     if (cached !== undefined) return cached;
     const decision = this.#decide(a);
-    if (this.#decisions.size >= MAX_CACHED_DECISIONS) this.#decisions.clear();
-    this.#decisions.set(key, decision);
+    if (++this.#decisionCount > MAX_CACHED_DECISIONS) {
+      this.#decisions.clear();
+      this.#decisionCount = 1;
+      this.#decisions.set(userKey, (forUser = new Map()));
+    }
+    forUser.set(key, decision);
     return decision;
+  }
+
+  /** The cache key of a user (name and groups), remembered per UserInfo object. */
+  #userKey(user: UserInfo): string {
+    let key = this.#userKeys.get(user);
+    if (key === undefined) {
+      key = `${user.username}\u0000${user.groups.join('\u0001')}`;
+      this.#userKeys.set(user, key);
+    }
+    return key;
   }
 
   #decide(a: AuthorizationAttributes): Decision {
@@ -217,10 +234,11 @@ export class RbacAuthorizer {
     this.#index = undefined;
     this.#resolutions.clear();
     this.#decisions.clear();
+    this.#decisionCount = 0;
   }
 
   #resolve(user: UserInfo, namespace: string): Resolution {
-    const key = `${user.username}\u0000${user.groups.join('\u0001')}\u0000${namespace}`;
+    const key = `${this.#userKey(user)}\u0000${namespace}`;
     const cached = this.#resolutions.get(key);
     if (cached !== undefined) return cached;
     const index = (this.#index ??= this.#buildIndex());

@@ -38,6 +38,7 @@ export const API_AUDIENCE = 'https://kubernetes.default.svc.cluster.local';
 const DEFAULT_EXPIRATION_SECONDS = 3600;
 const MIN_EXPIRATION_SECONDS = 600;
 const MAX_EXPIRATION_SECONDS = 2 ** 32;
+const MAX_VERIFIED_TOKENS = 10_000;
 const SERVICE_ACCOUNTS = storageKey({ group: '', plural: 'serviceaccounts' });
 const BOUND_KINDS: Record<string, string> = { Pod: storageKey({ group: '', plural: 'pods' }), Secret: storageKey({ group: '', plural: 'secrets' }) };
 
@@ -59,6 +60,8 @@ export class ServiceAccountTokens {
   readonly #clock: Clock;
   readonly #key = randomBytes(32);
   readonly #header = b64url(JSON.stringify({ alg: 'HS256', kid: randomUUID() }));
+  /** Tokens whose signature was checked, with their claims and user (the same object each time: authorization caches by it). */
+  readonly #verified = new Map<string, { claims: Claims; user: UserInfo }>();
 
   constructor(deps: { store: ObjectStore; clock: Clock }) {
     this.#store = deps.store;
@@ -67,28 +70,38 @@ export class ServiceAccountTokens {
 
   /** Who a bearer token is: undefined when it is not one of ours, 'invalid' when it is but no longer holds. */
   authenticate(token: string): UserInfo | 'invalid' | undefined {
-    const parts = token.split('.');
-    if (parts.length !== 3 || parts[0] !== this.#header) return undefined;
-    const expected = this.#sign(`${parts[0]}.${parts[1]}`);
-    const given = Buffer.from(parts[2] ?? '', 'base64url');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'invalid';
-    let claims: Claims;
-    try {
-      claims = JSON.parse(Buffer.from(parts[1] ?? '', 'base64url').toString('utf8')) as Claims;
-    } catch {
-      return 'invalid';
+    let verified = this.#verified.get(token);
+    if (verified === undefined) {
+      const parts = token.split('.');
+      if (parts.length !== 3 || parts[0] !== this.#header) return undefined;
+      const expected = this.#sign(`${parts[0]}.${parts[1]}`);
+      const given = Buffer.from(parts[2] ?? '', 'base64url');
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'invalid';
+      let claims: Claims;
+      try {
+        claims = JSON.parse(Buffer.from(parts[1] ?? '', 'base64url').toString('utf8')) as Claims;
+      } catch {
+        return 'invalid';
+      }
+      const k8s = claims['kubernetes.io'];
+      const user: UserInfo = {
+        username: serviceAccountUsername(k8s.namespace, k8s.serviceaccount.name),
+        uid: k8s.serviceaccount.uid,
+        groups: ['system:serviceaccounts', `system:serviceaccounts:${k8s.namespace}`],
+      };
+      verified = { claims, user };
+      // Signatures are checked once per token; what can change (time, the ServiceAccount, the bound object) at every request.
+      if (this.#verified.size >= MAX_VERIFIED_TOKENS) this.#verified.clear();
+      this.#verified.set(token, verified);
     }
+    const { claims, user } = verified;
     const now = Math.floor(this.#clock.now() / 1000);
     if (now >= claims.exp || now < claims.nbf || !claims.aud.includes(API_AUDIENCE)) return 'invalid';
     const k8s = claims['kubernetes.io'];
     if (!this.#sameUid(SERVICE_ACCOUNTS, k8s.namespace, k8s.serviceaccount)) return 'invalid';
     if (k8s.pod !== undefined && !this.#sameUid(BOUND_KINDS['Pod'] as string, k8s.namespace, k8s.pod)) return 'invalid';
     if (k8s.secret !== undefined && !this.#sameUid(BOUND_KINDS['Secret'] as string, k8s.namespace, k8s.secret)) return 'invalid';
-    return {
-      username: serviceAccountUsername(k8s.namespace, k8s.serviceaccount.name),
-      uid: k8s.serviceaccount.uid,
-      groups: ['system:serviceaccounts', `system:serviceaccounts:${k8s.namespace}`],
-    };
+    return user;
   }
 
   #sameUid(resource: string, namespace: string, ref: { name: string; uid: string }): boolean {
