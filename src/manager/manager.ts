@@ -412,10 +412,10 @@ class ManagerRun {
 
     // startup
     if (webhookOptions.register === true) {
-      add('startup', { name: 'webhook registration', start: async () => {
+      add('startup', { name: 'webhook registration', start: async (signal) => {
         const endpoint = this.#webhookEndpoint(serviceName);
         const caBundle = await this.#caBundle();
-        const scope = await this.#scope(shared);
+        const scope = await this.#scope(shared, signal);
         await registerWebhooks(client, webhookConfigurations({ managerNamespace: o.namespace, endpoint, guardPodDeletion: shared.budgets.guardPodDeletion, scope, ...(caBundle === undefined ? {} : { caBundle }) }), log);
       } });
     }
@@ -622,7 +622,8 @@ class ManagerRun {
   async #budgetsListed(shared: Shared, signal?: AbortSignal): Promise<void> {
     const cache = shared.budgets.cache;
     if (cache.served() === undefined) await cache.checkDiscovery();
-    if (cache.served() !== false) await cache.waitForSync(signal);
+    // Waiting for the budget informer, which retries on the clock: not busy meanwhile (a virtual clock must move on).
+    if (cache.served() !== false) await this.#clock.activity.waitFor(cache.waitForSync(signal));
   }
 
   // ---- the leader's loops ----
