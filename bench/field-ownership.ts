@@ -13,6 +13,9 @@
  */
 import { ServiceAllocator } from '../src/cluster/apiserver/strategies/service.ts';
 import { Authorizer } from '../src/cluster/apiserver/authorization.ts';
+import { Authenticator } from '../src/cluster/apiserver/authentication.ts';
+import { ServiceAccountTokens } from '../src/cluster/apiserver/service-account-tokens.ts';
+import { realClock } from '../src/clock/clock.ts';
 import { ObjectStore } from '../src/cluster/apiserver/storage.ts';
 import { builtinResources } from '../src/cluster/apiserver/builtin-resources.ts';
 import { FieldManager } from '../src/cluster/apiserver/fields/managed-fields.ts';
@@ -20,7 +23,10 @@ import type { KubeObject } from '../src/k8s/types.ts';
 import { ok } from '../src/cluster/apiserver/errors.ts';
 
 const N = Number(process.argv[2] ?? 5000);
-const def = builtinResources({ serviceAllocator: new ServiceAllocator(), authorizer: new Authorizer(new ObjectStore()) }).find((d) => d.group === '' && d.plural === 'pods');
+const store = new ObjectStore();
+const authorizer = new Authorizer(store);
+const authenticator = new Authenticator({ tokens: new Map(), serviceAccounts: new ServiceAccountTokens({ store, clock: realClock() }), authorizer });
+const def = builtinResources({ serviceAllocator: new ServiceAllocator(), authorizer, authenticator }).find((d) => d.group === '' && d.plural === 'pods');
 if (def === undefined) throw new Error('no pods resource');
 const podDef = def;
 const fields = new FieldManager();

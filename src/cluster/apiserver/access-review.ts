@@ -11,7 +11,14 @@
  * - SelfSubjectRulesReview (`kubectl auth can-i --list`): the RBAC rules that apply to the user in
  *   a namespace (cluster-wide ones included); a binding to a missing role shows as
  *   `evaluationError`;
- * - `authentication.k8s.io/v1` SelfSubjectReview (`kubectl auth whoami`).
+ * - `authentication.k8s.io/v1` SelfSubjectReview (`kubectl auth whoami`);
+ * - `authentication.k8s.io/v1` TokenReview: who the token of its spec is, for the audiences of
+ *   its spec (none: the API server's), answered from the server's own authenticator
+ *   (authentication.ts) as a request bearing that token would be: `status.authenticated`,
+ *   `user` (username, uid, groups with `system:authenticated`, extra) and the `audiences` it
+ *   holds; a token that does not hold gets `user: {}` and `error` (upstream's REST storage
+ *   answers so too). No token is 400 `token is required for TokenReview in authentication`.
+ *   Resource servers call it (with `create` on tokenreviews) to authenticate their callers.
  * Nothing is stored; the request comes back with its status filled in, as upstream's REST
  * handlers (`rest.Creater` without a store) answer.
  */
@@ -19,6 +26,7 @@ import { invalid, root, type FieldError } from '../../k8s/field-errors.ts';
 import { asArray, asRecord, asString } from '../../k8s/raw-json.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import type { AuthorizationAttributes } from './authorization-attributes.ts';
+import type { Authenticator } from './authentication.ts';
 import type { Authorizer } from './authorization.ts';
 import { badRequest, fail, invalid as invalidStatus, ok, type Result } from './errors.ts';
 import type { RequestContext, ResourceDef, UserInfo } from './resource-def.ts';
@@ -112,8 +120,45 @@ function review(group: string, kind: string, plural: string, namespaced: boolean
   };
 }
 
+/** `UserInfo` as Go serializes it (fields in struct order, empty ones left out). */
+function userInfoJson(user: UserInfo): Record<string, unknown> {
+  const out: Record<string, unknown> = { username: user.username };
+  if (user.uid !== undefined && user.uid !== '') out['uid'] = user.uid;
+  if (user.groups.length > 0) out['groups'] = user.groups;
+  if (user.extra !== undefined && Object.keys(user.extra).length > 0) out['extra'] = user.extra;
+  return out;
+}
+
+/** A field that does not decode into TokenReviewSpec's Go type, as the decoder says it. */
+function undecodable(field: string, value: unknown, goType: string): Result<never> {
+  const shape = Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value;
+  return fail(badRequest(`TokenReview in version "v1" cannot be handled as a TokenReview: json: cannot unmarshal ${shape} into Go struct field TokenReviewSpec.spec.${field} of type ${goType}`));
+}
+
+/** TokenReview's create (`tokenreview/storage.go`). */
+function tokenReview(authenticator: Authenticator) {
+  return (obj: KubeObject): Result<KubeObject> => {
+    const spec = asRecord(obj['spec']) ?? {};
+    const token = spec['token'];
+    if (token !== undefined && token !== null && typeof token !== 'string') return undecodable('token', token, 'string');
+    const given = spec['audiences'];
+    if (given !== undefined && given !== null && !Array.isArray(given)) return undecodable('audiences', given, '[]string');
+    const audiences: string[] = [];
+    for (const a of (given as unknown[] | null | undefined) ?? []) {
+      if (typeof a !== 'string') return undecodable('audiences', a, 'string');
+      audiences.push(a);
+    }
+    if (typeof token !== 'string' || token === '') return fail(badRequest('token is required for TokenReview in authentication'));
+    const r = authenticator.reviewToken(token, audiences);
+    const status = r.authenticated ? { authenticated: true, user: userInfoJson(r.user), audiences: r.audiences } : { user: {}, error: r.error };
+    const meta = { ...(asRecord(obj.metadata) ?? {}) };
+    meta['creationTimestamp'] ??= null;
+    return ok(answer(obj, { spec: obj['spec'], status }, meta as NonNullable<KubeObject['metadata']>));
+  };
+}
+
 /** The review resources, in upstream's discovery order (authentication before authorization). */
-export function accessReviewResources(authorizer: Authorizer): ResourceDef[] {
+export function accessReviewResources(authorizer: Authorizer, authenticator: Authenticator): ResourceDef[] {
   const accessReview = (kind: 'self' | 'subject' | 'local', name: string) => (obj: KubeObject, ctx: RequestContext, namespace: string): Result<KubeObject> => {
     if (kind === 'local') {
       if (namespace === '') return fail(badRequest('namespace is required on this type: '));
@@ -142,6 +187,7 @@ export function accessReviewResources(authorizer: Authorizer): ResourceDef[] {
   };
   return [
     review('authentication.k8s.io', 'SelfSubjectReview', 'selfsubjectreviews', false, selfSubjectReview),
+    review('authentication.k8s.io', 'TokenReview', 'tokenreviews', false, tokenReview(authenticator)),
     review(AUTHORIZATION_GROUP, 'LocalSubjectAccessReview', 'localsubjectaccessreviews', true, accessReview('local', 'LocalSubjectAccessReview')),
     review(AUTHORIZATION_GROUP, 'SelfSubjectAccessReview', 'selfsubjectaccessreviews', false, accessReview('self', 'SelfSubjectAccessReview')),
     review(AUTHORIZATION_GROUP, 'SelfSubjectRulesReview', 'selfsubjectrulesreviews', false, selfSubjectRulesReview),

@@ -3,11 +3,14 @@
  * the identity they carry, and that they stop working when they expire or their ServiceAccount
  * or bound Pod goes), anonymous requests, and impersonation (`Impersonate-User`/`-Group`/
  * `-Uid`/`-Extra-*`), itself authorized with the `impersonate` verb — with the real kubectl's
- * `auth can-i`, `auth whoami`, `create token`, `--as` and `--as-group`.
+ * `auth can-i`, `auth whoami`, `create token`, `--as` and `--as-group`. TokenReview: who a token
+ * is for the audiences asked (ServiceAccount and static tokens, pod-bound extras, expired,
+ * unknown and other-audience tokens), upstream's 400s, RBAC on who may ask, discovery, and
+ * `kubectl create -f` of a TokenReview.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VirtualClock } from '../../clock/virtual-clock.ts';
@@ -187,5 +190,110 @@ describe('anonymous requests and impersonation', () => {
     assert.equal(list.code, 0, list.stderr);
     assert.match(list.stdout, /selfsubjectaccessreviews\.authorization\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]/);
     assert.doesNotMatch(list.stdout, /^\*\.\*/m);
+  });
+});
+
+describe('TokenReview', () => {
+  const REVIEWS = '/apis/authentication.k8s.io/v1/tokenreviews';
+  const API = 'https://kubernetes.default.svc.cluster.local';
+  const review = (spec: Record<string, unknown>, token?: string | null) =>
+    rawRequest(c.server, 'POST', REVIEWS, { body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec }), contentType: 'application/json', ...(token === undefined ? {} : { token }) });
+  const statusOf = (r: RawResponse) => (r.json as { status: Record<string, unknown> }).status;
+  before(async () => {
+    await create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'reviews' } });
+    await create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'scraper', namespace: 'reviews' } });
+  });
+
+  test('a ServiceAccount token: authenticated, the user as a request bearing it would be, the audiences it holds; the request comes back with its status, nothing stored', async () => {
+    const token = tokenOf(await tokenRequest('reviews', 'scraper'));
+    const res = await review({ token });
+    assert.equal(res.status, 201, res.text);
+    const sa = c.server.control.get('v1', 'ServiceAccount', 'reviews', 'scraper');
+    assert.ok(sa.ok);
+    assert.deepEqual(res.json, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenReview',
+      metadata: { creationTimestamp: null },
+      spec: { token },
+      status: {
+        authenticated: true,
+        user: { username: 'system:serviceaccount:reviews:scraper', uid: sa.value.metadata?.uid, groups: ['system:serviceaccounts', 'system:serviceaccounts:reviews', 'system:authenticated'] },
+        audiences: [API],
+      },
+    });
+    assert.equal((await rawRequest(c.server, 'GET', REVIEWS)).status, 405);
+    assert.equal((await rawRequest(c.server, 'GET', `${REVIEWS}/x`)).status, 405);
+  });
+
+  test('audiences: a token holds for the audiences asked that it was issued for; static tokens hold for the API server only', async () => {
+    const vault = tokenOf(await tokenRequest('reviews', 'scraper', { audiences: ['vault', 'other'] }));
+    assert.deepEqual(statusOf(await review({ token: vault, audiences: ['vault', 'nobody'] })).audiences, ['vault']);
+    assert.deepEqual(statusOf(await review({ token: vault })), { user: {}, error: `[invalid bearer token, token audiences ["vault" "other"] is invalid for the target audiences ["${API}"]]` });
+    const staticToken = c.server.control.addUser({ username: 'jane', uid: 'u-9', groups: ['devs'], extra: { scopes: ['read'] } });
+    assert.deepEqual(statusOf(await review({ token: staticToken })), { authenticated: true, user: { username: 'jane', uid: 'u-9', groups: ['devs', 'system:authenticated'], extra: { scopes: ['read'] } }, audiences: [API] });
+    assert.deepEqual(statusOf(await review({ token: staticToken, audiences: [API, 'vault'] })).audiences, [API]);
+    assert.deepEqual(statusOf(await review({ token: staticToken, audiences: ['vault'] })), { user: {}, error: 'invalid bearer token' });
+  });
+
+  test('a token bound to a Pod carries the Pod in extra; unknown, expired and invalidated tokens are not authenticated, with the reason', async () => {
+    const pod = await create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'prom', namespace: 'reviews' }, spec: { containers: [{ name: 'c', image: 'prom' }] } });
+    const bound = tokenOf(await tokenRequest('reviews', 'scraper', { boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'prom', uid: pod.metadata?.uid } }));
+    assert.deepEqual((statusOf(await review({ token: bound })).user as { extra: unknown }).extra, { 'authentication.kubernetes.io/pod-name': ['prom'], 'authentication.kubernetes.io/pod-uid': [pod.metadata?.uid] });
+    assert.ok((await c.server.control.delete('v1', 'Pod', 'reviews', 'prom', { gracePeriodSeconds: 0 })).ok);
+    assert.deepEqual(statusOf(await review({ token: bound })), { user: {}, error: '[invalid bearer token, service account token has been invalidated]' });
+    assert.deepEqual(statusOf(await review({ token: 'not-a-token' })), { user: {}, error: 'invalid bearer token' });
+    // One token's claims with another's signature.
+    const [header, payload] = tokenOf(await tokenRequest('reviews', 'scraper')).split('.');
+    const otherSignature = tokenOf(await tokenRequest('reviews', 'scraper')).split('.')[2];
+    assert.deepEqual(statusOf(await review({ token: `${header}.${payload}.${otherSignature}` })).error, '[invalid bearer token, invalid signature]');
+    const expiring = tokenOf(await tokenRequest('reviews', 'scraper', { expirationSeconds: 600 }));
+    assert.equal(statusOf(await review({ token: expiring })).authenticated, true);
+    await clock.advance(600_000);
+    assert.deepEqual(statusOf(await review({ token: expiring })), { user: {}, error: '[invalid bearer token, service account token has expired]' });
+  });
+
+  test("upstream's 400s: no token, fields that do not decode", async () => {
+    for (const spec of [{}, { token: '' }, { audiences: ['x'] }]) {
+      const res = await review(spec);
+      assert.equal(res.status, 400, JSON.stringify(spec));
+      assert.equal((res.json as { message: string }).message, 'token is required for TokenReview in authentication');
+    }
+    const numeric = await review({ token: 42 });
+    assert.equal(numeric.status, 400);
+    assert.equal((numeric.json as { message: string }).message, 'TokenReview in version "v1" cannot be handled as a TokenReview: json: cannot unmarshal number into Go struct field TokenReviewSpec.spec.token of type string');
+    const audiences = await review({ token: 'x', audiences: 'vault' });
+    assert.equal((audiences.json as { message: string }).message, 'TokenReview in version "v1" cannot be handled as a TokenReview: json: cannot unmarshal string into Go struct field TokenReviewSpec.spec.audiences of type []string');
+  });
+
+  test('who may ask: RBAC create on tokenreviews (anonymous users and ServiceAccounts without it are refused); discovery lists it', async () => {
+    const asker = tokenOf(await tokenRequest('reviews', 'scraper'));
+    const anonymous = await review({ token: asker }, null);
+    assert.equal(anonymous.status, 403);
+    assert.equal((anonymous.json as { message: string }).message, 'tokenreviews.authentication.k8s.io is forbidden: User "system:anonymous" cannot create resource "tokenreviews" in API group "authentication.k8s.io" at the cluster scope');
+    assert.equal((await review({ token: asker }, asker)).status, 403);
+    await create({ apiVersion: RBAC, kind: 'ClusterRole', metadata: { name: 'token-reviewer' }, rules: [{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }] });
+    await create({ apiVersion: RBAC, kind: 'ClusterRoleBinding', metadata: { name: 'token-reviewer' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'token-reviewer' }, subjects: [{ kind: 'ServiceAccount', name: 'scraper', namespace: 'reviews' }] });
+    const allowed = await review({ token: asker }, asker);
+    assert.equal(allowed.status, 201, allowed.text);
+    assert.equal(statusOf(allowed).authenticated, true);
+    const discovery = (await rawRequest(c.server, 'GET', '/apis/authentication.k8s.io/v1')).json as { resources: { name: string; kind: string; namespaced: boolean; verbs: string[] }[] };
+    assert.deepEqual(discovery.resources.map((r) => r.name), ['selfsubjectreviews', 'tokenreviews']);
+    assert.deepEqual(discovery.resources.find((r) => r.name === 'tokenreviews'), { name: 'tokenreviews', singularName: 'tokenreview', namespaced: false, kind: 'TokenReview', verbs: ['create'] });
+  });
+
+  test('the real kubectl: create -f a TokenReview -o yaml', async () => {
+    const token = tokenOf(await tokenRequest('reviews', 'scraper'));
+    const file = join(dir, 'review.yaml');
+    writeFileSync(file, `apiVersion: authentication.k8s.io/v1\nkind: TokenReview\nspec:\n  token: ${token}\n`);
+    const out = await run('create', '-f', file, '-o', 'yaml');
+    assert.equal(out.code, 0, out.stderr);
+    assert.match(out.stdout, /^kind: TokenReview$/m);
+    assert.match(out.stdout, /^ {2}authenticated: true$/m);
+    assert.match(out.stdout, /^ {4}username: system:serviceaccount:reviews:scraper$/m);
+    const bad = join(dir, 'bad-review.yaml');
+    writeFileSync(bad, 'apiVersion: authentication.k8s.io/v1\nkind: TokenReview\nspec:\n  token: nope\n');
+    const refused = await run('create', '-f', bad, '-o', 'jsonpath={.status.error}');
+    assert.equal(refused.code, 0, refused.stderr);
+    assert.equal(refused.stdout, 'invalid bearer token');
   });
 });

@@ -11,6 +11,12 @@
  * - every authenticated user is also in `system:authenticated` (unless it names itself
  *   `system:unauthenticated`).
  *
+ * `reviewToken(token, audiences)` (what TokenReview answers): the same bearer-token
+ * authentication for a token given as such, for the audiences asked (none: the API server's).
+ * Static tokens are audience-agnostic, as kube-apiserver's token file: they hold for the API
+ * server's audience only. A token that does not hold is not authenticated, with
+ * kube-apiserver's error (`invalid bearer token`, and for a ServiceAccount token why).
+ *
  * `impersonate(req, user)`: the `Impersonate-User`, `Impersonate-Group`, `Impersonate-Uid` and
  * `Impersonate-Extra-<key>` headers (kubectl's `--as`, `--as-group`, `--as-uid`) switch the
  * request to another user, each part authorized first with the `impersonate` verb on `users`
@@ -26,9 +32,14 @@ import { internalError, unauthorized, type Status } from './errors.ts';
 import { ANONYMOUS_USER, AUTHENTICATED_GROUP, forbiddenStatus, UNAUTHENTICATED_GROUP, type ResourceAttributes } from './authorization-attributes.ts';
 import type { Authorizer } from './authorization.ts';
 import type { UserInfo } from './resource-def.ts';
-import type { ServiceAccountTokens } from './service-account-tokens.ts';
+import { API_AUDIENCE, type ServiceAccountTokens } from './service-account-tokens.ts';
 
 export type Authenticated = { ok: true; user: UserInfo } | { ok: false; status: Status };
+
+/** A token reviewed: who it is and for which of the audiences asked, or why not. */
+export type TokenReviewOutcome = { authenticated: true; user: UserInfo; audiences: string[] } | { authenticated: false; error: string };
+
+const INVALID_TOKEN = 'invalid bearer token';
 
 export const ANONYMOUS: UserInfo = Object.freeze({ username: ANONYMOUS_USER, groups: [UNAUTHENTICATED_GROUP] }) as UserInfo;
 
@@ -68,12 +79,28 @@ export class Authenticator {
     const header = req.headers.authorization ?? '';
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (m === null) return { ok: true, user: ANONYMOUS };
-    const token = m[1] as string;
-    const user = this.#deps.tokens.get(token) ?? this.#deps.serviceAccounts.authenticate(token);
-    if (user === undefined || user === 'invalid') return { ok: false, status: unauthorized() };
-    let complete = this.#withGroup.get(user);
-    if (complete === undefined) this.#withGroup.set(user, (complete = withAuthenticatedGroup(user)));
-    return { ok: true, user: complete };
+    const r = this.reviewToken(m[1] as string, []);
+    return r.authenticated ? { ok: true, user: r.user } : { ok: false, status: unauthorized() };
+  }
+
+  /** Who `token` is for `audiences` (empty: the API server's), as TokenReview reports it. */
+  reviewToken(token: string, audiences: readonly string[]): TokenReviewOutcome {
+    const wanted = audiences.length === 0 ? [API_AUDIENCE] : audiences;
+    let found: { user: UserInfo; audiences: string[] } | undefined;
+    const fixed = this.#deps.tokens.get(token);
+    if (fixed !== undefined) {
+      // Audience-agnostic: good for the API server's audience only (authenticator.WrapAudienceAgnosticToken).
+      if (!wanted.includes(API_AUDIENCE)) return { authenticated: false, error: INVALID_TOKEN };
+      found = { user: fixed, audiences: [API_AUDIENCE] };
+    } else {
+      const r = this.#deps.serviceAccounts.review(token, wanted);
+      if (r === undefined) return { authenticated: false, error: INVALID_TOKEN };
+      if ('error' in r) return { authenticated: false, error: `[${INVALID_TOKEN}, ${r.error}]` };
+      found = r;
+    }
+    let complete = this.#withGroup.get(found.user);
+    if (complete === undefined) this.#withGroup.set(found.user, (complete = withAuthenticatedGroup(found.user)));
+    return { authenticated: true, user: complete, audiences: found.audiences };
   }
 
   /** The user the request acts as: `user` itself without impersonation headers. */

@@ -6,6 +6,7 @@
  * attached by the server core after construction.
  */
 import { accessReviewResources } from './access-review.ts';
+import type { Authenticator } from './authentication.ts';
 import type { Authorizer } from './authorization.ts';
 import type { ResourceDef, ResourceStrategy, ScaleSpec } from './resource-def.ts';
 import { controllerRevisionStrategy, deploymentStrategy, replicaSetStrategy, statefulSetStrategy } from './strategies/apps.ts';
@@ -56,7 +57,7 @@ function def(names: Names, strategy: ResourceStrategy): ResourceDef {
 
 const WORKLOAD_SCALE: ScaleSpec = { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.selector' };
 
-export function builtinResources(deps: { serviceAllocator: ServiceAllocator; authorizer: Authorizer }): ResourceDef[] {
+export function builtinResources(deps: { serviceAllocator: ServiceAllocator; authorizer: Authorizer; authenticator: Authenticator }): ResourceDef[] {
   const core = (n: Omit<Names, 'group' | 'version'>, s: ResourceStrategy) => def({ group: '', version: 'v1', ...n }, s);
   return [
     core({ kind: 'ConfigMap', plural: 'configmaps', namespaced: true, shortNames: ['cm'] }, configMapStrategy()),
@@ -99,7 +100,7 @@ export function builtinResources(deps: { serviceAllocator: ServiceAllocator; aut
       statefulSetStrategy(),
     ),
     { ...def({ group: 'events.k8s.io', version: 'v1', kind: 'Event', plural: 'events', namespaced: true, shortNames: ['ev'] }, eventsV1Strategy()), conversion: EVENTS_V1_CONVERSION },
-    ...accessReviewResources(deps.authorizer),
+    ...accessReviewResources(deps.authorizer, deps.authenticator),
     def({ group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', namespaced: true, categories: ['all'], status: true }, jobStrategy()),
     def({ group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', namespaced: true, shortNames: ['pdb'], status: true }, podDisruptionBudgetStrategy()),
     def({ group: RBAC_GROUP, version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false }, roleBindingStrategy(false)),

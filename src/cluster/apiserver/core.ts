@@ -14,12 +14,14 @@
  * - `routes.push(route)` — extra HTTP paths (e.g. `/openapi/v2`);
  * - `formatters.push(formatter)` — alternative response encodings (e.g. Table);
  * - `store.watch(undefined, ...)` — every write, for in-process controllers.
- * Authorization (`authorizer`) and the ServiceAccount tokens (`serviceAccountTokens`, with the
- * `serviceaccounts/token` subresource) live here too; authentication is the HTTP front's.
+ * Authorization (`authorizer`), the ServiceAccount tokens (`serviceAccountTokens`, with the
+ * `serviceaccounts/token` subresource) and the authenticator over them and the static tokens
+ * (`staticTokens`, filled by the HTTP front) live here too, so TokenReview answers from it.
  */
 import type { Clock } from '../../clock/clock.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import { AdmissionChain } from './admission.ts';
+import { Authenticator } from './authentication.ts';
 import { Authorizer } from './authorization.ts';
 import { ClusterRoleAggregation } from './clusterrole-aggregation.ts';
 import type { ApiServerHost, ResponseFormatter, Route } from './extension-host.ts';
@@ -69,6 +71,10 @@ export class ApiServerCore implements ApiServerHost {
   readonly authorizer: Authorizer;
   /** The ServiceAccount tokens this server issues (TokenRequest) and accepts (service-account-tokens.ts). */
   readonly serviceAccountTokens: ServiceAccountTokens;
+  /** Bearer tokens and who they are: the admin's, users tests add (read at every request). */
+  readonly staticTokens = new Map<string, UserInfo>();
+  /** Who a bearer token is (authentication.ts): requests, and TokenReview. */
+  readonly authenticator: Authenticator;
   /** The strategy of a custom resource version: the base one unless an extension wraps it. */
   customResourceStrategy: CustomResourceStrategyFactory = (_crd, _version, base) => base;
   readonly #pending = new Set<Promise<void>>();
@@ -79,7 +85,8 @@ export class ApiServerCore implements ApiServerHost {
     this.ops = new ObjectOperations({ store: this.store, registry: this.registry, admission: this.admission, now: () => this.clock.now() });
     this.authorizer = new Authorizer(this.store);
     this.serviceAccountTokens = new ServiceAccountTokens({ store: this.store, clock: this.clock });
-    for (const def of builtinResources({ serviceAllocator: this.serviceAllocator, authorizer: this.authorizer })) this.registry.register(def);
+    this.authenticator = new Authenticator({ tokens: this.staticTokens, serviceAccounts: this.serviceAccountTokens, authorizer: this.authorizer });
+    for (const def of builtinResources({ serviceAllocator: this.serviceAllocator, authorizer: this.authorizer, authenticator: this.authenticator })) this.registry.register(def);
     this.registry.setSubresourceHandler('', 'v1', 'namespaces', 'finalize', finalizeSubresource(this.ops, this.registry));
     this.registry.setSubresourceHandler('', 'v1', 'serviceaccounts', 'token', new TokenRequestHandler({ tokens: this.serviceAccountTokens, store: this.store, now: () => this.clock.now() }));
     this.admission.register(namespaceLifecycleAdmission(this.ops));

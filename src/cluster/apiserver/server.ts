@@ -35,7 +35,6 @@ import { sendStatus } from './http-util.ts';
 import { generateServingCertificate, type ServingCertificate } from './certs.ts';
 import { ApiServerControl } from './control.ts';
 import { ApiServerCore } from './core.ts';
-import { Authenticator } from './authentication.ts';
 import { HttpHandler } from './handler.ts';
 import { DEFAULT_KUBECONFIG_NAME, renderKubeconfig } from './kubeconfig.ts';
 import type { UserInfo } from './resource-def.ts';
@@ -84,13 +83,13 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   for (const plugin of options.plugins ?? []) await plugin(core);
   await core.bootstrap();
 
-  const users = new Map<string, UserInfo>(Object.entries(options.users ?? {}));
+  const users = core.staticTokens;
+  for (const [t, user] of Object.entries(options.users ?? {})) users.set(t, user);
   users.set(token, ADMIN_USER);
   let port = 0;
   let handler: HttpHandler | undefined;
   const control = new ApiServerControl(core, () => handler?.cutWatches() ?? 0, users);
-  const authenticator = new Authenticator({ tokens: users, serviceAccounts: core.serviceAccountTokens, authorizer: core.authorizer });
-  handler = new HttpHandler(core, control, { authenticator, hostPort: () => `${host}:${port}` });
+  handler = new HttpHandler(core, control, { authenticator: core.authenticator, hostPort: () => `${host}:${port}` });
   const server: Server = createServer({ ...SERVER_TLS_POLICY, key: certificate.keyPem, cert: certificate.certPem }, (req, res) => {
     if (guardRequestBody(req, res, MAX_REQUEST_BODY_BYTES, () => sendStatus(req, res, requestEntityTooLarge(MAX_REQUEST_BODY_BYTES)))) return;
     // Reads (get, list, watch, health) take no body: one that was sent ends the connection after the answer.

@@ -55,6 +55,9 @@ interface Claims {
 
 const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
 
+/** A list as Go's `%q` prints a `[]string`: `["a" "b"]`. */
+const goQuoted = (list: readonly string[]) => `[${list.map((a) => JSON.stringify(a)).join(' ')}]`;
+
 export class ServiceAccountTokens {
   readonly #store: ObjectStore;
   readonly #clock: Clock;
@@ -70,18 +73,28 @@ export class ServiceAccountTokens {
 
   /** Who a bearer token is: undefined when it is not one of ours, 'invalid' when it is but no longer holds. */
   authenticate(token: string): UserInfo | 'invalid' | undefined {
+    const r = this.review(token, [API_AUDIENCE]);
+    return r === undefined ? undefined : 'user' in r ? r.user : 'invalid';
+  }
+
+  /**
+   * A token checked for `audiences` (TokenReview's, else the API server's): undefined when it is
+   * not one of ours; else who it is and the audiences it holds among those asked, or why it does
+   * not hold — kube-apiserver's messages (claims.go, jwt.go).
+   */
+  review(token: string, audiences: readonly string[]): { user: UserInfo; audiences: string[] } | { error: string } | undefined {
     let verified = this.#verified.get(token);
     if (verified === undefined) {
       const parts = token.split('.');
       if (parts.length !== 3 || parts[0] !== this.#header) return undefined;
       const expected = this.#sign(`${parts[0]}.${parts[1]}`);
       const given = Buffer.from(parts[2] ?? '', 'base64url');
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'invalid';
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { error: 'invalid signature' };
       let claims: Claims;
       try {
         claims = JSON.parse(Buffer.from(parts[1] ?? '', 'base64url').toString('utf8')) as Claims;
       } catch {
-        return 'invalid';
+        return { error: 'invalid claims' };
       }
       const k8s = claims['kubernetes.io'];
       const user: UserInfo = {
@@ -89,6 +102,8 @@ export class ServiceAccountTokens {
         uid: k8s.serviceaccount.uid,
         groups: ['system:serviceaccounts', `system:serviceaccounts:${k8s.namespace}`],
       };
+      // What kube-apiserver adds for a token bound to a Pod.
+      if (k8s.pod !== undefined) user.extra = { 'authentication.kubernetes.io/pod-name': [k8s.pod.name], 'authentication.kubernetes.io/pod-uid': [k8s.pod.uid] };
       verified = { claims, user };
       // Signatures are checked once per token; what can change (time, the ServiceAccount, the bound object) at every request.
       if (this.#verified.size >= MAX_VERIFIED_TOKENS) this.#verified.clear();
@@ -96,12 +111,17 @@ export class ServiceAccountTokens {
     }
     const { claims, user } = verified;
     const now = Math.floor(this.#clock.now() / 1000);
-    if (now >= claims.exp || now < claims.nbf || !claims.aud.includes(API_AUDIENCE)) return 'invalid';
+    if (now >= claims.exp) return { error: 'service account token has expired' };
+    if (now < claims.nbf) return { error: 'service account token is not valid yet' };
+    const held = claims.aud.filter((a) => audiences.includes(a));
+    if (held.length === 0) return { error: `token audiences ${goQuoted(claims.aud)} is invalid for the target audiences ${goQuoted(audiences)}` };
     const k8s = claims['kubernetes.io'];
-    if (!this.#sameUid(SERVICE_ACCOUNTS, k8s.namespace, k8s.serviceaccount)) return 'invalid';
-    if (k8s.pod !== undefined && !this.#sameUid(BOUND_KINDS['Pod'] as string, k8s.namespace, k8s.pod)) return 'invalid';
-    if (k8s.secret !== undefined && !this.#sameUid(BOUND_KINDS['Secret'] as string, k8s.namespace, k8s.secret)) return 'invalid';
-    return user;
+    const current =
+      this.#sameUid(SERVICE_ACCOUNTS, k8s.namespace, k8s.serviceaccount) &&
+      (k8s.pod === undefined || this.#sameUid(BOUND_KINDS['Pod'] as string, k8s.namespace, k8s.pod)) &&
+      (k8s.secret === undefined || this.#sameUid(BOUND_KINDS['Secret'] as string, k8s.namespace, k8s.secret));
+    if (!current) return { error: 'service account token has been invalidated' };
+    return { user, audiences: held };
   }
 
   #sameUid(resource: string, namespace: string, ref: { name: string; uid: string }): boolean {

@@ -52,6 +52,7 @@ export const ROOT_KINDS: [string, string, string, string][] = [
   ['authorization.k8s.io', 'v1', 'LocalSubjectAccessReview', 'V1LocalSubjectAccessReview'],
   ['authentication.k8s.io', 'v1', 'SelfSubjectReview', 'V1SelfSubjectReview'],
   ['authentication.k8s.io', 'v1', 'TokenRequest', 'AuthenticationV1TokenRequest'],
+  ['authentication.k8s.io', 'v1', 'TokenReview', 'V1TokenReview'],
 ];
 
 const META_TYPES = new Set([
@@ -82,7 +83,7 @@ const OWN_TYPES: Record<string, RegExp> = {
   'admissionregistration.k8s.io': /^(MutatingWebhook|ValidatingWebhook|RuleWithOperations|MatchCondition|ServiceReference|WebhookClientConfig)/,
   'rbac.authorization.k8s.io': /^(ClusterRole|Role|PolicyRule|AggregationRule|Subject)/,
   'authorization.k8s.io': /^(SelfSubject|SubjectAccess|LocalSubjectAccess|SubjectRules|ResourceAttributes|NonResourceAttributes|ResourceRule|NonResourceRule|FieldSelectorAttributes|LabelSelectorAttributes)/,
-  'authentication.k8s.io': /^(SelfSubjectReview|UserInfo|TokenRequest|BoundObjectReference)/,
+  'authentication.k8s.io': /^(SelfSubjectReview|UserInfo|TokenRequest|TokenReview|BoundObjectReference)/,
 };
 
 const GROUP_PREFIXES: Record<string, string> = { Core: '', Events: 'events.k8s.io', Admissionregistration: 'admissionregistration.k8s.io', Apiextensions: 'apiextensions.k8s.io', Rbac: 'rbac.authorization.k8s.io', Authentication: 'authentication.k8s.io' };
