@@ -67,7 +67,7 @@ const NON_DEFAULT: Record<string, unknown> = {
   manager: { workers: 8, unschedulableRecoverySeconds: 120, extraArgs: ['--extra=1'], guardPodDeletion: true },
   webhook: { port: 10250, failurePolicy: 'Ignore', timeoutSeconds: 5, scope: 'cluster', excludeNamespaces: ['team-a', 'kube-system'], namespaceSelector: { matchExpressions: [{ key: 'workloadspread.io/enabled', operator: 'In', values: ['true'] }] } },
   certificates: { certManager: { enabled: true } },
-  metrics: { port: 9090, serviceMonitor: { enabled: true, interval: '30s', scrapeTimeout: '10s', labels: { release: 'prometheus' } } },
+  metrics: { port: 9090, secure: true, serviceMonitor: { enabled: true, interval: '30s', scrapeTimeout: '10s', labels: { release: 'prometheus' } } },
   health: { port: 9091 },
   whitelist: { workloads: [{ Group: 'argoproj.io', Version: 'v1alpha1', Kind: 'Rollout', subResources: [{ Group: 'apps', Version: 'v1', Kind: 'ReplicaSet' }], replicasPath: 'spec.replicas' }] },
   rbac: { customWorkloads: [{ apiGroup: 'argoproj.io', resources: ['rollouts'] }] },
@@ -316,7 +316,7 @@ describe('helm template with non-default values', () => {
     const c = pod.containers[0];
     assert.equal(c.image, 'registry.example.com:5000/platform/workloadspread:1.2.3');
     assert.equal(c.imagePullPolicy, 'Always');
-    for (const arg of ['--webhook-port=10250', '--metrics-addr=:9090', '--health-addr=:9091', '--workers=8', '--unschedulable-recovery-seconds=120', '--log-level=debug', '--cert-dir=/etc/workloadspread/certs', '--extra=1']) assert.ok(c.args.includes(arg), arg);
+    for (const arg of ['--webhook-port=10250', '--metrics-addr=:9090', '--metrics-secure=true', '--health-addr=:9091', '--workers=8', '--unschedulable-recovery-seconds=120', '--log-level=debug', '--cert-dir=/etc/workloadspread/certs', '--extra=1']) assert.ok(c.args.includes(arg), arg);
     assert.deepEqual(c.resources, { requests: { cpu: '200m', memory: '256Mi' }, limits: { memory: '1Gi' } });
     assert.deepEqual(c.volumeMounts[1], { name: 'certs', mountPath: '/etc/workloadspread/certs', readOnly: true });
     assert.deepEqual(pod.volumes[1], { name: 'certs', secret: { secretName: 'workloadspread-webhook-tls' } });
@@ -361,6 +361,17 @@ describe('helm template with non-default values', () => {
     assert.ok(!(find(objects, 'Role').rules as Obj[]).some((r) => r.resources.includes('secrets')));
   });
 
+  test('RBAC with metrics.secure: create on tokenreviews and subjectaccessreviews, which the defaults do not grant', async () => {
+    const reviews = (rules: Obj[]) => rules.filter((r) => r.resources.includes('tokenreviews') || r.resources.includes('subjectaccessreviews'));
+    assert.deepEqual(reviews(find(objects, 'ClusterRole').rules), [
+      { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+      { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+    ]);
+    const plain = await render();
+    assert.deepEqual(reviews(find(plain, 'ClusterRole').rules), []);
+    assert.ok(!(find(plain, 'Deployment').spec.template.spec.containers[0].args as string[]).some((a) => a.startsWith('--metrics-secure')));
+  });
+
   test('the whitelist reaches the ConfigMap as JSON the manager parses', () => {
     const parsed = parseWhitelist(find(objects, 'ConfigMap').data[WHITELIST_CONFIGMAP_KEY]);
     assert.ok(parsed.ok, parsed.ok ? '' : parsed.error);
@@ -383,7 +394,7 @@ describe('helm template with non-default values', () => {
     assert.equal((await pod({ dnsPolicy: 'None' })).dnsPolicy, 'None');
   });
 
-  test('ServiceMonitor: a metrics Service and a monitor scraping it, with your labels, interval and timeout', () => {
+  test('ServiceMonitor: a metrics Service and a monitor scraping it (HTTPS with its ServiceAccount token, as metrics.secure is on), with your labels, interval and timeout', async () => {
     const service = find(objects, 'Service', INSTALL_NAMES.metricsService);
     assert.equal(service.metadata.labels['app.kubernetes.io/component'], 'metrics');
     assert.deepEqual(service.spec.ports, [{ name: 'metrics', port: 9090, targetPort: 'metrics', protocol: 'TCP' }]);
@@ -392,7 +403,11 @@ describe('helm template with non-default values', () => {
     assert.equal(monitor.metadata.labels.release, 'prometheus');
     assert.deepEqual(monitor.spec.selector.matchLabels, { 'app.kubernetes.io/name': 'workloadspread', 'app.kubernetes.io/component': 'metrics' });
     assert.deepEqual(monitor.spec.namespaceSelector, { matchNames: ['ws-system'] });
-    assert.deepEqual(monitor.spec.endpoints, [{ port: 'metrics', path: '/metrics', scheme: 'http', interval: '30s', scrapeTimeout: '10s' }]);
+    assert.deepEqual(monitor.spec.endpoints, [
+      { port: 'metrics', path: '/metrics', scheme: 'https', bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token', tlsConfig: { insecureSkipVerify: true }, interval: '30s', scrapeTimeout: '10s' },
+    ]);
+    const plain = await render({ metrics: { serviceMonitor: { enabled: true } } });
+    assert.deepEqual(find(plain, 'ServiceMonitor').spec.endpoints, [{ port: 'metrics', path: '/metrics', scheme: 'http' }]);
     // The webhook Service must not be selected by the monitor.
     assert.equal(find(objects, 'Service', INSTALL_NAMES.service).metadata.labels['app.kubernetes.io/component'], undefined);
   });

@@ -63,6 +63,7 @@ export function rbacOptions(values: InstallValues): RbacOptions {
     leaderElection: values.leaderElection.enabled,
     keepWebhookConfigurations: !certManager || values.webhook.scope === 'namespaces',
     certificateSecret: !certManager,
+    secureMetrics: values.metrics.secure,
     mutatingConfigurationName: INSTALL_NAMES.mutating,
     validatingConfigurationName: INSTALL_NAMES.validating,
     leaseName: INSTALL_NAMES.lease,
@@ -79,6 +80,7 @@ export function managerArgs(values: InstallValues): string[] {
     `--webhook-port=${values.webhook.port}`,
     ...(values.webhook.host === '' ? [] : [`--webhook-host=${values.webhook.host}`]),
     `--metrics-addr=:${values.metrics.port}`,
+    ...(values.metrics.secure ? ['--metrics-secure=true'] : []),
     `--health-addr=:${values.health.port}`,
     `--workers=${values.manager.workers}`,
     `--unschedulable-recovery-seconds=${values.manager.unschedulableRecoverySeconds}`,
@@ -286,7 +288,9 @@ export function installObjects(options: InstallOptions): KubeObject[] {
   if (values.networkPolicy.enabled) objects.push(networkPolicy(namespace, values));
   objects.push(...webhooks(namespace, values));
   if (monitor.enabled) {
-    const endpoint: Obj = { port: 'metrics', path: '/metrics', scheme: 'http' };
+    const endpoint: Obj = values.metrics.secure
+      ? { port: 'metrics', path: '/metrics', scheme: 'https', bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token', tlsConfig: { insecureSkipVerify: true } }
+      : { port: 'metrics', path: '/metrics', scheme: 'http' };
     withValue(endpoint, 'interval', monitor.interval);
     withValue(endpoint, 'scrapeTimeout', monitor.scrapeTimeout);
     objects.push({

@@ -26,6 +26,9 @@
  *   re-reads after a conflict); domaindisruptionbudgets/status: update;
  * - events.k8s.io events: create, patch (client/event-recorder.ts: new Event,
  *   then series patches). The core `events` resource is never written.
+ * - tokenreviews, subjectaccessreviews: create, only with `metrics.secure`
+ *   (manager/metrics-auth.ts authenticates and authorizes each caller of the
+ *   secure metrics endpoint through them).
  * - mutating/validatingwebhookconfigurations: get, list, watch, update, ONLY
  *   ours by name (webhook/certs.ts patchCaBundle does a read-modify-write of
  *   `caBundle`; webhook/configuration-keeper.ts watches both by a
@@ -85,6 +88,8 @@ export interface RbacOptions {
   keepWebhookConfigurations: boolean;
   /** The manager keeps generated certificates in a Secret (false with cert-manager). */
   certificateSecret: boolean;
+  /** `/metrics` is served securely (`--metrics-secure`): the manager asks the API server who its callers are and what they may do. */
+  secureMetrics: boolean;
   mutatingConfigurationName: string;
   validatingConfigurationName: string;
   leaseName: string;
@@ -111,6 +116,12 @@ export function managerClusterRules(options: RbacOptions): PolicyRule[] {
     { apiGroups: ['policy.workloadspread.io'], resources: ['domaindisruptionbudgets/status'], verbs: ['update'] },
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   ];
+  if (options.secureMetrics) {
+    rules.push(
+      { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+      { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+    );
+  }
   if (options.keepWebhookConfigurations) {
     rules.push(
       { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], verbs: ['get', 'list', 'watch', 'update'], resourceNames: [options.mutatingConfigurationName] },

@@ -70,7 +70,7 @@ export interface InstallValues {
   };
   certificates: { certManager: { enabled: boolean; issuerRef: Record<string, Json> } };
   networkPolicy: { enabled: boolean; webhookFrom: Json[]; metricsFrom: Json[]; healthFrom: Json[] };
-  metrics: { port: number; serviceMonitor: { enabled: boolean; interval: string; scrapeTimeout: string; labels: Record<string, string> } };
+  metrics: { port: number; secure: boolean; serviceMonitor: { enabled: boolean; interval: string; scrapeTimeout: string; labels: Record<string, string> } };
   health: { port: number };
   whitelist: { workloads: Json[] };
   rbac: { customWorkloads: CustomWorkloadAccess[] };
@@ -113,7 +113,7 @@ export function defaultInstallValues(): InstallValues {
     },
     certificates: { certManager: { enabled: false, issuerRef: {} } },
     networkPolicy: { enabled: false, webhookFrom: [], metricsFrom: [], healthFrom: [] },
-    metrics: { port: 8080, serviceMonitor: { enabled: false, interval: '', scrapeTimeout: '', labels: {} } },
+    metrics: { port: 8080, secure: false, serviceMonitor: { enabled: false, interval: '', scrapeTimeout: '', labels: {} } },
     health: { port: 8081 },
     whitelist: { workloads: [] },
     rbac: { customWorkloads: [] },
