@@ -3,13 +3,15 @@
  * flag → exit 2 with one line, the namespace lookup order), and the command
  * against the embedded cluster — in-process on the virtual clock (JSON log
  * lines with the reconcile fields, pods placed, a signal stops it with exit
- * 0, a lost lease exits 1) and as a child process on the real clock (ready
+ * 0, `--metrics-secure` serves HTTPS behind authentication, a lost lease
+ * exits 1) and as a child process on the real clock (ready
  * on /readyz, SIGTERM exits 0 with nothing left running).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { get as httpsGet } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +27,7 @@ import { repeatedKeys } from '../testing/json-keys.ts';
 import { eventually, settleUntil } from '../testing/eventually.ts';
 import { deployment, ZONED_NODES } from '../testing/webhook-bed.ts';
 import { main } from './main.ts';
-import { DEFAULT_MANAGER_NAMESPACE, managerNamespace, managerSettings, runManager, type ManagerFlags } from './manager.ts';
+import { DEFAULT_MANAGER_NAMESPACE, managerNamespace, managerOptions, managerSettings, runManager, type ManagerFlags } from './manager.ts';
 import { UsageError } from './io.ts';
 
 /** A port nobody listens on right now. */
@@ -49,6 +51,8 @@ describe('flags', () => {
       webhookScope: 'namespaces',
       registerWebhooks: false,
       metricsAddress: { host: '0.0.0.0', port: 8080 },
+      metricsSecure: false,
+      profiling: true,
       healthAddress: { host: '0.0.0.0', port: 8081 },
       leaderElect: false,
       leaderElectionId: 'workloadspread-manager',
@@ -78,6 +82,9 @@ describe('flags', () => {
         certDir: '/certs',
         registerWebhooks: true,
         metricsAddr: '127.0.0.1:0',
+        metricsSecure: 'true',
+        metricsCertDir: '/metrics-certs',
+        profiling: 'false',
         healthAddr: '[::1]:9000',
         leaderElect: 'true',
         leaderElectionId: 'ws.example.com',
@@ -111,6 +118,9 @@ describe('flags', () => {
       clientCertAllowedNames: ['kube-apiserver-admission', 'apiserver-2'],
       registerWebhooks: true,
       metricsAddress: { host: '127.0.0.1', port: 0 },
+      metricsSecure: true,
+      metricsCertDir: '/metrics-certs',
+      profiling: false,
       healthAddress: { host: '::1', port: 9000 },
       leaderElect: true,
       leaderElectionId: 'ws.example.com',
@@ -127,6 +137,13 @@ describe('flags', () => {
       logLevel: 'debug',
     });
     assert.equal(managerSettings({ metricsAddr: '0', leaderElect: 'false' }, io).metricsAddress, undefined, '0 switches an endpoint off');
+  });
+
+  test('secure metrics reach the manager: HTTPS, the cert dir, profiling on unless turned off; plain HTTP by default', () => {
+    assert.equal(managerOptions(managerSettings({}, io)).secureMetrics, undefined);
+    assert.deepEqual(managerOptions(managerSettings({ metricsSecure: true }, io)).secureMetrics, { profiling: true });
+    assert.deepEqual(managerOptions(managerSettings({ metricsSecure: 'true', profiling: 'false', metricsCertDir: '/m' }, io)).secureMetrics, { profiling: false, certDir: '/m' });
+    assert.equal(managerSettings({ profiling: 'false' }, io).profiling, false, 'turning profiling off needs nothing else');
   });
 
   const bad: [ManagerFlags, string][] = [
@@ -155,6 +172,11 @@ describe('flags', () => {
     [{ webhookHost: 'not a host!' }, '--webhook-host must be an IP address or a host name to listen on (e.g. 0.0.0.0, 127.0.0.1, ::), got "not a host!"'],
     [{ clientCertAllowedNames: 'apiserver' }, '--client-cert-allowed-names needs --client-ca-file'],
     [{ allowPrivilegedSubsetPatches: 'maybe' }, '--allow-privileged-subset-patches must be true or false, got "maybe"'],
+    [{ metricsSecure: 'yes' }, '--metrics-secure must be true or false, got "yes"'],
+    [{ metricsSecure: true, metricsAddr: '0' }, '--metrics-secure needs a metrics endpoint, but --metrics-addr is 0 (off)'],
+    [{ metricsCertDir: '/certs' }, '--metrics-cert-dir needs --metrics-secure'],
+    [{ profiling: true }, '--profiling needs --metrics-secure (profiles are only served to callers the API server authenticates and authorizes)'],
+    [{ profiling: 'maybe', metricsSecure: true }, '--profiling must be true or false, got "maybe"'],
   ];
   for (const [flags, message] of bad) {
     test(`refused: ${JSON.stringify(flags)}`, () => {
@@ -184,6 +206,9 @@ describe('flags', () => {
     const missing = captureIo();
     assert.equal(await main(['manager', '--kubeconfig', '/nonexistent/kubeconfig'], missing), 1);
     assert.equal(missing.stderr, 'error: /nonexistent/kubeconfig: the kubeconfig file does not exist\n');
+    const profiling = captureIo();
+    assert.equal(await main(['manager', '--profiling'], profiling), 2);
+    assert.equal(profiling.stderr, 'error: --profiling needs --metrics-secure (profiles are only served to callers the API server authenticates and authorizes)\n');
   });
 });
 
@@ -209,7 +234,8 @@ describe('the command against the embedded cluster (virtual clock)', () => {
     const manager = new Promise<Manager>((resolve) => (started = resolve));
     const port = await freePort();
     const exit = runManager(
-      { kubeconfig, namespace: MANAGER_NAMESPACE, webhookPort: String(port), webhookUrl: `https://127.0.0.1:${port}`, registerWebhooks: true, metricsAddr: '127.0.0.1:0', healthAddr: '127.0.0.1:0', logLevel: 'debug', ...extra },
+      // No client-side rate limit: its waits are on the virtual clock, which the steps that await the cluster (a create the webhook must answer) do not drive.
+      { kubeconfig, namespace: MANAGER_NAMESPACE, webhookPort: String(port), webhookUrl: `https://127.0.0.1:${port}`, registerWebhooks: true, metricsAddr: '127.0.0.1:0', healthAddr: '127.0.0.1:0', logLevel: 'debug', kubeApiQps: '0', ...extra },
       io,
       { clock: env.clock, waitForStop: () => new Promise<string>((resolve) => (stop = resolve)), onStarted: (m) => started?.(m) },
     );
@@ -256,6 +282,27 @@ describe('the command against the embedded cluster (virtual clock)', () => {
     assert.ok(!lines.some((l) => 'component' in l || 'workloadspread' in l && l['logger'] === 'controller'), 'no old keys');
     assert.ok(lines.some((l) => l['msg'] === 'signal received, shutting down' && l['signal'] === 'SIGTERM'));
     assert.equal(lines.at(-1)?.['msg'], 'manager stopped');
+  });
+
+  test('--metrics-secure: /metrics over HTTPS, 401 without a token, 200 with one allowed (the admin\'s); then stopped by a signal', async () => {
+    const { manager, exit, stop } = await run({ metricsSecure: true });
+    const url = manager.endpoints().metrics ?? '';
+    assert.match(url, /^https:\/\//);
+    const get = (token?: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpsGet(`${url}/metrics`, { agent: false, rejectUnauthorized: false, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+      });
+    assert.equal(await get(), 401);
+    assert.equal(await get(env.cluster.apiServer.token), 200);
+    stop('SIGTERM');
+    let exitCode: number | undefined;
+    void exit.then((c) => (exitCode = c));
+    await settleUntil(env.clock, () => assert.ok(exitCode !== undefined, 'still running'));
+    assert.equal(exitCode, 0);
   });
 
   test('losing the lease exits 1 with one line on stderr', async () => {

@@ -14,7 +14,10 @@
  * election OFF unless `--leader-elect` (controller-runtime's default; the
  * Helm chart passes it), webhook configurations NOT registered unless
  * `--register-webhooks` (the chart ships them; `workloadspread cluster` and
- * local development pass it). Start at `runManager`.
+ * local development pass it), `/metrics` plain HTTP unless `--metrics-secure`
+ * (controller-runtime's default; then HTTPS behind TokenReview and
+ * SubjectAccessReview, with CPU and heap profiles unless `--profiling=false`).
+ * Start at `runManager`.
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -50,6 +53,9 @@ export interface ManagerFlags {
   clientCertAllowedNames?: string;
   registerWebhooks?: boolean | string;
   metricsAddr?: string;
+  metricsSecure?: boolean | string;
+  metricsCertDir?: string;
+  profiling?: boolean | string;
   healthAddr?: string;
   leaderElect?: boolean | string;
   leaderElectionId?: string;
@@ -83,6 +89,11 @@ export interface ManagerSettings {
   clientCertAllowedNames: string[];
   registerWebhooks: boolean;
   metricsAddress: BindAddress | undefined;
+  /** `/metrics` over HTTPS to callers the API server authenticates and authorizes. */
+  metricsSecure: boolean;
+  metricsCertDir?: string;
+  /** CPU and heap profiles on the secure metrics endpoint. */
+  profiling: boolean;
   healthAddress: BindAddress | undefined;
   leaderElect: boolean;
   leaderElectionId: string;
@@ -210,6 +221,8 @@ export function managerSettings(flags: ManagerFlags, io: CliIo, serviceAccountDi
     webhookScope: scope(flags.webhookScope),
     registerWebhooks: bool(flags.registerWebhooks, '--register-webhooks', false),
     metricsAddress: address(flags.metricsAddr, '--metrics-addr', ':8080'),
+    metricsSecure: bool(flags.metricsSecure, '--metrics-secure', false),
+    profiling: bool(flags.profiling, '--profiling', true),
     healthAddress: address(flags.healthAddr, '--health-addr', ':8081'),
     leaderElect: bool(flags.leaderElect, '--leader-elect', false),
     leaderElectionId: name(flags.leaderElectionId ?? DEFAULT_LEASE_NAME, '--leader-election-id', DNS_SUBDOMAIN),
@@ -231,6 +244,13 @@ export function managerSettings(flags: ManagerFlags, io: CliIo, serviceAccountDi
   if (flags.certDir !== undefined && flags.certDir !== '') settings.certDir = flags.certDir;
   if (flags.clientCaFile !== undefined && flags.clientCaFile !== '') settings.clientCaFile = flags.clientCaFile;
   if (settings.clientCertAllowedNames.length > 0 && settings.clientCaFile === undefined) throw new UsageError('--client-cert-allowed-names needs --client-ca-file');
+  if (flags.metricsCertDir !== undefined && flags.metricsCertDir !== '') {
+    if (!settings.metricsSecure) throw new UsageError('--metrics-cert-dir needs --metrics-secure');
+    settings.metricsCertDir = flags.metricsCertDir;
+  }
+  if (settings.metricsSecure && settings.metricsAddress === undefined) throw new UsageError('--metrics-secure needs a metrics endpoint, but --metrics-addr is 0 (off)');
+  // Profiles are never served without authentication: asked for explicitly, they need the secure endpoint.
+  if (flags.profiling !== undefined && settings.profiling && !settings.metricsSecure) throw new UsageError('--profiling needs --metrics-secure (profiles are only served to callers the API server authenticates and authorizes)');
   // client-go's rules: LeaseDuration > RenewDeadline > 1.2 × RetryPeriod.
   if (settings.leaseDurationMs <= settings.renewDeadlineMs) throw new UsageError(`--leader-elect-lease-duration (${flags.leaderElectLeaseDuration ?? '15s'}) must be longer than --leader-elect-renew-deadline (${flags.leaderElectRenewDeadline ?? '10s'})`);
   if (settings.renewDeadlineMs <= 1.2 * settings.retryPeriodMs) throw new UsageError(`--leader-elect-renew-deadline (${flags.leaderElectRenewDeadline ?? '10s'}) must be longer than 1.2 × --leader-elect-retry-period (${flags.leaderElectRetryPeriod ?? '2s'})`);
@@ -253,6 +273,7 @@ export function managerOptions(s: ManagerSettings): Omit<ManagerOptions, 'connec
       ...(s.clientCaFile === undefined ? {} : { clientCaFile: s.clientCaFile, clientCertAllowedNames: s.clientCertAllowedNames }),
     },
     ...(s.metricsAddress === undefined ? {} : { metricsAddress: s.metricsAddress }),
+    ...(s.metricsSecure ? { secureMetrics: { profiling: s.profiling, ...(s.metricsCertDir === undefined ? {} : { certDir: s.metricsCertDir }) } } : {}),
     ...(s.healthAddress === undefined ? {} : { healthAddress: s.healthAddress }),
     leaderElection: s.leaderElect ? { leaseName: s.leaderElectionId, leaseDurationMs: s.leaseDurationMs, renewDeadlineMs: s.renewDeadlineMs, retryPeriodMs: s.retryPeriodMs } : false,
     kubeApi: { qps: s.kubeApiQps, burst: s.kubeApiBurst },

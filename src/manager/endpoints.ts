@@ -1,7 +1,9 @@
 /**
- * The manager's plain-HTTP endpoints: the health probes (`/healthz`,
- * `/readyz`, on `--health-addr`) and the Prometheus scrape (`/metrics`, on
- * `--metrics-addr`), and the bind-address syntax of their flags.
+ * The manager's HTTP endpoints: the health probes (`/healthz`, `/readyz`, on
+ * `--health-addr`) and the Prometheus scrape (`/metrics`, on
+ * `--metrics-addr`; with `--metrics-secure` over HTTPS behind a request
+ * filter — metrics-auth.ts — and with the profiles of profiling.ts), and the
+ * bind-address syntax of their flags.
  *
  * Addresses follow controller-runtime's flags: `host:port`, `:port` (every
  * interface), `[::1]:port`; port 0 picks a free one (tests); the bare value
@@ -14,14 +16,20 @@
  * announced above 64 KiB is refused with 413 unread, and any other is not
  * read: the answer says `Connection: close` and the connection is closed once
  * it is out, however the body arrives (src/client/request-body.ts); a request
- * must arrive whole within 60 s.
+ * must arrive whole within 60 s. With `tls`, the server speaks HTTPS only,
+ * with the webhook server's TLS policy (src/client/tls-policy.ts), and takes
+ * up a new certificate when its source has one. With `filter`, every request
+ * is checked before it is routed: a refusal is answered as the filter says.
  * Start at `startHttpEndpoint`.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Clock } from '../clock/clock.ts';
 import { describeError } from '../client/errors.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import { guardRequestBody, ignoreBody } from '../client/request-body.ts';
+import { SERVER_TLS_POLICY } from '../client/tls-policy.ts';
+import type { CertificateSource, KeyPair } from '../webhook/certs.ts';
 
 /** The endpoints serve GET and HEAD only; a body larger than this is refused unread. */
 export const MAX_ENDPOINT_BODY_BYTES = 64 * 1024;
@@ -56,9 +64,17 @@ export type RouteHandler = (req: IncomingMessage, res: ServerResponse) => void |
 
 export interface HttpEndpoint {
   readonly port: number;
-  /** `http://<host>:<port>`. */
+  /** `http://<host>:<port>` (`https://` with TLS). */
   readonly url: string;
   close(): Promise<void>;
+}
+
+/** A filter's answer: go on, or refuse with this code and message. */
+export type FilterVerdict = { allowed: true } | { allowed: false; code: number; message: string };
+
+/** Checks each request before routing; `routed` says whether a route serves its path. */
+export interface RequestFilter {
+  check(req: IncomingMessage, path: string, routed: boolean): Promise<FilterVerdict>;
 }
 
 export interface HttpEndpointOptions {
@@ -69,6 +85,9 @@ export interface HttpEndpointOptions {
   /** For logs and activity labels. */
   name: string;
   log?: Logger;
+  /** Serve HTTPS with these certificates (which must have one when the endpoint starts). */
+  tls?: CertificateSource;
+  filter?: RequestFilter;
 }
 
 export function sendText(res: ServerResponse, code: number, text: string, contentType = 'text/plain; charset=utf-8'): void {
@@ -86,6 +105,10 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     // No route here reads a body: one that was sent ends the connection after the answer.
     ignoreBody(req, res);
     const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
+    if (options.filter !== undefined) {
+      const verdict = await options.filter.check(req, path, route !== undefined);
+      if (!verdict.allowed) return sendText(res, verdict.code, `${verdict.message}\n`);
+    }
     if (route === undefined) return sendText(res, 404, `404 page not found\n`);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('allow', 'GET, HEAD');
@@ -93,28 +116,48 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
     }
     await route(req, res);
   };
-  const server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     void clock.activity.run(`${name} ${req.url ?? ''}`, () => serve(req, res)).catch((err: unknown) => {
       log.error({ endpoint: name, err: describeError(err) }, 'endpoint handler failed');
       if (!res.headersSent) sendText(res, 500, 'internal error\n');
       else res.destroy();
     });
-  });
+  };
+  let server: Server;
+  let stopWatching = () => {};
+  if (options.tls !== undefined) {
+    const source = options.tls;
+    const pair = source.current();
+    if (pair === undefined) throw new Error(`the ${name} endpoint has no certificate to serve`);
+    const context = (p: KeyPair) => ({ ...SERVER_TLS_POLICY, key: p.keyPem, cert: p.certPem });
+    const https = createHttpsServer(context(pair), handle);
+    https.on('tlsClientError', (err) => log.debug({ endpoint: name, err: err.message }, 'TLS handshake failed'));
+    stopWatching = source.onChange((next) => https.setSecureContext(context(next)));
+    server = https;
+  } else {
+    server = createServer(handle);
+  }
   server.requestTimeout = 60_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.address.port, options.address.host, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.address.port, options.address.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (err) {
+    stopWatching();
+    throw err;
+  }
   const bound = server.address();
   const port = typeof bound === 'object' && bound !== null ? bound.port : options.address.port;
   return {
     port,
-    url: `http://${urlHost(options.address.host)}:${port}`,
+    url: `${options.tls === undefined ? 'http' : 'https'}://${urlHost(options.address.host)}:${port}`,
     close: () =>
       new Promise<void>((resolve) => {
+        stopWatching();
         server.close(() => resolve());
         server.closeAllConnections();
       }),

@@ -1,7 +1,10 @@
 /**
  * `startManager`: the production process in one call — the admission
  * webhooks (every replica), the controllers (the elected leader only),
- * `/metrics`, `/healthz`, `/readyz` and the webhook certificates — composed
+ * `/metrics` (plain HTTP, or with `secureMetrics` HTTPS behind the API
+ * server's TokenReview and SubjectAccessReview, with CPU and heap profiles:
+ * metrics-auth.ts, profiling.ts), `/healthz`, `/readyz` and the webhook
+ * certificates — composed
  * from src/kube, src/webhook and src/controller over one set of caches, one
  * per-WorkloadSpread lock and one local copy of the last written
  * WorkloadSpread, so the webhook and the controller of a replica never race
@@ -57,9 +60,12 @@ import { webhookFromKube, type KubeWebhook } from '../webhook/kube-sources.ts';
 import { ConfigurationKeeper, NamespaceReach, supportsMatchConditions } from '../webhook/configuration-keeper.ts';
 import { MUTATING_CONFIGURATION_NAME, registerWebhooks, VALIDATING_CONFIGURATION_NAME, webhookConfigurations, type WebhookEndpoint, type WebhookScope, type WebhookScopeKind } from '../webhook/registration.ts';
 import { startWebhookServer, type AdmissionHandler, type WebhookServer } from '../webhook/server.ts';
-import { probeRoute, sendText, startHttpEndpoint, urlHost, type BindAddress, type HttpEndpoint } from './endpoints.ts';
+import { probeRoute, sendText, startHttpEndpoint, urlHost, type BindAddress, type HttpEndpoint, type RouteHandler } from './endpoints.ts';
 import { ManagerBudgets, type BudgetSettings } from './budgets.ts';
 import { ManagerMetrics } from './metrics.ts';
+import { DelegatedAuth } from './metrics-auth.ts';
+import { metricsCertificates } from './metrics-tls.ts';
+import { Profiler } from './profiling.ts';
 import { aborted, Runnables, type LeaderRunnable, type Runnable, type RunnableGroup } from './runnables.ts';
 import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE } from './defaults.ts';
 
@@ -108,6 +114,22 @@ export interface WebhookOptions {
   scope?: WebhookScopeKind;
 }
 
+/**
+ * `/metrics` over HTTPS to callers the API server authenticates (TokenReview)
+ * and authorizes (SubjectAccessReview for the path, verb `get`) —
+ * `--metrics-secure`, as controller-runtime's `SecureServing` with
+ * `WithAuthenticationAndAuthorization`. The manager's identity then needs
+ * `create` on tokenreviews and subjectaccessreviews.
+ */
+export interface SecureMetricsOptions {
+  /** `tls.crt`/`tls.key` from here, reloaded when they change (`--metrics-cert-dir`); default a self-signed certificate made at start. */
+  certDir?: string;
+  /** CPU and heap profiles under `/debug/pprof/` (profiling.ts) to callers allowed `get` on them (`--profiling`; default true). */
+  profiling?: boolean;
+  /** How long an authentication or authorization decision is reused (default 10 s). */
+  cacheTtlMs?: number;
+}
+
 export interface LeaderElectionSettings {
   /** The Lease's name, in the manager's namespace (default `workloadspread-manager`). */
   leaseName?: string;
@@ -139,6 +161,8 @@ export interface ManagerOptions {
   webhook?: WebhookOptions;
   /** `/metrics` (undefined: off). */
   metricsAddress?: BindAddress;
+  /** Serve `/metrics` (and the profiles) over HTTPS behind the API server's authentication and authorization; undefined: plain HTTP to anyone. */
+  secureMetrics?: SecureMetricsOptions;
   /** `/healthz`, `/readyz` (undefined: off). */
   healthAddress?: BindAddress;
   /** false: this replica always runs the controller (one replica only!). Default: elect. */
@@ -235,6 +259,8 @@ class ManagerRun {
   #client: KubeClient | undefined;
   #health: HttpEndpoint | undefined;
   #metricsEndpoint: HttpEndpoint | undefined;
+  #metricsCertificates: { stop(): void } | undefined;
+  #profiler: Profiler | undefined;
   #certificates: (CertificateSource & { stop(): void }) | undefined;
   #clientAuth: ClientAuthSource | undefined;
   #server: WebhookServer | undefined;
@@ -373,9 +399,11 @@ class ManagerRun {
     const listenHost = webhookOptions.host ?? '0.0.0.0';
 
     // servers
-    add('servers', { name: 'endpoints', start: () => this.#startEndpoints(), stop: async () => {
+    add('servers', { name: 'endpoints', start: () => this.#startEndpoints(client), stop: async () => {
       await this.#health?.close();
+      this.#profiler?.close();
       await this.#metricsEndpoint?.close();
+      this.#metricsCertificates?.stop();
     } });
     // Stops first in its group: the last Events go out before the endpoints close.
     add('servers', { name: 'events', start: async () => {}, stop: async () => {
@@ -429,7 +457,7 @@ class ManagerRun {
     this.#runnables.addLeader(whileLeading('webhook configurations', () => this.#newConfigurationKeeper(shared, watcher)));
   }
 
-  async #startEndpoints(): Promise<void> {
+  async #startEndpoints(client: KubeClient): Promise<void> {
     const o = this.#o;
     const clock = this.#clock;
     const log = this.#log;
@@ -454,7 +482,21 @@ class ManagerRun {
     }
     if (o.metricsAddress !== undefined) {
       const metrics = this.#metrics;
-      this.#metricsEndpoint = await startHttpEndpoint({ address: o.metricsAddress, clock, name: 'metrics', log, routes: { '/metrics': async (_req, res) => sendText(res, 200, await metrics.text(), metrics.contentType) } });
+      const routes: Record<string, RouteHandler> = { '/metrics': async (_req, res) => sendText(res, 200, await metrics.text(), metrics.contentType) };
+      const secure = o.secureMetrics;
+      if (secure === undefined) {
+        this.#metricsEndpoint = await startHttpEndpoint({ address: o.metricsAddress, clock, name: 'metrics', log, routes });
+      } else {
+        const metricsLog = withFields(log, { logger: 'metrics' });
+        const certificates = await metricsCertificates({ clock, log: metricsLog, ...(secure.certDir === undefined ? {} : { certDir: secure.certDir }) });
+        this.#metricsCertificates = certificates;
+        if (secure.profiling !== false) {
+          this.#profiler = new Profiler({ clock, log: metricsLog });
+          Object.assign(routes, this.#profiler.routes());
+        }
+        const filter = new DelegatedAuth({ client, clock, log: metricsLog, ...(secure.cacheTtlMs === undefined ? {} : { ttlMs: secure.cacheTtlMs }) });
+        this.#metricsEndpoint = await startHttpEndpoint({ address: o.metricsAddress, clock, name: 'metrics', log, routes, tls: certificates, filter });
+      }
     }
     this.#serving.resolve(this.#endpoints());
   }

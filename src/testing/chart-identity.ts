@@ -9,7 +9,8 @@
  * the chart's values: the rules the chart renders, which a test keeps equal to the template),
  * their bindings — and returns a TokenRequest token of that ServiceAccount. The values follow
  * the manager's settings as an installer would set them: leader election on or off, cert-manager
- * (a `certDir`) or the generated Secret, the webhook scope, `rbac.customWorkloads`; a manager
+ * (a `certDir`) or the generated Secret, the webhook scope, `rbac.customWorkloads`, secure
+ * metrics (`metrics.secure`); a manager
  * with a Lease, Secret or whitelist ConfigMap of another name gets the same rules for that name.
  * The chart's defaults are the ServiceAccount `workloadspread-manager`; other option sets get
  * `workloadspread-manager-<n>` so tests sharing a cluster never widen each other's grants.
@@ -39,6 +40,8 @@ export interface ChartRbacSettings {
   certManager: boolean;
   scope: 'namespaces' | 'cluster';
   customWorkloads: CustomWorkloadAccess[];
+  /** `metrics.secure`: the manager reviews its metrics callers' tokens and access. */
+  metricsSecure?: boolean;
   leaseName?: string;
   secretName?: string;
   whitelistConfigMap?: string;
@@ -59,6 +62,7 @@ export function chartRbacOptions(s: ChartRbacSettings): RbacOptions {
   values.certificates.certManager.enabled = s.certManager;
   values.webhook.scope = s.scope;
   values.rbac.customWorkloads = s.customWorkloads;
+  values.metrics.secure = s.metricsSecure === true;
   const options = rbacOptions(values);
   if (s.leaseName !== undefined) options.leaseName = s.leaseName;
   if (s.secretName !== undefined) options.secretName = s.secretName;

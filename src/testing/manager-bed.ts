@@ -131,6 +131,7 @@ export function chartSettings(options: TestManagerOptions): ChartRbacSettings {
     scope: options.webhook?.scope ?? 'namespaces',
     customWorkloads: options.rbac?.customWorkloads ?? [],
   };
+  if (options.secureMetrics !== undefined) settings.metricsSecure = true;
   if (election !== false && election?.leaseName !== undefined) settings.leaseName = election.leaseName;
   if (options.webhook?.secretName !== undefined) settings.secretName = options.webhook.secretName;
   if (options.whitelistConfigMap !== undefined) settings.whitelistConfigMap = options.whitelistConfigMap;
