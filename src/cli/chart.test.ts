@@ -316,11 +316,12 @@ describe('helm template with non-default values', () => {
     const c = pod.containers[0];
     assert.equal(c.image, 'registry.example.com:5000/platform/workloadspread:1.2.3');
     assert.equal(c.imagePullPolicy, 'Always');
-    for (const arg of ['--webhook-port=10250', '--metrics-addr=:9090', '--metrics-secure=true', '--health-addr=:9091', '--workers=8', '--unschedulable-recovery-seconds=120', '--log-level=debug', '--cert-dir=/etc/workloadspread/certs', '--extra=1']) assert.ok(c.args.includes(arg), arg);
+    for (const arg of ['--webhook-port=10250', '--metrics-addr=:9090', '--health-addr=:9091', '--workers=8', '--unschedulable-recovery-seconds=120', '--log-level=debug', '--cert-dir=/etc/workloadspread/certs', '--extra=1']) assert.ok(c.args.includes(arg), arg);
     assert.deepEqual(c.resources, { requests: { cpu: '200m', memory: '256Mi' }, limits: { memory: '1Gi' } });
     assert.deepEqual(c.volumeMounts[1], { name: 'certs', mountPath: '/etc/workloadspread/certs', readOnly: true });
     assert.deepEqual(pod.volumes[1], { name: 'certs', secret: { secretName: 'workloadspread-webhook-tls' } });
     assert.equal(pod.priorityClassName, 'system-cluster-critical');
+    assert.ok(c.args.includes('--metrics-secure=true'), '--metrics-secure=true');
     assert.deepEqual(pod.imagePullSecrets, [{ name: 'pull' }]);
     assert.deepEqual(pod.nodeSelector, { 'node-role.example.com/infra': 'true' });
     assert.equal(pod.tolerations[0].key, 'infra');

@@ -63,13 +63,13 @@ export function rbacOptions(values: InstallValues): RbacOptions {
     leaderElection: values.leaderElection.enabled,
     keepWebhookConfigurations: !certManager || values.webhook.scope === 'namespaces',
     certificateSecret: !certManager,
-    secureMetrics: values.metrics.secure,
     mutatingConfigurationName: INSTALL_NAMES.mutating,
     validatingConfigurationName: INSTALL_NAMES.validating,
     leaseName: INSTALL_NAMES.lease,
     secretName: INSTALL_NAMES.secret,
     whitelistConfigMapName: INSTALL_NAMES.whitelistConfigMap,
     customWorkloads: values.rbac.customWorkloads,
+    secureMetrics: values.metrics.secure,
   };
 }
 
@@ -288,9 +288,8 @@ export function installObjects(options: InstallOptions): KubeObject[] {
   if (values.networkPolicy.enabled) objects.push(networkPolicy(namespace, values));
   objects.push(...webhooks(namespace, values));
   if (monitor.enabled) {
-    const endpoint: Obj = values.metrics.secure
-      ? { port: 'metrics', path: '/metrics', scheme: 'https', bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token', tlsConfig: { insecureSkipVerify: true } }
-      : { port: 'metrics', path: '/metrics', scheme: 'http' };
+    const endpoint: Obj = { port: 'metrics', path: '/metrics', scheme: 'http' };
+    if (values.metrics.secure) Object.assign(endpoint, { scheme: 'https', bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token', tlsConfig: { insecureSkipVerify: true } });
     withValue(endpoint, 'interval', monitor.interval);
     withValue(endpoint, 'scrapeTimeout', monitor.scrapeTimeout);
     objects.push({

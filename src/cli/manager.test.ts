@@ -233,8 +233,9 @@ describe('the command against the embedded cluster (virtual clock)', () => {
     let started: ((m: Manager) => void) | undefined;
     const manager = new Promise<Manager>((resolve) => (started = resolve));
     const port = await freePort();
+    // No client-side rate limit here: on a virtual clock a request waiting for a token waits for
+    // virtual time, which does not pass while this test awaits an answer (the process test below keeps it).
     const exit = runManager(
-      // No client-side rate limit: its waits are on the virtual clock, which the steps that await the cluster (a create the webhook must answer) do not drive.
       { kubeconfig, namespace: MANAGER_NAMESPACE, webhookPort: String(port), webhookUrl: `https://127.0.0.1:${port}`, registerWebhooks: true, metricsAddr: '127.0.0.1:0', healthAddr: '127.0.0.1:0', logLevel: 'debug', kubeApiQps: '0', ...extra },
       io,
       { clock: env.clock, waitForStop: () => new Promise<string>((resolve) => (stop = resolve)), onStarted: (m) => started?.(m) },
