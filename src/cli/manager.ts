@@ -244,6 +244,9 @@ export function managerSettings(flags: ManagerFlags, io: CliIo, serviceAccountDi
   if (flags.certDir !== undefined && flags.certDir !== '') settings.certDir = flags.certDir;
   if (flags.clientCaFile !== undefined && flags.clientCaFile !== '') settings.clientCaFile = flags.clientCaFile;
   if (settings.clientCertAllowedNames.length > 0 && settings.clientCaFile === undefined) throw new UsageError('--client-cert-allowed-names needs --client-ca-file');
+  // client-go's rules: LeaseDuration > RenewDeadline > 1.2 × RetryPeriod.
+  if (settings.leaseDurationMs <= settings.renewDeadlineMs) throw new UsageError(`--leader-elect-lease-duration (${flags.leaderElectLeaseDuration ?? '15s'}) must be longer than --leader-elect-renew-deadline (${flags.leaderElectRenewDeadline ?? '10s'})`);
+  if (settings.renewDeadlineMs <= 1.2 * settings.retryPeriodMs) throw new UsageError(`--leader-elect-renew-deadline (${flags.leaderElectRenewDeadline ?? '10s'}) must be longer than 1.2 × --leader-elect-retry-period (${flags.leaderElectRetryPeriod ?? '2s'})`);
   if (flags.metricsCertDir !== undefined && flags.metricsCertDir !== '') {
     if (!settings.metricsSecure) throw new UsageError('--metrics-cert-dir needs --metrics-secure');
     settings.metricsCertDir = flags.metricsCertDir;
@@ -251,9 +254,6 @@ export function managerSettings(flags: ManagerFlags, io: CliIo, serviceAccountDi
   if (settings.metricsSecure && settings.metricsAddress === undefined) throw new UsageError('--metrics-secure needs a metrics endpoint, but --metrics-addr is 0 (off)');
   // Profiles are never served without authentication: asked for explicitly, they need the secure endpoint.
   if (flags.profiling !== undefined && settings.profiling && !settings.metricsSecure) throw new UsageError('--profiling needs --metrics-secure (profiles are only served to callers the API server authenticates and authorizes)');
-  // client-go's rules: LeaseDuration > RenewDeadline > 1.2 × RetryPeriod.
-  if (settings.leaseDurationMs <= settings.renewDeadlineMs) throw new UsageError(`--leader-elect-lease-duration (${flags.leaderElectLeaseDuration ?? '15s'}) must be longer than --leader-elect-renew-deadline (${flags.leaderElectRenewDeadline ?? '10s'})`);
-  if (settings.renewDeadlineMs <= 1.2 * settings.retryPeriodMs) throw new UsageError(`--leader-elect-renew-deadline (${flags.leaderElectRenewDeadline ?? '10s'}) must be longer than 1.2 × --leader-elect-retry-period (${flags.leaderElectRetryPeriod ?? '2s'})`);
   return settings;
 }
 
