@@ -91,6 +91,7 @@ export function registerManagerCommand(program: Command, io: CliIo, setExit: (co
     .option('--leader-elect-retry-period <duration>', 'how often replicas try to acquire or renew the lease', '2s')
     .option('--kube-api-qps <qps>', 'requests per second to the API server (a client-side token bucket, as client-go\'s); 0 or less turns it off', '20')
     .option('--kube-api-burst <n>', 'requests allowed at once above --kube-api-qps', '30')
+    .option('--watch-namespaces <list>', 'cache and act on only these namespaces (comma-separated); WorkloadSpreads elsewhere are admitted with a warning and left alone (default: every namespace)')
     .option('--workers <n>', 'parallel reconciles', '3')
     .option('--unschedulable-recovery-seconds <n>', 'how long a subset stays unschedulable before it is retried (also bounds rescheduleCriticalSeconds in validation)', '300')
     .option('--whitelist-configmap <name>', 'config map (in --namespace) holding the custom-workload whitelist', DEFAULT_CONFIGMAP_NAME)

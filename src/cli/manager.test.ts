@@ -148,6 +148,9 @@ describe('flags', () => {
     [{ leaderElectRetryPeriod: '9s' }, '--leader-elect-renew-deadline (10s) must be longer than 1.2 × --leader-elect-retry-period (9s)'],
     [{ kubeApiQps: 'fast' }, '--kube-api-qps must be a number of requests per second (0 or less: no limit), got "fast"'],
     [{ kubeApiBurst: '0' }, '--kube-api-burst must be an integer from 1 to 100000, got "0"'],
+    [{ watchNamespaces: ' , ' }, '--watch-namespaces must name at least one namespace (leave it out for all)'],
+    [{ watchNamespaces: 'team-a,Team_B' }, '--watch-namespaces: "Team_B" is not a valid Kubernetes name'],
+    [{ watchNamespaces: 'team-a', webhookScope: 'cluster' }, "--watch-namespaces needs --webhook-scope=namespaces: the cluster scope sends every namespace's pods to the manager"],
     [{ workers: '0' }, '--workers must be an integer from 1 to 1000, got "0"'],
     [{ unschedulableRecoverySeconds: '5' }, '--unschedulable-recovery-seconds must be an integer from 6 to 86400, got "5"'],
     [{ whitelistConfigmap: '' }, '--whitelist-configmap: "" is not a valid Kubernetes name'],
@@ -161,6 +164,11 @@ describe('flags', () => {
       assert.throws(() => managerSettings(flags, io), (err: unknown) => err instanceof UsageError && err.message === message);
     });
   }
+
+  test('--watch-namespaces: a comma-separated list, trimmed, without repeats', () => {
+    assert.deepEqual(managerSettings({ watchNamespaces: 'team-a, team-b,team-a' }, io).watchNamespaces, ['team-a', 'team-b']);
+    assert.equal(managerSettings({}, io).watchNamespaces, undefined, 'every namespace by default');
+  });
 
   test('the namespace: flag, then $POD_NAMESPACE, then the service account file, then the default', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ws-sa-'));

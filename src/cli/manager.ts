@@ -58,6 +58,7 @@ export interface ManagerFlags {
   leaderElectRetryPeriod?: string;
   kubeApiQps?: string;
   kubeApiBurst?: string;
+  watchNamespaces?: string;
   workers?: string;
   unschedulableRecoverySeconds?: string;
   whitelistConfigmap?: string;
@@ -93,6 +94,8 @@ export interface ManagerSettings {
   /** Client-side rate limit of API requests (qps ≤ 0: none). */
   kubeApiQps: number;
   kubeApiBurst: number;
+  /** Namespaces cached and acted on (undefined: all). */
+  watchNamespaces?: string[];
   workers: number;
   unschedulableRecoverySeconds: number;
   whitelistConfigMap: string;
@@ -231,6 +234,13 @@ export function managerSettings(flags: ManagerFlags, io: CliIo, serviceAccountDi
   if (flags.certDir !== undefined && flags.certDir !== '') settings.certDir = flags.certDir;
   if (flags.clientCaFile !== undefined && flags.clientCaFile !== '') settings.clientCaFile = flags.clientCaFile;
   if (settings.clientCertAllowedNames.length > 0 && settings.clientCaFile === undefined) throw new UsageError('--client-cert-allowed-names needs --client-ca-file');
+  if (flags.watchNamespaces !== undefined) {
+    const list = flags.watchNamespaces.split(',').map((n) => n.trim()).filter((n) => n !== '');
+    if (list.length === 0) throw new UsageError('--watch-namespaces must name at least one namespace (leave it out for all)');
+    for (const n of list) name(n, '--watch-namespaces', DNS_LABEL);
+    if (settings.webhookScope === 'cluster') throw new UsageError('--watch-namespaces needs --webhook-scope=namespaces: the cluster scope sends every namespace\'s pods to the manager');
+    settings.watchNamespaces = [...new Set(list)];
+  }
   // client-go's rules: LeaseDuration > RenewDeadline > 1.2 × RetryPeriod.
   if (settings.leaseDurationMs <= settings.renewDeadlineMs) throw new UsageError(`--leader-elect-lease-duration (${flags.leaderElectLeaseDuration ?? '15s'}) must be longer than --leader-elect-renew-deadline (${flags.leaderElectRenewDeadline ?? '10s'})`);
   if (settings.renewDeadlineMs <= 1.2 * settings.retryPeriodMs) throw new UsageError(`--leader-elect-renew-deadline (${flags.leaderElectRenewDeadline ?? '10s'}) must be longer than 1.2 × --leader-elect-retry-period (${flags.leaderElectRetryPeriod ?? '2s'})`);
@@ -256,6 +266,7 @@ export function managerOptions(s: ManagerSettings): Omit<ManagerOptions, 'connec
     ...(s.healthAddress === undefined ? {} : { healthAddress: s.healthAddress }),
     leaderElection: s.leaderElect ? { leaseName: s.leaderElectionId, leaseDurationMs: s.leaseDurationMs, renewDeadlineMs: s.renewDeadlineMs, retryPeriodMs: s.retryPeriodMs } : false,
     kubeApi: { qps: s.kubeApiQps, burst: s.kubeApiBurst },
+    ...(s.watchNamespaces === undefined ? {} : { watchNamespaces: s.watchNamespaces }),
     workers: s.workers,
     unschedulableRecoverySeconds: s.unschedulableRecoverySeconds,
     whitelistConfigMap: s.whitelistConfigMap,
