@@ -100,6 +100,24 @@ describe('status (spec §4.4)', () => {
     });
   });
 
+  test('a sync whose signal is aborted (the controller is stopping) writes nothing', async () => {
+    const ns = await createNamespace(bed);
+    await withController(ns, async (c) => {
+      // The loops stop (as on a lost lease); the caches keep running, and the reconciler is driven by hand.
+      await c.controller.stop();
+      const { rs } = await deployment(ns, 'web', 2);
+      await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', 1], ['b', undefined])));
+      await place(ns, rs, 'ws', { a: 1, b: 1 });
+      await clock.settle();
+      const stopping = new AbortController();
+      stopping.abort();
+      await assert.rejects(c.controller.reconciler.sync(`${ns}/ws`, 'aborted', stopping.signal), (err: unknown) => err instanceof Error && err.name === 'AbortError');
+      assert.equal(getWs(bed, ns, 'ws').status, undefined, 'nothing was written');
+      await c.controller.reconciler.sync(`${ns}/ws`, 'running');
+      assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 1/0', 'b 1/-1'], 'the same sync, not aborted, writes the status');
+    });
+  });
+
   test('D9: a sync that changes nothing writes nothing', async () => {
     const ns = await createNamespace(bed);
     await withController(ns, async (c) => {
