@@ -97,6 +97,31 @@ describe('the install starts the manager with the settings it assumes', () => {
     assert.deepEqual(deploymentArgs(installObjects({ namespace: 'ops', values })), args);
   });
 
+  test('chart with a webhook URL and other names: the manager gets the URL (for its certificate) and finds its objects by the names the chart gave them', async () => {
+    const overrides = { fullnameOverride: 'platform-ws', webhook: { url: 'https://ws.example.com:9443/' } };
+    const objects = await helmTemplate(overrides, { release: 'ws', namespace: 'ops' });
+    const s = await parseManagerArgs(deploymentArgs(objects), 'ops');
+    assert.equal(s.webhookUrl, 'https://ws.example.com:9443');
+    assert.equal(s.registerWebhooks, false, 'the chart owns the configurations: the manager only keeps its caBundle and namespaces');
+    assert.equal(s.webhookService, 'platform-ws-webhook');
+    assert.equal(s.certSecret, 'platform-ws-webhook-certs');
+    assert.equal(s.leaderElectionId, 'platform-ws-manager');
+    assert.equal(s.whitelistConfigMap, 'platform-ws-configuration');
+    const byKind = (kind: string) => objects.filter((o) => o.kind === kind).map((o) => o.metadata?.name);
+    assert.deepEqual(byKind('Service'), [s.webhookService]);
+    assert.deepEqual(byKind('ConfigMap'), [s.whitelistConfigMap]);
+    const role = objects.find((o) => o.kind === 'Role') as Obj;
+    assert.deepEqual(role['rules'].flatMap((r: Obj) => r.resourceNames ?? []), [s.leaderElectionId, s.certSecret, s.whitelistConfigMap]);
+    const values = (await helmValues(overrides)) as unknown as InstallValues;
+    assert.deepEqual(deploymentArgs(installObjects({ namespace: 'ops', values })), deploymentArgs(objects));
+  });
+
+  test('default install: the manager\'s default names are the install\'s', async () => {
+    const s = await parseManagerArgs(deploymentArgs(installObjects({ namespace: 'x', values: defaultInstallValues() })), 'x');
+    assert.equal(s.certSecret, INSTALL_NAMES.secret);
+    assert.equal(s.webhookService, INSTALL_NAMES.service);
+  });
+
   test('every log level the chart schema allows is one the manager accepts', async () => {
     const schema = JSON.parse(readFileSync(`${CHART_DIR}/values.schema.json`, 'utf8')) as Obj;
     for (const level of schema['properties'].logLevel.enum as string[]) {
