@@ -193,7 +193,7 @@ describe('helm template with default values', () => {
     assert.deepEqual(c.livenessProbe.httpGet, { path: '/healthz', port: 'health' });
     assert.deepEqual(c.readinessProbe.httpGet, { path: '/readyz', port: 'health' });
     assert.deepEqual(c.ports.map((p: Obj) => [p.name, p.containerPort]), [['webhook', 9443], ['metrics', 8080], ['health', 8081]]);
-    assert.deepEqual(c.resources, { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } });
+    assert.deepEqual(c.resources, { requests: { cpu: '100m', memory: '192Mi' }, limits: { cpu: '1', memory: '512Mi' } });
     assert.deepEqual(c.volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }]);
     assert.equal(pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey, 'kubernetes.io/hostname');
     assert.equal(pod.topologySpreadConstraints[0].topologyKey, 'topology.kubernetes.io/zone');

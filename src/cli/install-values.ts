@@ -181,7 +181,7 @@ export function defaultInstallValues(): InstallValues {
     podSecurityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } },
     securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } },
     tests: { enabled: true },
-    resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } },
+    resources: { requests: { cpu: '100m', memory: '192Mi' }, limits: { cpu: '1', memory: '512Mi' } },
     podDisruptionBudget: { enabled: true, maxUnavailable: 1 },
     priorityClassName: '',
     hostNetwork: false,
