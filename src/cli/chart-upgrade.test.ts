@@ -267,6 +267,46 @@ describe('helm upgrade and rollback with the manager outside the cluster (webhoo
   });
 });
 
+describe('manager --register-webhooks against a Helm install', () => {
+  let env: Env & { stop(): Promise<void> };
+  let manager: Manager | undefined;
+  before(async () => {
+    env = await startEnv();
+  });
+  after(async () => {
+    await manager?.stop();
+    await env?.stop();
+  });
+
+  test('the manager leaves the chart\'s Service reference (no url beside it): helm upgrade still passes', async () => {
+    await env.ok('install', RELEASE, CHART_DIR, '-n', NS, '--create-namespace');
+    const log = memoryLogger();
+    const port = await freePort();
+    manager = startManager({
+      client: await env.cluster.newClient('workloadspread-manager/chart'),
+      namespace: NS,
+      identity: 'chart-test-register',
+      log,
+      leaderElection: false,
+      webhook: { host: '127.0.0.1', port, url: (own) => own, register: true, clientCaPem: env.cluster.webhookClientCa() },
+    });
+    await manager.ready;
+    assert.ok(log.lines.some((l) => l.level === 'warn' && l.message.includes(`belongs to Helm release ${RELEASE}`)), JSON.stringify(log.lines.filter((l) => l.level !== 'debug')));
+    await eventually(async () => {
+      for (const w of (await liveWebhooks(env)).values()) {
+        assert.ok((w.clientConfig.caBundle ?? '') !== '', `${w.name}: no caBundle yet`);
+        assert.equal(w.clientConfig.service?.name, 'workloadspread-webhook', w.name);
+        assert.equal(w.clientConfig.url, undefined, w.name);
+      }
+    }, { timeoutMs: 30_000, intervalMs: 100 });
+    await env.ok('upgrade', RELEASE, CHART_DIR, '-n', NS, '--set', 'replicas=3');
+    for (const w of (await liveWebhooks(env)).values()) {
+      assert.equal(w.clientConfig.service?.name, 'workloadspread-webhook', w.name);
+      assert.equal(w.clientConfig.url, undefined, w.name);
+    }
+  });
+});
+
 describe('a Helm install whose webhooks were pointed at a URL by hand', () => {
   let env: Env & { stop(): Promise<void> };
   before(async () => {

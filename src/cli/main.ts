@@ -63,7 +63,7 @@ export function registerManagerCommand(program: Command, io: CliIo, setExit: (co
     .option('--cert-secret <name>', 'the Secret (in --namespace) that keeps the generated certificates', DEFAULT_SECRET_NAME)
     .option('--client-ca-file <file>', 'accept only callers (the API server) presenting a client certificate signed by this CA (PEM); re-read when it changes')
     .option('--client-cert-allowed-names <names>', 'with --client-ca-file: comma-separated common/DNS names the client certificate must carry (default any the CA signed)')
-    .option('--register-webhooks [bool]', 'create/update the webhook configurations at start (the Helm chart ships them)')
+    .option('--register-webhooks [bool]', 'create/update the webhook configurations at start (the Helm chart ships them; those Helm or kubectl apply installed are left alone)')
     .option('--metrics-addr <addr>', 'address of /metrics (host:port, :port, or 0 for off)', ':8080')
     .option('--health-addr <addr>', 'address of /healthz and /readyz (host:port, :port, or 0 for off)', ':8081')
     .option('--leader-elect [bool]', 'elect a leader (Lease) to run the controller; required with more than one replica')
