@@ -36,7 +36,7 @@ import type { Clock } from '../../clock/clock.ts';
 import { deepEqual, isPlainObject } from '../../k8s/json.ts';
 import { asRecord, asString } from '../../k8s/raw-json.ts';
 import type { KubeObject } from '../../k8s/types.ts';
-import { authorize } from './access-review.ts';
+import type { Authorizer } from './authorization.ts';
 import type { AdmissionAttributes, AdmissionDecision, AdmissionPlugin } from './admission.ts';
 import {
   applyWebhookPatch,
@@ -76,6 +76,8 @@ export interface AdmissionWebhooksDeps {
   registry: ResourceRegistry;
   store: ObjectStore;
   clock: Clock;
+  /** The server's authorizer, which matchConditions' `authorizer` variable asks. */
+  authorizer: Authorizer;
 }
 
 /**
@@ -284,7 +286,7 @@ export class AdmissionWebhooks {
       request: () => conditionRequest(a, invocation, namespace),
       user: a.user,
       requestResource: { group: def.group, resource: def.plural, subresource: a.subresource, namespace, name: a.name },
-      authorize,
+      authorize: (attributes) => this.#deps.authorizer.authorize(attributes),
     };
   }
 
