@@ -73,8 +73,9 @@ const NON_DEFAULT: Record<string, unknown> = {
   image: { repository: 'registry.example.com:5000/platform/workloadspread', tag: '1.2.3', pullPolicy: 'Always' },
   imagePullSecrets: [{ name: 'pull' }],
   replicas: 3,
+  leaderElection: { leaseDuration: '1m30s', renewDeadline: '1500ms', retryPeriod: '1.2s' },
   logLevel: 'debug',
-  manager: { workers: 8, unschedulableRecoverySeconds: 120, extraArgs: ['--extra=1'], guardPodDeletion: true },
+  manager: { workers: 8, unschedulableRecoverySeconds: 120, kubeApi: { qps: 7.5, burst: 120 }, extraArgs: ['--extra=1'], guardPodDeletion: true },
   webhook: { port: 10250, failurePolicy: 'Ignore', timeoutSeconds: 5, scope: 'cluster', excludeNamespaces: ['team-a', 'kube-system'], namespaceSelector: { matchExpressions: [{ key: 'workloadspread.io/enabled', operator: 'In', values: ['true'] }] } },
   certificates: { certManager: { enabled: true } },
   metrics: { port: 9090, serviceMonitor: { enabled: true, interval: '30s', scrapeTimeout: '10s', labels: { release: 'prometheus' } } },
@@ -185,6 +186,8 @@ describe('helm template with default values', () => {
     assert.equal(c.image, 'workloadspread:0.1.0');
     assert.deepEqual(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
     assert.ok(c.args.includes('--leader-elect=true'));
+    // The manager's own defaults (controller-runtime's), stated so the Deployment shows them.
+    for (const arg of ['--leader-elect-lease-duration=15s', '--leader-elect-renew-deadline=10s', '--leader-elect-retry-period=2s', '--kube-api-qps=20', '--kube-api-burst=30']) assert.ok(c.args.includes(arg), arg);
     assert.ok(c.args.includes('--namespace=$(POD_NAMESPACE)'));
     assert.ok(c.args.includes('--webhook-port=9443'));
     assert.ok(c.args.includes('--health-addr=:8081'));
@@ -335,6 +338,7 @@ describe('helm template with non-default values', () => {
     assert.equal(c.image, 'registry.example.com:5000/platform/workloadspread:1.2.3');
     assert.equal(c.imagePullPolicy, 'Always');
     for (const arg of ['--webhook-port=10250', '--metrics-addr=:9090', '--health-addr=:9091', '--workers=8', '--unschedulable-recovery-seconds=120', '--log-level=debug', '--cert-dir=/etc/workloadspread/certs', '--extra=1']) assert.ok(c.args.includes(arg), arg);
+    for (const arg of ['--kube-api-qps=7.5', '--kube-api-burst=120', '--leader-elect-lease-duration=1m30s', '--leader-elect-renew-deadline=1500ms', '--leader-elect-retry-period=1.2s']) assert.ok(c.args.includes(arg), arg);
     assert.deepEqual(c.resources, { requests: { cpu: '200m', memory: '256Mi' }, limits: { memory: '1Gi' } });
     assert.deepEqual(c.volumeMounts[1], { name: 'certs', mountPath: '/etc/workloadspread/certs', readOnly: true });
     assert.deepEqual(pod.volumes[1], { name: 'certs', secret: { secretName: 'workloadspread-webhook-tls' } });
@@ -639,6 +643,12 @@ describe('the chart refuses bad values', () => {
     ['a misspelt top-level key', { replica: 3 }, /- \(root\): Additional property replica is not allowed/],
     ['a DNS policy Kubernetes does not have', { dnsPolicy: 'Cluster' }, /- dnsPolicy: dnsPolicy must be one of the following/],
     ['a scrape interval that is not a duration', { metrics: { serviceMonitor: { interval: 'soon' } } }, /- metrics\.serviceMonitor\.interval: Does not match pattern/],
+    ['a Lease duration that is not a Go duration', { leaderElection: { leaseDuration: '15' } }, /- leaderElection\.leaseDuration: Does not match pattern/],
+    ['a Lease duration not longer than the renew deadline', { leaderElection: { leaseDuration: '10s' } }, /leaderElection\.leaseDuration \(10s\) must be longer than leaderElection\.renewDeadline \(10s\)/],
+    ['a renew deadline not longer than 1.2 × the retry period', { leaderElection: { renewDeadline: '2400ms' } }, /leaderElection\.renewDeadline \(2400ms\) must be longer than 1\.2 × leaderElection\.retryPeriod \(2s\)/],
+    ['a retry period of 0', { leaderElection: { retryPeriod: '0s' } }, /leaderElection\.retryPeriod must be longer than 0, got 0s/],
+    ['a negative API rate', { manager: { kubeApi: { qps: -1 } } }, /- manager\.kubeApi\.qps: Must be greater than or equal to 0/],
+    ['a burst of 0', { manager: { kubeApi: { burst: 0 } } }, /- manager\.kubeApi\.burst: Must be greater than or equal to 1/],
   ];
   for (const [name, values, pattern] of cases) {
     test(name, async () => {
@@ -647,6 +657,19 @@ describe('the chart refuses bad values', () => {
       assert.match(r.stderr, pattern);
     });
   }
+
+  test('`manifests` refuses the Lease timings the chart refuses, with the same words', () => {
+    const lease = (timings: Partial<InstallValues['leaderElection']>) => () => {
+      const values = defaultInstallValues();
+      values.leaderElection = { ...values.leaderElection, ...timings };
+      return installObjects({ namespace: 'x', values });
+    };
+    assert.throws(lease({ leaseDuration: '10s' }), /leaderElection\.leaseDuration \(10s\) must be longer than leaderElection\.renewDeadline \(10s\)/);
+    assert.throws(lease({ renewDeadline: '2400ms' }), /leaderElection\.renewDeadline \(2400ms\) must be longer than 1\.2 × leaderElection\.retryPeriod \(2s\)/);
+    assert.throws(lease({ retryPeriod: '0s' }), /leaderElection\.retryPeriod must be longer than 0, got 0s/);
+    assert.throws(lease({ leaseDuration: '15' }), /leaderElection\.leaseDuration must be a duration like 30s/);
+    assert.doesNotThrow(lease({ renewDeadline: '2401ms' }));
+  });
 });
 
 describe('`workloadspread manifests` and the chart render the same objects', () => {

@@ -63,6 +63,24 @@ describe('the install starts the manager with the settings it assumes', () => {
     assert.equal(s.logLevel, 'info');
     assert.deepEqual(s.metricsAddress, { host: '0.0.0.0', port: 8080 });
     assert.deepEqual(s.healthAddress, { host: '0.0.0.0', port: 8081 });
+    assert.equal(s.kubeApiQps, values.manager.kubeApi.qps);
+    assert.equal(s.kubeApiBurst, values.manager.kubeApi.burst);
+    assert.deepEqual([s.leaseDurationMs, s.renewDeadlineMs, s.retryPeriodMs], [15_000, 10_000, 2_000]);
+  });
+
+  test('chart with other Lease timings and API rate limits: they reach the manager', async () => {
+    const overrides = { leaderElection: { leaseDuration: '1m30s', renewDeadline: '1500ms', retryPeriod: '1.2s' }, manager: { kubeApi: { qps: 7.5, burst: 120 } } };
+    const args = deploymentArgs(await helmTemplate(overrides, { release: 'ws', namespace: 'ops' }));
+    const s = await parseManagerArgs(args, 'ops');
+    assert.equal(s.leaderElect, true);
+    assert.deepEqual([s.leaseDurationMs, s.renewDeadlineMs, s.retryPeriodMs], [90_000, 1_500, 1_200]);
+    assert.equal(s.kubeApiQps, 7.5);
+    assert.equal(s.kubeApiBurst, 120);
+    const values = (await helmValues(overrides)) as unknown as InstallValues;
+    assert.deepEqual(deploymentArgs(installObjects({ namespace: 'ops', values })), args);
+    // No limit: qps 0.
+    const unlimited = await parseManagerArgs(deploymentArgs(await helmTemplate({ manager: { kubeApi: { qps: 0 } } }, { release: 'ws', namespace: 'ops' })), 'ops');
+    assert.equal(unlimited.kubeApiQps, 0);
   });
 
   test('chart with non-default values: every value reaches the manager', async () => {

@@ -21,6 +21,7 @@ import { domainDisruptionBudgetCrd, workloadSpreadCrd } from '../api/crd.ts';
 import { WHITELIST_CONFIGMAP_KEY } from '../api/keys.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { webhookConfigurations } from '../webhook/registration.ts';
+import { parseDuration } from '../sim/duration.ts';
 import { managerAlerts } from './install-alerts.ts';
 import { managerClusterRules, managerNamespaceRules, type RbacOptions } from './install-rbac.ts';
 import { commonLabels, DEFAULT_NAME_BASE, installNames, INSTALL_VERSION, managerSelectorLabels, nameBase, type InstallNames, type InstallValues } from './install-values.ts';
@@ -78,6 +79,22 @@ export function rbacOptions(values: InstallValues): RbacOptions {
   };
 }
 
+/**
+ * The Lease timings as the chart checks them (client-go's rules, which the manager checks at
+ * start): each a Go duration, leaseDuration > renewDeadline > 1.2 × retryPeriod > 0.
+ */
+export function checkLeaseTimings(lease: InstallValues['leaderElection']): void {
+  const ms = (key: 'leaseDuration' | 'renewDeadline' | 'retryPeriod'): number => {
+    const parsed = parseDuration(lease[key]);
+    if (!parsed.ok) throw new Error(`leaderElection.${key} ${parsed.error}`);
+    return parsed.ms;
+  };
+  const [duration, renew, retry] = [ms('leaseDuration'), ms('renewDeadline'), ms('retryPeriod')];
+  if (retry < 1) throw new Error(`leaderElection.retryPeriod must be longer than 0, got ${lease.retryPeriod}`);
+  if (duration <= renew) throw new Error(`leaderElection.leaseDuration (${lease.leaseDuration}) must be longer than leaderElection.renewDeadline (${lease.renewDeadline})`);
+  if (renew * 10 <= retry * 12) throw new Error(`leaderElection.renewDeadline (${lease.renewDeadline}) must be longer than 1.2 × leaderElection.retryPeriod (${lease.retryPeriod})`);
+}
+
 /** `webhook.url` without trailing slashes ('' for the Service). */
 export function webhookUrl(values: InstallValues): string {
   return values.webhook.url.replace(/\/+$/, '');
@@ -99,9 +116,14 @@ export function managerArgs(values: InstallValues): string[] {
     `--workers=${values.manager.workers}`,
     `--unschedulable-recovery-seconds=${values.manager.unschedulableRecoverySeconds}`,
     `--log-level=${values.logLevel}`,
+    `--kube-api-qps=${values.manager.kubeApi.qps}`,
+    `--kube-api-burst=${values.manager.kubeApi.burst}`,
   ];
   if (values.webhook.scope !== 'namespaces') args.push(`--webhook-scope=${values.webhook.scope}`);
-  if (values.leaderElection.enabled) args.push('--leader-elect=true');
+  if (values.leaderElection.enabled) {
+    const lease = values.leaderElection;
+    args.push('--leader-elect=true', `--leader-elect-lease-duration=${lease.leaseDuration}`, `--leader-elect-renew-deadline=${lease.renewDeadline}`, `--leader-elect-retry-period=${lease.retryPeriod}`);
+  }
   if (values.certificates.certManager.enabled) args.push(`--cert-dir=${names.certDir}`);
   if (values.manager.guardPodDeletion) args.push('--guard-pod-deletion=true');
   if (values.manager.allowPrivilegedSubsetPatches) args.push('--allow-privileged-subset-patches=true');
@@ -257,6 +279,7 @@ export function installObjects(options: InstallOptions): KubeObject[] {
   const { namespace, values } = options;
   if (values.replicas > 1 && !values.leaderElection.enabled) throw new Error('leader election must stay on with more than one replica');
   if (values.webhook.clientAuth.allowedNames.length > 0 && values.webhook.clientAuth.caBundle === '') throw new Error('webhook.clientAuth.allowedNames needs webhook.clientAuth.caBundle');
+  checkLeaseTimings(values.leaderElection);
   if (!values.manager.enabled && values.webhook.url === '') throw new Error('manager.enabled=false needs webhook.url: where the API server reaches the manager running outside');
   for (const arg of values.manager.extraArgs) {
     if (/^--(register-webhooks|webhook-url)([= ]|$)/.test(arg)) throw new Error(`manager.extraArgs: ${arg} is not for the chart (it ships the webhook configurations; set webhook.url for a URL)`);

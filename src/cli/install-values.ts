@@ -108,9 +108,19 @@ export interface InstallValues {
   image: { repository: string; tag: string; pullPolicy: string };
   imagePullSecrets: Json[];
   replicas: number;
-  leaderElection: { enabled: boolean };
+  /** Go durations (`15s`), the manager's `--leader-elect-*` flags; passed with leader election on. */
+  leaderElection: { enabled: boolean; leaseDuration: string; renewDeadline: string; retryPeriod: string };
   logLevel: string;
-  manager: { enabled: boolean; workers: number; unschedulableRecoverySeconds: number; guardPodDeletion: boolean; allowPrivilegedSubsetPatches: boolean; extraArgs: string[] };
+  manager: {
+    enabled: boolean;
+    workers: number;
+    unschedulableRecoverySeconds: number;
+    guardPodDeletion: boolean;
+    allowPrivilegedSubsetPatches: boolean;
+    /** The client-side rate limit (`--kube-api-qps`, `--kube-api-burst`). */
+    kubeApi: { qps: number; burst: number };
+    extraArgs: string[];
+  };
   webhook: {
     url: string;
     port: number;
@@ -157,9 +167,9 @@ export function defaultInstallValues(): InstallValues {
     image: { repository: 'workloadspread', tag: '', pullPolicy: 'IfNotPresent' },
     imagePullSecrets: [],
     replicas: 2,
-    leaderElection: { enabled: true },
+    leaderElection: { enabled: true, leaseDuration: '15s', renewDeadline: '10s', retryPeriod: '2s' },
     logLevel: 'info',
-    manager: { enabled: true, workers: 3, unschedulableRecoverySeconds: 300, guardPodDeletion: false, allowPrivilegedSubsetPatches: false, extraArgs: [] },
+    manager: { enabled: true, workers: 3, unschedulableRecoverySeconds: 300, guardPodDeletion: false, allowPrivilegedSubsetPatches: false, kubeApi: { qps: 20, burst: 30 }, extraArgs: [] },
     webhook: {
       url: '',
       port: 9443,

@@ -25,6 +25,16 @@ keep fixed names (src/cli/install-values.ts installNames is the same table).
 {{- regexReplaceAll "/+$" .Values.webhook.url "" -}}
 {{- end }}
 
+{{- /*
+A Go duration (the schema checked its form: 15s, 1m30s, 1500ms) in whole milliseconds, by adding
+it to a fixed time with Go's own duration parser (dateModify).
+*/ -}}
+{{- define "workloadspread.durationMs" -}}
+{{- $t0 := toDate "2006-01-02" "2000-01-01" -}}
+{{- $t := mustDateModify . $t0 -}}
+{{- add (mul (sub ($t | unixEpoch) ($t0 | unixEpoch)) 1000) ($t | date ".000" | trimPrefix "." | atoi) -}}
+{{- end }}
+
 {{- define "workloadspread.namespace" -}}
 {{- default .Release.Namespace .Values.namespace.name -}}
 {{- end }}
