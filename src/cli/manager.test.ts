@@ -212,8 +212,10 @@ describe('the command against the embedded cluster (virtual clock)', () => {
     let started: ((m: Manager) => void) | undefined;
     const manager = new Promise<Manager>((resolve) => (started = resolve));
     const port = await freePort();
+    // No client-side rate limit here: on a virtual clock a request waiting for a token waits for
+    // virtual time, which does not pass while this test awaits an answer (the process test below keeps it).
     const exit = runManager(
-      { kubeconfig, namespace: MANAGER_NAMESPACE, webhookPort: String(port), webhookUrl: `https://127.0.0.1:${port}`, registerWebhooks: true, metricsAddr: '127.0.0.1:0', healthAddr: '127.0.0.1:0', logLevel: 'debug', ...extra },
+      { kubeconfig, namespace: MANAGER_NAMESPACE, webhookPort: String(port), webhookUrl: `https://127.0.0.1:${port}`, registerWebhooks: true, metricsAddr: '127.0.0.1:0', healthAddr: '127.0.0.1:0', logLevel: 'debug', kubeApiQps: '0', ...extra },
       io,
       { clock: env.clock, waitForStop: () => new Promise<string>((resolve) => (stop = resolve)), onStarted: (m) => started?.(m) },
     );
@@ -298,11 +300,11 @@ describe('the command as a process (real clock)', () => {
   test('ready on /readyz, registers its webhooks, SIGTERM exits 0', async () => {
     const kubeconfig = join(dir, 'kubeconfig');
     await cluster.writeKubeconfig(kubeconfig);
-    const [webhookPort, healthPort] = [await freePort(), await freePort()];
+    const [webhookPort, healthPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
     const bin = new URL('../../bin/workloadspread.js', import.meta.url).pathname;
     const child = spawn(
       process.execPath,
-      [bin, 'manager', '--kubeconfig', kubeconfig, '--namespace', MANAGER_NAMESPACE, '--webhook-port', String(webhookPort), '--webhook-url', `https://127.0.0.1:${webhookPort}`, '--register-webhooks', '--metrics-addr', '0', '--health-addr', `127.0.0.1:${healthPort}`],
+      [bin, 'manager', '--kubeconfig', kubeconfig, '--namespace', MANAGER_NAMESPACE, '--webhook-port', String(webhookPort), '--webhook-url', `https://127.0.0.1:${webhookPort}`, '--register-webhooks', '--metrics-addr', `127.0.0.1:${metricsPort}`, '--health-addr', `127.0.0.1:${healthPort}`],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';
@@ -314,6 +316,10 @@ describe('the command as a process (real clock)', () => {
       await eventually(async () => assert.equal((await httpGet(`http://127.0.0.1:${healthPort}/readyz`)).code, 200), { timeoutMs: 60_000, intervalMs: 100 });
       const mutating = await cluster.client.get<KubeObject>(BUILTIN.mutatingwebhookconfigurations, 'workloadspread-mutating-webhook-configuration');
       assert.equal((mutating['webhooks'] as { clientConfig: { url: string } }[])[0]?.clientConfig.url, `https://127.0.0.1:${webhookPort}/mutate-pod`);
+      // The client-side rate limiter is on by default: every request took a token through it.
+      const metrics = (await httpGet(`http://127.0.0.1:${metricsPort}/metrics`)).body;
+      const limited = Number(/^rest_client_rate_limiter_duration_seconds_count (\d+)/m.exec(metrics)?.[1] ?? '0');
+      assert.ok(limited > 5, `requests through the rate limiter: ${limited}`);
       child.kill('SIGTERM');
       assert.equal(await exited, 0, stderr);
       assert.equal(stderr, '');

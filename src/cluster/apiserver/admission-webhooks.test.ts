@@ -575,7 +575,12 @@ describe('matchConditions', () => {
         ...conditions(['deletes', "request.operation == 'DELETE'"], ['robots-only', "request.userInfo.username.startsWith('system:serviceaccount:')"]),
       }),
     ]);
-    const token = c.server.control.addUser({ username: 'system:serviceaccount:kube-system:replicaset-controller', groups: ['system:serviceaccounts', 'system:authenticated'] });
+    const robotName = 'system:serviceaccount:kube-system:replicaset-controller';
+    const token = c.server.control.addUser({ username: robotName, groups: ['system:serviceaccounts', 'system:authenticated'] });
+    // RBAC is enforced: the robot may create and delete pods in this namespace, as its role would let it.
+    const rbac = c.kc.makeApiClient(k8s.RbacAuthorizationV1Api);
+    await rbac.createNamespacedRole({ namespace: ns, body: { metadata: { name: 'pods' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['create', 'delete'] }] } });
+    await rbac.createNamespacedRoleBinding({ namespace: ns, body: { metadata: { name: 'robot-pods' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pods' }, subjects: [{ kind: 'User', name: robotName }] } });
     const kc = new k8s.KubeConfig();
     kc.loadFromString(renderKubeconfig({ server: c.server.url, caPem: c.server.caPem, token, name: 'robot' }));
     const robot = kc.makeApiClient(k8s.CoreV1Api);
