@@ -3,7 +3,9 @@
  * server can reach it — the Service (the manager in the cluster) and `webhook.url` (a manager
  * outside, `manager.enabled=false`) — with the real helm 3.17 (src/testing/k8s-tools.ts) against the
  * embedded cluster in this process, and the real manager in this process too (its webhook on
- * loopback; for the Service, the API server is told where the Service leads). Each round:
+ * loopback; for the Service, the API server is told where the Service leads), authenticated as the
+ * ServiceAccount the release installed, so with exactly the chart's RBAC (nothing may be refused).
+ * Each round:
  *
  * - the manager fills in what the chart leaves to it: the caBundle, the pod webhooks' managed
  *   namespace requirement (`In [app]` once a WorkloadSpread lives in `app`), the pod DELETE
@@ -26,6 +28,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { realClock } from '../clock/clock.ts';
+import { connectionFromToken, type Connection } from '../client/config.ts';
+import { KubeClient } from '../client/http-client.ts';
 import { memoryLogger, type MemoryLogger } from '../client/logger.ts';
 import { BUILTIN } from '../client/resources.ts';
 import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
@@ -63,6 +67,8 @@ interface Env {
   helm(...args: string[]): Promise<ToolResult>;
   /** Runs `helm …`, failing the test unless it exits 0. */
   ok(...args: string[]): Promise<string>;
+  /** Connections of the chart's ServiceAccount, closed by `stop()`. */
+  connections: Connection[];
 }
 
 async function startEnv(): Promise<Env & { stop(): Promise<void> }> {
@@ -73,10 +79,12 @@ async function startEnv(): Promise<Env & { stop(): Promise<void> }> {
   const home = join(dir, 'home');
   mkdirSync(home);
   const run = (...args: string[]) => helm(args, { kubeconfig, home });
+  const connections: Connection[] = [];
   return {
     cluster,
     dir,
     kubeconfig,
+    connections,
     helm: run,
     ok: async (...args: string[]) => {
       const r = await run(...args);
@@ -84,22 +92,56 @@ async function startEnv(): Promise<Env & { stop(): Promise<void> }> {
       return r.stdout;
     },
     stop: async () => {
+      for (const c of connections.splice(0)) c.close();
       await cluster.stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };
 }
 
-/** The real manager against the cluster, webhook on loopback `port`; its certificate covers 127.0.0.1 and the Service's names. */
-async function startTestManager(env: Env, port: number): Promise<{ manager: Manager; url: string; log: MemoryLogger }> {
+const CHART_USER = `system:serviceaccount:${NS}:workloadspread-manager`;
+
+/**
+ * A client authenticated as the ServiceAccount the chart installed (a TokenRequest token), so the
+ * manager has exactly the release's RBAC, as in a cluster (the embedded API server enforces it).
+ */
+async function chartServiceAccountClient(env: Env): Promise<KubeClient> {
+  const answer = await env.cluster.client.request<{ status?: { token?: string } }>({
+    method: 'POST',
+    path: `/api/v1/namespaces/${NS}/serviceaccounts/workloadspread-manager/token`,
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+  });
+  const token = answer.status?.token;
+  assert.ok(token !== undefined, 'no token for the chart\'s ServiceAccount');
+  const api = env.cluster.apiServer;
+  const result = connectionFromToken({ server: api.url, caPem: api.caPem, token, namespace: NS, source: 'chart ServiceAccount' });
+  assert.ok(result.ok);
+  env.connections.push(result.connection);
+  const client = new KubeClient(result.connection, { clock: realClock(), userAgent: 'workloadspread-manager/chart', fieldManager: 'workloadspread-manager' });
+  const review = await client.request<{ status?: { userInfo?: { username?: string } } }>({ method: 'POST', path: '/apis/authentication.k8s.io/v1/selfsubjectreviews', body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } });
+  assert.equal(review.status?.userInfo?.username, CHART_USER);
+  return client;
+}
+
+/** Nothing the chart's RBAC does not grant was asked for. */
+function assertNothingForbidden(env: Env): void {
+  const refused = env.cluster.apiServer.control.forbiddenRequests({ username: CHART_USER });
+  assert.deepEqual(refused.map((f) => f.message), [], 'the API server refused the manager (the chart\'s RBAC) something');
+}
+
+/**
+ * The real manager against the cluster as the chart's ServiceAccount, webhook on loopback `port`;
+ * its certificate covers 127.0.0.1 and the Service's names.
+ */
+async function startTestManager(env: Env, port: number, options: { register?: boolean } = {}): Promise<{ manager: Manager; url: string; log: MemoryLogger }> {
   const log = memoryLogger();
   const manager = startManager({
-    client: await env.cluster.newClient('workloadspread-manager/chart'),
+    client: await chartServiceAccountClient(env),
     namespace: NS,
     identity: 'chart-test',
     log,
     leaderElection: false,
-    webhook: { host: '127.0.0.1', port, url: (own) => own, clientCaPem: env.cluster.webhookClientCa() },
+    webhook: { host: '127.0.0.1', port, url: (own) => own, clientCaPem: env.cluster.webhookClientCa(), ...(options.register === true ? { register: true } : {}) },
   });
   await manager.ready;
   const url = manager.endpoints().webhook ?? '';
@@ -204,6 +246,7 @@ async function upgradeAndRollback(env: Env, installArgs: string[], endpoint: { u
   await managerFieldsInPlace(env, endpoint);
   await assertWebhookTestPasses(env);
   assert.match(await env.ok('history', RELEASE, '-n', NS), /3\s+.*deployed\s+.*Rollback to 1/);
+  assertNothingForbidden(env);
 }
 
 describe('helm upgrade and rollback with the manager running', () => {
@@ -234,6 +277,7 @@ describe('helm upgrade and rollback with the manager running', () => {
     const deployment = await env.cluster.client.get<KubeObject & { spec: { template: { spec: { containers: { args: string[] }[] } } } }>(BUILTIN.deployments, 'workloadspread-manager', { namespace: NS });
     assert.ok(deployment.spec.template.spec.containers[0]?.args.includes(`--webhook-url=${started.url}`));
     assert.ok(!started.log.lines.some((l) => l.level === 'error'), JSON.stringify(started.log.lines.filter((l) => l.level === 'error')));
+    assertNothingForbidden(env);
 
     // And the helm test script fails when no manager answers (failurePolicy Fail).
     await manager.stop();
@@ -280,17 +324,9 @@ describe('manager --register-webhooks against a Helm install', () => {
 
   test('the manager leaves the chart\'s Service reference (no url beside it): helm upgrade still passes', async () => {
     await env.ok('install', RELEASE, CHART_DIR, '-n', NS, '--create-namespace');
-    const log = memoryLogger();
-    const port = await freePort();
-    manager = startManager({
-      client: await env.cluster.newClient('workloadspread-manager/chart'),
-      namespace: NS,
-      identity: 'chart-test-register',
-      log,
-      leaderElection: false,
-      webhook: { host: '127.0.0.1', port, url: (own) => own, register: true, clientCaPem: env.cluster.webhookClientCa() },
-    });
-    await manager.ready;
+    const started = await startTestManager(env, await freePort(), { register: true });
+    manager = started.manager;
+    const log = started.log;
     assert.ok(log.lines.some((l) => l.level === 'warn' && l.message.includes(`belongs to Helm release ${RELEASE}`)), JSON.stringify(log.lines.filter((l) => l.level !== 'debug')));
     await eventually(async () => {
       for (const w of (await liveWebhooks(env)).values()) {
@@ -304,6 +340,7 @@ describe('manager --register-webhooks against a Helm install', () => {
       assert.equal(w.clientConfig.service?.name, 'workloadspread-webhook', w.name);
       assert.equal(w.clientConfig.url, undefined, w.name);
     }
+    assertNothingForbidden(env);
   });
 });
 
