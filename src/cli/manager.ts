@@ -28,6 +28,7 @@ import { withFields, type Logger } from '../client/logger.ts';
 import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
 import { parseBindAddress, type BindAddress } from '../manager/endpoints.ts';
 import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE, startManager, type Manager, type ManagerOptions } from '../manager/manager.ts';
+import { DEFAULT_SECRET_NAME } from '../webhook/names.ts';
 import { WEBHOOK_SCOPES, type WebhookScopeKind } from '../webhook/registration.ts';
 import { DEFAULT_MANAGER_NAMESPACE, LOG_LEVELS, type LogLevel } from './defaults.ts';
 import { CommandError, UsageError, type CliIo } from './io.ts';
@@ -46,6 +47,7 @@ export interface ManagerFlags {
   webhookService?: string;
   webhookScope?: string;
   certDir?: string;
+  certSecret?: string;
   clientCaFile?: string;
   clientCertAllowedNames?: string;
   registerWebhooks?: boolean | string;
@@ -79,6 +81,8 @@ export interface ManagerSettings {
   /** Which namespaces' pods reach the pod webhooks. */
   webhookScope: WebhookScopeKind;
   certDir?: string;
+  /** The Secret (in `namespace`) holding generated certificates. */
+  certSecret: string;
   /** Client-certificate authentication of the API server. */
   clientCaFile?: string;
   clientCertAllowedNames: string[];
@@ -211,6 +215,7 @@ export function managerSettings(flags: ManagerFlags, io: CliIo, serviceAccountDi
     clientCertAllowedNames: nameList(flags.clientCertAllowedNames, '--client-cert-allowed-names'),
     webhookService: name(flags.webhookService ?? DEFAULT_WEBHOOK_SERVICE, '--webhook-service', DNS_LABEL),
     webhookScope: scope(flags.webhookScope),
+    certSecret: name(flags.certSecret ?? DEFAULT_SECRET_NAME, '--cert-secret', DNS_SUBDOMAIN),
     registerWebhooks: bool(flags.registerWebhooks, '--register-webhooks', false),
     metricsAddress: address(flags.metricsAddr, '--metrics-addr', ':8080'),
     healthAddress: address(flags.healthAddr, '--health-addr', ':8081'),
@@ -258,6 +263,7 @@ export function managerOptions(s: ManagerSettings): Omit<ManagerOptions, 'connec
       serviceName: s.webhookService,
       register: s.registerWebhooks,
       scope: s.webhookScope,
+      secretName: s.certSecret,
       ...(s.webhookUrl === undefined ? {} : { url: s.webhookUrl }),
       ...(s.certDir === undefined ? {} : { certDir: s.certDir }),
       ...(s.clientCaFile === undefined ? {} : { clientCaFile: s.clientCaFile, clientCertAllowedNames: s.clientCertAllowedNames }),
