@@ -17,7 +17,7 @@
  */
 import { basename, extname, resolve } from 'node:path';
 import type { Logger } from '../client/logger.ts';
-import type { ServingCertificate } from '../cluster/apiserver/certs.ts';
+import type { ServingCertificate } from '../client/loopback-certificates.ts';
 import { jsonLine, setupJsonLine } from '../sim/output-json.ts';
 import { renderHtmlReport } from '../sim/html-report.ts';
 import { renderHeader, renderSetup, renderStep, renderSummary } from '../sim/report-table.ts';

@@ -32,7 +32,7 @@ import { VirtualClock } from '../clock/virtual-clock.ts';
 import { describeError } from '../client/errors.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import { BUILTIN } from '../client/resources.ts';
-import { generateServingCertificate, type ServingCertificate } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate, type ServingCertificate } from '../client/loopback-certificates.ts';
 import { startCluster, type EmbeddedCluster } from '../cluster/cluster.ts';
 import { startManager, type Manager } from '../manager/manager.ts';
 import type { KubeObject } from '../k8s/types.ts';

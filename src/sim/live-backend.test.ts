@@ -16,7 +16,7 @@ import { workloadSpreadCrd } from '../api/crd.ts';
 import { realClock } from '../clock/clock.ts';
 import { isNotFound } from '../client/errors.ts';
 import { BUILTIN } from '../client/resources.ts';
-import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate } from '../client/loopback-certificates.ts';
 import { startCluster, type EmbeddedCluster } from '../cluster/cluster.ts';
 import type { KubeObject, Node } from '../k8s/types.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';

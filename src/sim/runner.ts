@@ -21,7 +21,7 @@ import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { describeError, isNotFound } from '../client/errors.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import { BUILTIN, type ResourceRef } from '../client/resources.ts';
-import type { ServingCertificate } from '../cluster/apiserver/certs.ts';
+import type { ServingCertificate } from '../client/loopback-certificates.ts';
 import { formatTime } from '../k8s/time.ts';
 import { ROLLOUT_KINDS } from '../k8s/rollout-status.ts';
 import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';

@@ -6,7 +6,7 @@
 import type { Clock } from '../clock/clock.ts';
 import { connectionFromKubeconfigText, type Connection } from '../client/config.ts';
 import { KubeClient, type KubeClientOptions } from '../client/http-client.ts';
-import { generateServingCertificate, type ServingCertificate } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate, type ServingCertificate } from '../client/loopback-certificates.ts';
 import { startApiServer, type ApiServer, type ApiServerOptions } from '../cluster/apiserver/server.ts';
 
 export interface ClientTestBed {

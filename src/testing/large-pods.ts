@@ -16,7 +16,7 @@ import { realClock, type Clock } from '../clock/clock.ts';
 import { memoryLogger, type MemoryLogger } from '../client/logger.ts';
 import { BUILTIN } from '../client/resources.ts';
 import { startCluster, type EmbeddedCluster } from '../cluster/cluster.ts';
-import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate } from '../client/loopback-certificates.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { startManager, type Manager } from '../manager/manager.ts';

@@ -16,7 +16,7 @@ import { domainDisruptionBudgetCrd, workloadSpreadCrd } from '../api/crd.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import { memoryLogger, type LogLevelName, type MemoryLogger } from '../client/logger.ts';
 import { BUILTIN } from '../client/resources.ts';
-import { generateServingCertificate, generateWebhookClientIdentity, type ServingCertificate, type WebhookClientIdentity } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate, generateWebhookClientIdentity, type ServingCertificate, type WebhookClientIdentity } from '../client/loopback-certificates.ts';
 import { startCluster, type ClusterOptions, type EmbeddedCluster } from '../cluster/cluster.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { settleUntil } from './eventually.ts';

@@ -14,7 +14,7 @@ import { VirtualClock } from '../clock/virtual-clock.ts';
 import type { KubeClient } from '../client/http-client.ts';
 import type { Logger } from '../client/logger.ts';
 import { BUILTIN, refForKind, type ResourceRef } from '../client/resources.ts';
-import { generateServingCertificate, type ServingCertificate } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate, type ServingCertificate } from '../client/loopback-certificates.ts';
 import { startCluster, type ClusterOptions, type EmbeddedCluster } from '../cluster/cluster.ts';
 import { deploymentController } from '../cluster/controllers/deployment.ts';
 import { disruptionController } from '../cluster/controllers/disruption.ts';

@@ -55,7 +55,7 @@ export { ANONYMOUS } from './authentication.ts';
 export { API_AUDIENCE, TOKEN_REQUEST_KIND } from './service-account-tokens.ts';
 export * as apiErrors from './errors.ts';
 export type { Status, Result } from './errors.ts';
-export { createCertificateAuthority, issueServingCertificate, generateServingCertificate, type CertificateAuthority, type ServingCertificate } from './certs.ts';
+export { createCertificateAuthority, issueServingCertificate, generateServingCertificate, type CertificateAuthority, type ServingCertificate } from '../../client/loopback-certificates.ts';
 export { renderKubeconfig } from './kubeconfig.ts';
 export { SERVER_VERSION } from './discovery.ts';
 export { installCustomResourceSchemas, schemaStrategy, versionSchema } from './schema/custom-resource-schema.ts';
