@@ -37,7 +37,7 @@ import { ApiServerControl } from './control.ts';
 import { ApiServerCore } from './core.ts';
 import { Authenticator } from './authentication.ts';
 import { HttpHandler } from './handler.ts';
-import { DEFAULT_KUBECONFIG_NAME, renderKubeconfig } from './kubeconfig.ts';
+import { DEFAULT_KUBECONFIG_NAME, renderKubeconfig } from '../../client/kubeconfig.ts';
 import type { UserInfo } from './resource-def.ts';
 
 export type ApiServerPlugin = (core: ApiServerCore) => void | Promise<void>;
