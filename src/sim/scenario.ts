@@ -20,7 +20,7 @@ import { parseQuantityNanos } from '../k8s/quantity.ts';
 import { parseTime } from '../k8s/time.ts';
 import type { KubeObject, Taint } from '../k8s/types.ts';
 import { parseManifests } from '../k8s/yaml.ts';
-import { parseDuration } from './duration.ts';
+import { parseDuration } from '../k8s/duration.ts';
 import { readOwnerReferences } from './owners.ts';
 import type { WorkloadSpreadRef } from './expectations.ts';
 import {

@@ -24,7 +24,7 @@ import type { KubeObject, Taint } from '../k8s/types.ts';
 import type { NodeSpec } from '../cluster/nodes.ts';
 import { parseDrain, type DrainAction } from './drain.ts';
 import { readPodTemplate, type CreatePodsAction } from './owners.ts';
-import { parseDuration } from './duration.ts';
+import { parseDuration } from '../k8s/duration.ts';
 import { parseExpectations, type ExpectSpec, type WorkloadSpreadRef } from './expectations.ts';
 import { child, describeType, item, readList, readMapping, readNonNegativeInt, readString, rejectUnknownKeys, type Problems } from './field-reader.ts';
 
