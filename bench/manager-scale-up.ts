@@ -52,7 +52,7 @@ import { connectionFromToken } from '../src/client/config.ts';
 import { KubeClient } from '../src/client/http-client.ts';
 import { BUILTIN } from '../src/client/resources.ts';
 import { generateServingCertificate } from '../src/client/loopback-certificates.ts';
-import type { RequestCount } from '../src/cluster/apiserver/control.ts';
+import type { RequestCount } from '../src/cluster/index.ts';
 import { WORKLOADSPREAD_REF } from '../src/kube/refs.ts';
 import { startManager, type Manager } from '../src/manager/manager.ts';
 import { ManagerMetrics } from '../src/manager/metrics.ts';

@@ -14,7 +14,7 @@ import type { DomainDisruptionBudget } from '../api/disruption-budget.ts';
 import { labelSelectorAsSelector } from '../k8s/label-selector.ts';
 import { asRecord } from '../k8s/raw-json.ts';
 import type { KubeObject, LabelSelector, Pod } from '../k8s/types.ts';
-import { budgetRecords, type BudgetRecord } from '../sim/budget-observation.ts';
+import { budgetRecords, type BudgetRecord } from '../kube/budget-records.ts';
 import { alignColumns } from './style.ts';
 import type { Style } from './style.ts';
 

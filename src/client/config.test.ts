@@ -13,7 +13,7 @@ import { delimiter, join } from 'node:path';
 import { stringify } from 'yaml';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import { generateServingCertificate } from './loopback-certificates.ts';
-import { startApiServer, type ApiServer } from '../cluster/apiserver/server.ts';
+import { startApiServer, type ApiServer } from '../cluster/index.ts';
 import { connectionFromCluster, connectionFromKubeconfigText, connectionFromToken, loadConnection, SERVICE_ACCOUNT_DIR, type ConfigResult, type Connection } from './config.ts';
 import { KubeClient } from './http-client.ts';
 import { BUILTIN } from './resources.ts';

@@ -44,7 +44,7 @@ import { startApiServer, type ApiServer, type ApiServerPlugin } from './apiserve
 import { Kubelet } from './controllers/kubelet.ts';
 import { componentUserAgent, DEFAULT_SETTINGS, type ClusterSettings, type Controller, type ControllerFactory } from './controllers/component.ts';
 import { defaultControllers } from './controllers/registry.ts';
-import { expandNodeSpecs, type KubeletBehaviour, type NodeSpecInput } from './nodes.ts';
+import { expandNodeSpecs, type KubeletBehaviour, type NodeSpecInput } from '../k8s/node-specs.ts';
 
 export interface ClusterOptions {
   /** Default: a new VirtualClock (time moves only through settle/advance). */

@@ -33,7 +33,7 @@ import { describeError } from '../client/errors.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import { BUILTIN } from '../client/resources.ts';
 import { generateServingCertificate, type ServingCertificate } from '../client/loopback-certificates.ts';
-import { startCluster, type EmbeddedCluster } from '../cluster/cluster.ts';
+import { startCluster, type EmbeddedCluster } from '../cluster/index.ts';
 import { startManager, type Manager } from '../manager/manager.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { withJudgement, type BackendResult, type Fingerprint, type SettleOutcome, type SettleProbe, type SimBackend } from './backend.ts';

@@ -17,7 +17,7 @@ import { realClock } from '../clock/clock.ts';
 import { isNotFound } from '../client/errors.ts';
 import { BUILTIN } from '../client/resources.ts';
 import { generateServingCertificate } from '../client/loopback-certificates.ts';
-import { startCluster, type EmbeddedCluster } from '../cluster/cluster.ts';
+import { startCluster, type EmbeddedCluster } from '../cluster/index.ts';
 import type { KubeObject, Node } from '../k8s/types.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { startManager, type Manager } from '../manager/manager.ts';

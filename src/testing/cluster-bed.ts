@@ -7,7 +7,7 @@ import { BUILTIN } from '../client/resources.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import type { Pod } from '../k8s/types.ts';
 import { generateServingCertificate, type ServingCertificate } from '../client/loopback-certificates.ts';
-import { startCluster, type ClusterOptions, type EmbeddedCluster } from '../cluster/cluster.ts';
+import { startCluster, type ClusterOptions, type EmbeddedCluster } from '../cluster/index.ts';
 
 let certificate: ServingCertificate | undefined;
 

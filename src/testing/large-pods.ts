@@ -15,7 +15,7 @@ import { workloadSpreadCrd } from '../api/crd.ts';
 import { realClock, type Clock } from '../clock/clock.ts';
 import { memoryLogger, type MemoryLogger } from '../client/logger.ts';
 import { BUILTIN } from '../client/resources.ts';
-import { startCluster, type EmbeddedCluster } from '../cluster/cluster.ts';
+import { startCluster, type EmbeddedCluster } from '../cluster/index.ts';
 import { generateServingCertificate } from '../client/loopback-certificates.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';

@@ -17,7 +17,7 @@ import { VirtualClock } from '../clock/virtual-clock.ts';
 import { memoryLogger, type LogLevelName, type MemoryLogger } from '../client/logger.ts';
 import { BUILTIN } from '../client/resources.ts';
 import { generateServingCertificate, generateWebhookClientIdentity, type ServingCertificate, type WebhookClientIdentity } from '../client/loopback-certificates.ts';
-import { startCluster, type ClusterOptions, type EmbeddedCluster } from '../cluster/cluster.ts';
+import { startCluster, type ClusterOptions, type EmbeddedCluster } from '../cluster/index.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { settleUntil } from './eventually.ts';
 import { MANAGER_NAMESPACE, workloadControllers, ZONED_NODES } from './webhook-bed.ts';

@@ -1,5 +1,6 @@
 /**
- * Disruption budgets as the simulator reports them after every step: each
+ * Disruption budgets as the simulator reports them after every step and
+ * `workloadspread status` shows them: each
  * DomainDisruptionBudget with its domains as its status says (expected,
  * healthy, desired, allowed, the pods whose eviction is awaited), and each
  * PodDisruptionBudget as one domain named `all` — so a scenario can show and
