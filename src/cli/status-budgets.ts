@@ -7,7 +7,7 @@
  * now, healthy / desired / expected pods and the pods whose eviction was
  * approved and whose deletion is awaited. The figures are the budgets'
  * stored status (their controllers keep it), read as the simulator reads it
- * (sim/budget-observation.ts). Pure; start at `budgetViews`.
+ * (kube/budget-records.ts). Pure; start at `budgetViews`.
  */
 import { budgetSelects } from '../core/disruption-budget.ts';
 import type { DomainDisruptionBudget } from '../api/disruption-budget.ts';
