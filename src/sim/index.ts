@@ -15,7 +15,7 @@
  * Helpers the CLI shares with the simulator but that need no scenario live in
  * the layers below, so a light command does not load the simulator:
  * k8s/duration.ts, k8s/node-specs.ts, k8s/deletion-cost-text.ts,
- * kube/budget-records.ts.
+ * core/budget-records.ts.
  */
 export { parseScenario, formatProblems } from './scenario.ts';
 export { runScenario, type RunOptions, type ScenarioRunResult, type StepResult, type Snapshot } from './runner.ts';

@@ -30,7 +30,8 @@ import { CONTROLLER_KNOWN_KINDS } from '../core/replicas.ts';
 import { whitelistFromConfigMap } from '../kube/whitelist-source.ts';
 import type { KubeObject, Node, Pod } from '../k8s/types.ts';
 import { applyObjects, REPLACE_ANYTHING, runAction, type ApplyPolicy } from './actions.ts';
-import { listBudgets, type BudgetRecord } from '../kube/budget-records.ts';
+import { listBudgets } from './budget-listing.ts';
+import type { BudgetRecord } from '../core/budget-records.ts';
 import type { EvictionRecord } from './drain.ts';
 import type { SettleOutcome, SettleProbe, SimBackend } from './backend.ts';
 import { describeAction, describeUnsettled } from './describe.ts';
@@ -44,7 +45,7 @@ import { DEFAULT_SETTLE_TIMEOUT_MS, type ActionName, type Step, type SubsetPods 
 
 export type { ExpectationResult } from './evaluate.ts';
 export type { EventRecord, PodRecord, WorkloadSpreadRecord } from './observation.ts';
-export type { BudgetRecord } from '../kube/budget-records.ts';
+export type { BudgetRecord } from '../core/budget-records.ts';
 export type { EvictionRecord } from './drain.ts';
 
 /** The cluster as observed at one moment. */
