@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { realClock } from '../clock/clock.ts';
 import { BUILTIN } from '../client/resources.ts';
-import { startCluster, type EmbeddedCluster } from '../cluster/cluster.ts';
+import { startCluster, type EmbeddedCluster } from '../cluster/index.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import type { Manager } from '../manager/manager.ts';

@@ -33,7 +33,7 @@ import { WEBHOOK_SCOPES, type WebhookScopeKind } from '../webhook/registration.t
 import { DEFAULT_MANAGER_NAMESPACE, LOG_LEVELS, type LogLevel } from './defaults.ts';
 import { CommandError, UsageError, type CliIo } from './io.ts';
 import { stopOnSignals } from './signals.ts';
-import { parseDuration } from '../sim/duration.ts';
+import { parseDuration } from '../k8s/duration.ts';
 
 export { DEFAULT_MANAGER_NAMESPACE, LOG_LEVELS, type LogLevel } from './defaults.ts';
 

@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import { DEFAULT_CONFIGMAP_NAME, MANAGED_LABEL, MANAGED_LABEL_VALUE, MATCHED_WORKLOADSPREAD_ANNOTATION, POD_DELETION_COST_ANNOTATION, WHITELIST_CONFIGMAP_KEY } from '../api/keys.ts';
 import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
-import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate } from '../client/loopback-certificates.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { createNamespace, createObject, customWorkloadCrd, startKubeTestBed, T0, whitelistJson, workloadSpread } from '../testing/kube-bed.ts';

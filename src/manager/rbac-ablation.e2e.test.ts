@@ -28,7 +28,7 @@ import assert from 'node:assert/strict';
 import { DDB_API_VERSION, DDB_KIND } from '../api/disruption-budget.ts';
 import { isNotFound } from '../client/errors.ts';
 import { BUILTIN, type ResourceRef } from '../client/resources.ts';
-import type { ForbiddenRequest, RequestCount } from '../cluster/apiserver/control.ts';
+import type { ForbiddenRequest, RequestCount } from '../cluster/index.ts';
 import type { PolicyRule } from '../cli/install-rbac.ts';
 import { DEFAULT_SECRET_NAME } from '../webhook/certs.ts';
 import { DDB_REF } from '../kube/budget-cache.ts';

@@ -13,8 +13,8 @@ import { VirtualClock } from '../../clock/virtual-clock.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import { eventually } from '../../testing/eventually.ts';
 import { allow, deny, patch, startWebhookServer, type AdmissionRequest, type TestWebhookServer, type WebhookHandler } from '../../testing/webhook-server.ts';
-import { createCertificateAuthority } from './certs.ts';
-import { renderKubeconfig } from './kubeconfig.ts';
+import { createCertificateAuthority } from '../../client/loopback-certificates.ts';
+import { renderKubeconfig } from '../../client/kubeconfig.ts';
 import { expectStatus, pod, rawRequest, startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
 
 const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);

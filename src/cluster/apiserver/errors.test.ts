@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { VirtualClock } from '../../clock/virtual-clock.ts';
-import type { ServingCertificate } from './certs.ts';
+import type { ServingCertificate } from '../../client/loopback-certificates.ts';
 import { MAX_REQUEST_BODY_BYTES } from './body.ts';
 import { expectStatus, rawRequest, startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
 import { uploadUntilStopped } from '../../testing/hostile-client.ts';
