@@ -21,7 +21,7 @@ import { domainDisruptionBudgetCrd, workloadSpreadCrd } from '../api/crd.ts';
 import { WHITELIST_CONFIGMAP_KEY } from '../api/keys.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { webhookConfigurations } from '../webhook/registration.ts';
-import { parseDuration } from '../sim/duration.ts';
+import { parseDuration } from '../k8s/duration.ts';
 import { managerAlerts } from './install-alerts.ts';
 import { managerClusterRules, managerNamespaceRules, type RbacOptions } from './install-rbac.ts';
 import { commonLabels, DEFAULT_NAME_BASE, installNames, INSTALL_VERSION, managerSelectorLabels, nameBase, type InstallNames, type InstallValues } from './install-values.ts';
