@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { Command } from 'commander';
 import { captureIo } from '../testing/cli-io.ts';
 import { readFileSync } from 'node:fs';
-import { CHART_DIR, helmTemplate, helmValues } from '../testing/helm.ts';
+import { CHART_DIR, helmTemplate, helmTemplateRaw, helmValues } from '../testing/helm.ts';
 import { installObjects } from './install-manifests.ts';
 import { defaultInstallValues, INSTALL_NAMES, type InstallValues } from './install-values.ts';
 import { registerManagerCommand } from './main.ts';
@@ -81,6 +81,20 @@ describe('the install starts the manager with the settings it assumes', () => {
     // No limit: qps 0.
     const unlimited = await parseManagerArgs(deploymentArgs(await helmTemplate({ manager: { kubeApi: { qps: 0 } } }, { release: 'ws', namespace: 'ops' })), 'ops');
     assert.equal(unlimited.kubeApiQps, 0);
+  });
+
+  test('chart with watchNamespaces: the manager caches those only; refused with the cluster webhook scope', async () => {
+    const overrides = { manager: { watchNamespaces: ['team-a', 'team-b'] } };
+    const args = deploymentArgs(await helmTemplate(overrides, { release: 'ws', namespace: 'ops' }));
+    assert.deepEqual((await parseManagerArgs(args, 'ops')).watchNamespaces, ['team-a', 'team-b']);
+    const values = (await helmValues(overrides)) as unknown as InstallValues;
+    assert.deepEqual(deploymentArgs(installObjects({ namespace: 'ops', values })), args, 'the chart and workloadspread manifests render the same');
+    assert.equal((await parseManagerArgs(deploymentArgs(await helmTemplate({}, { release: 'ws', namespace: 'ops' })), 'ops')).watchNamespaces, undefined, 'every namespace by default');
+    const both = { manager: { watchNamespaces: ['team-a'] }, webhook: { scope: 'cluster' } };
+    const refused = await helmTemplateRaw(both);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /manager\.watchNamespaces needs webhook\.scope: namespaces/);
+    assert.throws(() => installObjects({ namespace: 'ops', values: { ...values, webhook: { ...values.webhook, scope: 'cluster' } } }), /manager\.watchNamespaces needs webhook\.scope: namespaces/);
   });
 
   test('chart with non-default values: every value reaches the manager', async () => {

@@ -119,6 +119,10 @@ export function managerArgs(values: InstallValues): string[] {
     `--kube-api-qps=${values.manager.kubeApi.qps}`,
     `--kube-api-burst=${values.manager.kubeApi.burst}`,
   ];
+  if (values.manager.watchNamespaces.length > 0) {
+    if (values.webhook.scope !== 'namespaces') throw new Error("manager.watchNamespaces needs webhook.scope: namespaces (the cluster scope sends every namespace's pods to the manager)");
+    args.push(`--watch-namespaces=${values.manager.watchNamespaces.join(',')}`);
+  }
   if (values.webhook.scope !== 'namespaces') args.push(`--webhook-scope=${values.webhook.scope}`);
   if (values.leaderElection.enabled) {
     const lease = values.leaderElection;

@@ -119,6 +119,8 @@ export interface InstallValues {
     allowPrivilegedSubsetPatches: boolean;
     /** The client-side rate limit (`--kube-api-qps`, `--kube-api-burst`). */
     kubeApi: { qps: number; burst: number };
+    /** `--watch-namespaces` (empty: every namespace). */
+    watchNamespaces: string[];
     extraArgs: string[];
   };
   webhook: {
@@ -169,7 +171,7 @@ export function defaultInstallValues(): InstallValues {
     replicas: 2,
     leaderElection: { enabled: true, leaseDuration: '15s', renewDeadline: '10s', retryPeriod: '2s' },
     logLevel: 'info',
-    manager: { enabled: true, workers: 3, unschedulableRecoverySeconds: 300, guardPodDeletion: false, allowPrivilegedSubsetPatches: false, kubeApi: { qps: 20, burst: 30 }, extraArgs: [] },
+    manager: { enabled: true, workers: 3, unschedulableRecoverySeconds: 300, guardPodDeletion: false, allowPrivilegedSubsetPatches: false, kubeApi: { qps: 20, burst: 30 }, watchNamespaces: [], extraArgs: [] },
     webhook: {
       url: '',
       port: 9443,
