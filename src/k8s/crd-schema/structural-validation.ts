@@ -20,7 +20,7 @@
  * "value validation properties must be mirrored in the skeleton" rule, the
  * list-map key required-or-defaulted rule, and format names.
  */
-import { forbidden, invalid, notSupported, required, type FieldError, type FieldPath } from '../../../k8s/field-errors.ts';
+import { forbidden, invalid, notSupported, required, type FieldError, type FieldPath } from '../field-errors.ts';
 import { pruneValue } from './prune.ts';
 import { asSchema, type Schema } from './structural.ts';
 import { compileSchema } from './validator.ts';

@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { parse as parseYaml } from 'yaml';
-import { formatFieldError, root } from '../../../k8s/field-errors.ts';
-import type { KubeObject } from '../../../k8s/types.ts';
+import { formatFieldError, root } from '../field-errors.ts';
+import type { KubeObject } from '../types.ts';
 import { validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate } from './crd-validation.ts';
 import { defaultResource, hasDefaults, needsDefaults } from './defaults.ts';
 import { validateEmbeddedResources } from './embedded.ts';
@@ -183,7 +183,7 @@ describe('structural schema rules', () => {
   for (const [name, s, want] of cases) test(name, () => assert.deepEqual(validateStructuralSchema(s, base).map(formatFieldError), want));
 });
 
-const crdYaml = readFileSync(new URL('../../../../deploy/crds/apps.kruise.io_workloadspreads.yaml', import.meta.url), 'utf8');
+const crdYaml = readFileSync(new URL('../../../deploy/crds/apps.kruise.io_workloadspreads.yaml', import.meta.url), 'utf8');
 const wsCrd = (): KubeObject => parseYaml(crdYaml) as KubeObject;
 
 describe('CRD validation', () => {

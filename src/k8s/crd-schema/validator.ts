@@ -23,8 +23,8 @@
  */
 import * as AjvModule from 'ajv';
 import type { Ajv as AjvClass, ErrorObject, ValidateFunction } from 'ajv';
-import { invalid, notSupported, required, tooLong, tooMany, typeInvalid, type FieldError } from '../../../k8s/field-errors.ts';
-import { jsonTypeName } from '../../../k8s/raw-json.ts';
+import { invalid, notSupported, required, tooLong, tooMany, typeInvalid, type FieldError } from '../field-errors.ts';
+import { jsonTypeName } from '../raw-json.ts';
 import { asSchema, type Schema } from './structural.ts';
 
 // ajv ships CommonJS with `exports.default`; under NodeNext the default import is the module object.
