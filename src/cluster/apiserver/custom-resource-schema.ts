@@ -5,7 +5,7 @@
  *   version: pruning and defaulting on every decoded body (before
  *   admission) and again after mutating admission (what webhooks add is
  *   pruned and defaulted too), defaulting of objects read back, and schema
- *   validation (ajv, compiled once per schema), list-type uniqueness and
+ *   validation (k8s/crd-schema/validator.ts, prepared once per schema), list-type uniqueness and
  *   embedded-resource checks on create, update and status update (the
  *   CustomResourceDefinition resource itself is validated by
  *   crd-validation.ts, through its strategy).
