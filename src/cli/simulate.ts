@@ -17,12 +17,12 @@
  */
 import { basename, extname, resolve } from 'node:path';
 import type { Logger } from '../client/logger.ts';
-import type { ServingCertificate } from '../cluster/apiserver/certs.ts';
-import { jsonLine, setupJsonLine } from '../sim/output-json.ts';
-import { renderHtmlReport } from '../sim/html-report.ts';
-import { renderHeader, renderSetup, renderStep, renderSummary } from '../sim/report-table.ts';
-import { runScenario, type RunOptions, type ScenarioRunResult } from '../sim/runner.ts';
-import { formatProblems, parseScenario } from '../sim/scenario.ts';
+import type { ServingCertificate } from '../client/loopback-certificates.ts';
+import { jsonLine, setupJsonLine } from '../sim/index.ts';
+import { renderHtmlReport } from '../sim/index.ts';
+import { renderHeader, renderSetup, renderStep, renderSummary } from '../sim/index.ts';
+import { runScenario, type RunOptions, type ScenarioRunResult } from '../sim/index.ts';
+import { formatProblems, parseScenario } from '../sim/index.ts';
 import { INTERRUPTED_EXIT_CODE, SIMULATE_OUTPUTS } from './defaults.ts';
 import { inputName, parseMaxInputSize, readInput, STDIN, UsageError, type CliIo } from './io.ts';
 import { stopOnSignals } from './signals.ts';
