@@ -9,8 +9,8 @@
  * their own path, a CPU profile of N virtual seconds (a .cpuprofile Chrome DevTools reads: nodes,
  * samples, timeDeltas), a heap snapshot (a .heapsnapshot: snapshot.meta, nodes, edges,
  * strings), one at a time (409), `seconds` checked (400); 404 with profiling off and on a plain
- * endpoint. A manager without the chart's review rules answers 500 and is refused by the API
- * server: the rules are needed.
+ * endpoint. A manager without either of the chart's review rules answers 500 and is refused by
+ * the API server: both rules are needed.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -262,6 +262,23 @@ describe('when the profiles are not served, and without the chart\'s review rule
     } finally {
       await stopOnClock(env, bare.manager, { allowForbidden: true });
       // Expected refusals: the cluster's final check is about the chart's own rules.
+      env.cluster.apiServer.control.resetCounters();
+    }
+  });
+
+  test('without create on subjectaccessreviews (the chart\'s secure rules minus that one): 500 naming the user, and the API server refuses the review — the rule is needed', async () => {
+    const full = chartRules(chartSettings({ secureMetrics: {} }));
+    const rules = { ...full, cluster: full.cluster.filter((r) => !r.resources.includes('subjectaccessreviews')) };
+    assert.equal(rules.cluster.length, full.cluster.length - 1, 'the secure rules hold one for subjectaccessreviews');
+    const partial = await startTestManager(env, { name: 'secure-partial', secureMetrics: {}, rbac: { rules } });
+    try {
+      const answer = await get(`${partial.manager.endpoints().metrics ?? ''}/metrics`, tokens.prometheus);
+      assert.equal(answer.code, 500);
+      assert.equal(answer.text, `Authorization for user system:serviceaccount:${MONITORING}:prometheus failed\n`);
+      const refused = env.cluster.apiServer.control.forbiddenRequests({ userAgent: 'workloadspread-manager/secure-partial' });
+      assert.deepEqual(refused.map((f) => f.message), [`subjectaccessreviews.authorization.k8s.io is forbidden: User "${refused[0]?.username ?? ''}" cannot create resource "subjectaccessreviews" in API group "authorization.k8s.io" at the cluster scope`]);
+    } finally {
+      await stopOnClock(env, partial.manager, { allowForbidden: true });
       env.cluster.apiServer.control.resetCounters();
     }
   });
