@@ -16,6 +16,7 @@
  * - `store.watch(undefined, ...)` — every write, for in-process controllers.
  */
 import type { Clock } from '../../clock/clock.ts';
+import type { Races } from '../../clock/races.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import { AdmissionChain } from './admission.ts';
 import type { ApiServerHost, ResponseFormatter, Route } from './extension-host.ts';
@@ -47,10 +48,14 @@ export interface ApiServerCoreOptions {
   historyLimit?: number;
   /** The cluster CA, published in every namespace as the kube-root-ca.crt ConfigMap. */
   caPem?: string;
+  /** Race mode: random latencies for watch events and admission webhook calls. */
+  races?: Races;
 }
 
 export class ApiServerCore implements ApiServerHost {
   readonly clock: Clock;
+  /** Race mode (undefined: none): watch deliveries and webhook calls take random clock time. */
+  readonly races: Races | undefined;
   readonly registry = new ResourceRegistry();
   readonly store: ObjectStore;
   readonly admission = new AdmissionChain();
@@ -66,6 +71,7 @@ export class ApiServerCore implements ApiServerHost {
 
   constructor(options: ApiServerCoreOptions) {
     this.clock = options.clock;
+    this.races = options.races;
     this.store = new ObjectStore(options.historyLimit === undefined ? {} : { historyLimit: options.historyLimit });
     this.ops = new ObjectOperations({ store: this.store, registry: this.registry, admission: this.admission, now: () => this.clock.now() });
     for (const def of builtinResources({ serviceAllocator: this.serviceAllocator })) this.registry.register(def);
