@@ -12,13 +12,15 @@
  * the size of the pod.
  */
 import { ServiceAllocator } from '../src/cluster/apiserver/strategies/service.ts';
+import { Authorizer } from '../src/cluster/apiserver/authorization.ts';
+import { ObjectStore } from '../src/cluster/apiserver/storage.ts';
 import { builtinResources } from '../src/cluster/apiserver/builtin-resources.ts';
 import { FieldManager } from '../src/cluster/apiserver/fields/managed-fields.ts';
 import type { KubeObject } from '../src/k8s/types.ts';
 import { ok } from '../src/cluster/apiserver/errors.ts';
 
 const N = Number(process.argv[2] ?? 5000);
-const def = builtinResources({ serviceAllocator: new ServiceAllocator() }).find((d) => d.group === '' && d.plural === 'pods');
+const def = builtinResources({ serviceAllocator: new ServiceAllocator(), authorizer: new Authorizer(new ObjectStore()) }).find((d) => d.group === '' && d.plural === 'pods');
 if (def === undefined) throw new Error('no pods resource');
 const podDef = def;
 const fields = new FieldManager();

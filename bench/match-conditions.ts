@@ -16,12 +16,14 @@
  * of the matching code (the webhook call itself, HTTPS, is not included: see
  * bench/apiserver-admission.ts for end-to-end figures).
  */
-import { authorize } from '../src/cluster/apiserver/access-review.ts';
+import { Authorizer } from '../src/cluster/apiserver/authorization.ts';
+import { ObjectStore } from '../src/cluster/apiserver/storage.ts';
 import { compileMatchCondition, compileMatchConditions, evaluateMatchConditions, type CompiledMatchConditions, type MatchConditionInput } from '../src/cluster/apiserver/match-conditions.ts';
 import { webhooksOf, type WebhookAccessor } from '../src/cluster/apiserver/webhook-configuration.ts';
 import { shouldCallHook, type MatchDeps, type MatchRequest } from '../src/cluster/apiserver/webhook-matching.ts';
 
 const CALLS = Number(process.argv[2] ?? 200_000);
+const authorizer = new Authorizer(new ObjectStore());
 
 const runningPod = {
   apiVersion: 'v1',
@@ -98,9 +100,10 @@ const input: MatchConditionInput = {
     dryRun: false,
     options: { kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1' },
   }),
-  user: { username: 'system:serviceaccount:kube-system:replicaset-controller', groups: ['system:serviceaccounts', 'system:authenticated'] },
+  // The embedded cluster's controllers run as system:masters: the authorizer allows them before RBAC.
+  user: { username: 'system:serviceaccount:kube-system:replicaset-controller', groups: ['system:masters', 'system:serviceaccounts', 'system:authenticated'] },
   requestResource: { group: '', resource: 'pods', subresource: '', namespace: 'team-a', name: runningPod.metadata.name },
-  authorize,
+  authorize: (attributes) => authorizer.authorize(attributes),
 };
 
 function depsFor(compiled: CompiledMatchConditions | undefined): MatchDeps {

@@ -1,11 +1,11 @@
 /**
- * `npm run soak [-- --minutes N] [--seed S]` (`-- --help` prints the usage): the fault soak of src/testing/soak.ts — two manager
+ * `npm run soak [-- --minutes N] [--seed S]` (`-- --help` prints the usage): the fault soak of scripts/soak/driver.ts — two manager
  * replicas on the embedded cluster under a random schedule of faults for N minutes of wall-clock time
  * (default 10), then the convergence checks. Prints what it injected and the invariant results; exits 1
  * when an invariant was violated, 2 on bad arguments.
  */
 import { writeFileSync } from 'node:fs';
-import { parseSoakArgs, SOAK_USAGE } from '../src/testing/soak-args.ts';
+import { parseSoakArgs, SOAK_USAGE } from './soak/args.ts';
 
 const args = parseSoakArgs(process.argv.slice(2));
 if (args.kind === 'help') {
@@ -18,7 +18,7 @@ if (args.kind === 'error') {
 }
 const { minutes, seed } = args;
 // Loaded only once the arguments are good: it pulls in the whole embedded cluster.
-const { formatSoakReport, runSoak } = await import('../src/testing/soak.ts');
+const { formatSoakReport, runSoak } = await import('../scripts/soak/driver.ts');
 const report = await runSoak({ faultPhaseMs: minutes * 60_000, ...(seed === undefined ? {} : { seed }), print: (line) => process.stdout.write(`${line}\n`) });
 for (const line of formatSoakReport(report)) process.stdout.write(`${line}\n`);
 if (report.diagnostics.length > 0) {

@@ -40,7 +40,7 @@ describe('the WorkloadSpread CRD (spec §1, D1)', () => {
     assert.deepEqual([version.name, version.served, version.storage], ['v1alpha1', true, true]);
     assert.deepEqual(version.subresources, { status: {} });
   });
-  test('printer columns of the reference plus Subsets, Ready (ready / replicas) and Placed (placed / replicas)', () => {
+  test('printer columns of the reference plus Subsets, Ready and Reason from the Ready condition, and integer counts', () => {
     assert.deepEqual(
       version.additionalPrinterColumns.map((c: Obj) => [c.name, c.type, c.jsonPath]),
       [
@@ -48,11 +48,22 @@ describe('the WorkloadSpread CRD (spec §1, D1)', () => {
         ['WorkloadKind', 'string', '.spec.targetRef.kind'],
         ['Adaptive', 'boolean', '.spec.scheduleStrategy.type[?(@ == "Adaptive")]'],
         ['Subsets', 'integer', '.status.subsetCount'],
-        ['Ready', 'string', '.status.ready'],
-        ['Placed', 'string', '.status.placed'],
+        ['Ready', 'string', '.status.conditions[?(@.type=="Ready")].status'],
+        ['Reason', 'string', '.status.conditions[?(@.type=="Ready")].reason'],
+        ['Desired', 'integer', '.status.workloadReplicas'],
+        ['Placed', 'integer', '.status.placedReplicas'],
+        ['Ready-Pods', 'integer', '.status.readyReplicas'],
         ['Age', 'date', '.metadata.creationTimestamp'],
       ],
     );
+  });
+  test('every integer column reads an integer field of the status schema', () => {
+    const statusProps = schema.properties.status.properties;
+    for (const c of version.additionalPrinterColumns as Obj[]) {
+      if (c.type !== 'integer') continue;
+      const field = String(c.jsonPath).replace(/^\.status\./, '');
+      assert.equal(statusProps[field]?.type, 'integer', c.name);
+    }
   });
   test('root: metadata is just {type: object}, spec is not required', () => {
     assert.deepEqual(schema.properties.metadata, { type: 'object' });

@@ -118,9 +118,13 @@ export function crdFromSchema(options: CrdOptions): Record<string, unknown> {
 
 /**
  * The printer columns of the reference (WorkloadName, WorkloadKind, Adaptive,
- * Age) plus Subsets, Ready and Placed (D1): READY reads as kubectl users read
- * it for a Deployment — ready pods (in subsets) over desired replicas — and
- * PLACED beside it counts the pods placed in subsets, ready or not.
+ * Age) plus ours: Subsets; Ready and Reason from the `Ready` condition (True
+ * only once the status covers the current spec and pods, core/ready-condition.ts);
+ * and three integer counts — Desired (the workload's replicas), Placed (active
+ * pods in subsets, ready or not) and Ready-Pods (ready ones among them). The
+ * counts are the controller's last written view: while Ready is False they
+ * may trail the pods by a few seconds (the controller batches status writes),
+ * a change of Ready is written at once with them.
  */
 export const WORKLOADSPREAD_PRINTER_COLUMNS: readonly PrinterColumn[] = [
   { name: 'WorkloadName', type: 'string', jsonPath: '.spec.targetRef.name', description: 'Name of the target workload.' },
@@ -132,8 +136,16 @@ export const WORKLOADSPREAD_PRINTER_COLUMNS: readonly PrinterColumn[] = [
     description: 'Whether pods move to the next subset when their subset cannot schedule them.',
   },
   { name: 'Subsets', type: 'integer', jsonPath: '.status.subsetCount', description: 'Number of subsets.' },
-  { name: 'Ready', type: 'string', jsonPath: '.status.ready', description: 'Ready pods placed in a subset over workload replicas.' },
-  { name: 'Placed', type: 'string', jsonPath: '.status.placed', description: 'Active pods placed in a subset (ready or not) over workload replicas.' },
+  {
+    name: 'Ready',
+    type: 'string',
+    jsonPath: '.status.conditions[?(@.type=="Ready")].status',
+    description: 'True when the spread holds for the current spec and the pods the controller saw.',
+  },
+  { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', description: 'Why Ready is what it is (Spread when True).' },
+  { name: 'Desired', type: 'integer', jsonPath: '.status.workloadReplicas', description: "The workload's replicas." },
+  { name: 'Placed', type: 'integer', jsonPath: '.status.placedReplicas', description: 'Active pods placed in a subset, ready or not.' },
+  { name: 'Ready-Pods', type: 'integer', jsonPath: '.status.readyReplicas', description: 'Ready pods placed in a subset.' },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
 ];
 

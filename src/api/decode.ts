@@ -1,7 +1,7 @@
 /**
  * Decoding a WorkloadSpread where it enters the process (the informer cache's
  * transform, an admission request, a file the CLI reads), against the one
- * TypeBox schema (workloadspread.ts) — so everything past the boundary works
+ * TypeBox schema (workloadspread.ts, as its generated JSON copy) — so everything past the boundary works
  * on a typed value and never re-checks shapes: `spec.subsets` is an array of
  * subsets with names, `targetRef` has its three strings, a subset status has
  * its name and counts, and so on.
@@ -16,7 +16,9 @@
 import { formatFieldError } from '../k8s/field-errors.ts';
 import { isPlainObject } from '../k8s/json.ts';
 import { validateStructure } from './structural.ts';
-import { WorkloadSpreadSchema, type WorkloadSpread } from './workloadspread.ts';
+import type { WorkloadSpread } from './workloadspread.ts';
+// The schema of workloadspread.ts as plain JSON (json-schema-module.ts): decoding does not load TypeBox.
+import { WORKLOADSPREAD_JSON_SCHEMA as WorkloadSpreadSchema } from './workloadspread-json-schema.ts';
 
 export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -76,7 +78,7 @@ export function decodeWorkloadSpread(raw: unknown): Decoded<WorkloadSpread> {
     const more = errors.length > QUOTED_ERRORS ? ` (and ${errors.length - QUOTED_ERRORS} more)` : '';
     return { ok: false, error: `${label} cannot be read: ${quoted}${more}` };
   }
-  const schema = WorkloadSpreadSchema as unknown as Schema;
+  const schema = WorkloadSpreadSchema;
   const value = hasKnownNull(raw, schema) ? withoutKnownNulls(raw, schema) : raw;
   return { ok: true, value: value as unknown as WorkloadSpread };
 }

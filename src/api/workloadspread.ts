@@ -22,13 +22,7 @@ import {
   TolerationSchema,
 } from './schema-kit.ts';
 
-export const GROUP = 'apps.kruise.io';
-export const VERSION = 'v1alpha1';
-export const API_VERSION = `${GROUP}/${VERSION}`;
-export const KIND = 'WorkloadSpread';
-export const PLURAL = 'workloadspreads';
-export const SINGULAR = 'workloadspread';
-export const SHORT_NAMES = ['ws'] as const;
+export { API_VERSION, GROUP, KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from './names.ts';
 
 export const TargetReferenceSchema = Type.Object(
   {
@@ -161,11 +155,19 @@ export const SubsetStatusSchema = Type.Object(
 
 export const WorkloadSpreadConditionSchema = Type.Object(
   {
-    type: Type.String({ description: 'Condition type: DuplicateTarget (True while another WorkloadSpread of the same workload takes precedence).' }),
+    type: Type.String({
+      description:
+        'Condition type: Ready (True when the spread holds for the current spec and pods), Reconciling (True while it converges), Stalled (True when it cannot converge without a change), DuplicateTarget (True while another WorkloadSpread of the same workload takes precedence).',
+    }),
     status: Type.String({ description: 'True, False or Unknown.' }),
     observedGeneration: Type.Optional(Int64({ description: 'The generation the condition was set for.' })),
     lastTransitionTime: Type.Optional(Time({ description: 'When the status last changed.' })),
-    reason: Type.Optional(Type.String({ description: 'A CamelCase reason.' })),
+    reason: Type.Optional(
+      Type.String({
+        description:
+          'A CamelCase reason. Ready: Spread (True); WorkloadNotFound, PodsPending, Converging, SubsetUnschedulable, SubsetOverLimit, PodsOutsideSubsets, Rebalancing, PodsChanging, DuplicateTarget (False).',
+      }),
+    ),
     message: Type.Optional(Type.String({ description: 'Human-readable details.' })),
   },
   { description: 'A condition of the WorkloadSpread (workloadspread extension; not in OpenKruise).' },
@@ -217,7 +219,8 @@ export const WorkloadSpreadStatusSchema = Type.Object(
     observedGeneration: Type.Optional(Int64({ description: 'The generation this status was computed for.' })),
     conditions: Type.Optional(
       Type.Array(WorkloadSpreadConditionSchema, {
-        description: 'Conditions of the WorkloadSpread as a whole; DuplicateTarget=True means it is ignored because an older one spreads the same workload.',
+        description:
+          'Conditions of the WorkloadSpread as a whole: Ready, with Reconciling or Stalled while it is not (kstatus conventions); DuplicateTarget=True means it is ignored because an older one spreads the same workload.',
       }),
     ),
     subsetStatuses: Type.Optional(
@@ -235,6 +238,11 @@ export const WorkloadSpreadStatusSchema = Type.Object(
     placed: Type.Optional(
       Type.String({ description: 'Active pods placed in a subset, ready or not, over workload replicas, e.g. 9/10 (for display).' }),
     ),
+    workloadReplicas: Type.Optional(
+      Int32({ description: "The workload's replicas this status was computed against (absent when unknown)." }),
+    ),
+    placedReplicas: Type.Optional(Int32({ description: 'Active pods placed in a subset, ready or not.' })),
+    readyReplicas: Type.Optional(Int32({ description: 'Ready pods placed in a subset.' })),
     rebalance: Type.Optional(RebalanceStatusSchema),
   },
   { description: 'Observed state of the WorkloadSpread.' },

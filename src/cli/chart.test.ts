@@ -200,8 +200,8 @@ describe('helm template with default values', () => {
       '|nodes|list,watch|',
       'apps.kruise.io|workloadspreads|get,list,watch|',
       'apps.kruise.io|workloadspreads/status|update|',
-      'apps|deployments,replicasets,statefulsets|get,list,watch|',
-      'batch|jobs|get,list,watch|',
+      'apps|deployments,replicasets,statefulsets|list,watch|',
+      'batch|jobs|list,watch|',
       'apps.kruise.io|clonesets|get,list,watch|',
       'apps.kruise.io|statefulsets|get|',
       'policy.workloadspread.io|domaindisruptionbudgets|get,list,watch|',
@@ -215,7 +215,7 @@ describe('helm template with default values', () => {
       'coordination.k8s.io|leases|create|',
       '|secrets|get,update|workloadspread-webhook-certs',
       '|secrets|create|',
-      '|configmaps|get,list,watch|workloadspread-configuration',
+      '|configmaps|list,watch|workloadspread-configuration',
     ]);
     assert.deepEqual(find(objects, 'ClusterRole').rules, managerClusterRules(rbacOptions(defaultInstallValues())));
     assert.deepEqual(find(objects, 'Role').rules, managerNamespaceRules(rbacOptions(defaultInstallValues())));

@@ -7,11 +7,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from './main.ts';
-import { DEFAULT_LAYOUT, layoutNodes, parseNodeLayout } from './cluster.ts';
+import { DEFAULT_LAYOUT, layoutNodes, parseNodeLayout, runCluster } from './cluster.ts';
 import { captureIo } from '../testing/cli-io.ts';
 import { eventually } from '../testing/eventually.ts';
 import { k8sTools } from '../testing/k8s-tools.ts';
@@ -66,6 +66,61 @@ describe('usage errors exit 2 with one line', () => {
       assert.equal(await main(['cluster', '--port', '0', '--kubeconfig', join(home, '.kube', 'config')], io), 2);
       assert.equal(io.stderr, 'error: --kubeconfig: refusing to overwrite ~/.kube/config; pass another file\n');
       assert.equal(existsSync(join(home, '.kube', 'config')), false);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the kubeconfig: outside the working tree, readable by its owner only', () => {
+  /** Runs the command in-process (no manager, one node) until `check` has looked at what it wrote. */
+  async function runOnce(home: string, args: { kubeconfig?: string }, check: () => void): Promise<{ code: number; stdout: string }> {
+    const io = captureIo();
+    io.env['HOME'] = home;
+    let stop: (signal: string) => void = () => {};
+    const stopped = new Promise<string>((resolve) => (stop = resolve));
+    let failure: unknown;
+    const code = await runCluster({ port: '0', nodes: 'zones=1,perZone=1', manager: false, ...args }, io, {
+      waitForStop: () => stopped,
+      onReady: () => {
+        try {
+          check();
+        } catch (err) {
+          failure = err;
+        }
+        stop('');
+      },
+    });
+    if (failure !== undefined) throw failure;
+    return { code, stdout: io.stdout };
+  }
+
+  test('by default ~/.kube/workloadspread-embedded.kubeconfig, mode 0600 (~/.kube made 0700), nothing in the current directory; removed on exit', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'ws-home-'));
+    try {
+      const path = join(home, '.kube', 'workloadspread-embedded.kubeconfig');
+      const { code, stdout } = await runOnce(home, {}, () => {
+        assert.equal(statSync(path).mode & 0o777, 0o600);
+        assert.equal(statSync(join(home, '.kube')).mode & 0o777, 0o700);
+        assert.equal(existsSync('workloadspread.kubeconfig'), false, 'not in the working tree');
+      });
+      assert.equal(code, 130);
+      assert.match(stdout, new RegExp(`kubeconfig: ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(readable by you only; removed on exit\\)`));
+      assert.match(stdout, /export KUBECONFIG=.*\/\.kube\/workloadspread-embedded\.kubeconfig\n/);
+      assert.equal(existsSync(path), false, 'removed on exit');
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  test('--kubeconfig FILE: there, 0600 even over a file that was readable by others', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'ws-home-'));
+    try {
+      const path = join(home, 'mine.yaml');
+      writeFileSync(path, 'old\n', { mode: 0o644 });
+      const { code } = await runOnce(home, { kubeconfig: path }, () => assert.equal(statSync(path).mode & 0o777, 0o600));
+      assert.equal(code, 130);
+      assert.equal(existsSync(join(home, '.kube')), false, 'the default place is left alone');
     } finally {
       rmSync(home, { recursive: true, force: true });
     }

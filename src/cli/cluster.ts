@@ -3,13 +3,15 @@
  * clock, for interactive use with kubectl.
  *
  *   workloadspread cluster [--nodes zones=3,perZone=2,cpu=8,memory=32Gi,pods=110]
- *                          [--port 6443] [--kubeconfig ./workloadspread.kubeconfig]
+ *                          [--port 6443] [--kubeconfig ~/.kube/workloadspread-embedded.kubeconfig]
  *
  * Nodes are `node-<zone>-<i>` in zones `zone-a`, `zone-b`, … (label
- * `topology.kubernetes.io/zone`, region `region-1`). The kubeconfig goes to
- * `./workloadspread.kubeconfig` by default — never to `~/.kube/config`,
- * which the command refuses to write — and is removed again on exit, since
- * the server and its certificate authority die with the process. Ctrl-C
+ * `topology.kubernetes.io/zone`, region `region-1`). The kubeconfig holds an
+ * admin bearer token, so it goes outside the working tree by default:
+ * `~/.kube/workloadspread-embedded.kubeconfig` (`~/.kube` made 0700 if it
+ * is missing), never `~/.kube/config`, which the command refuses to write;
+ * it is written 0600 wherever it goes and removed again on exit, since the
+ * server and its certificate authority die with the process. Ctrl-C
  * (SIGINT) or SIGTERM stops everything and exits 130 (signals.ts).
  * The WorkloadSpread manager runs inside by default (`--no-manager` to
  * skip): the CRD is installed, the webhooks are registered by URL, so
@@ -17,9 +19,9 @@
  * log goes to stderr as JSON lines (`--log-level`, default warn). More in-process components:
  * `ClusterCommandHooks.components`, started after the nodes.
  */
-import { rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { realClock } from '../clock/clock.ts';
 import { parseQuantityNanos } from '../k8s/quantity.ts';
 import { startCluster, type EmbeddedCluster } from '../cluster/cluster.ts';
@@ -28,12 +30,12 @@ import type { NodeSpec } from '../cluster/nodes.ts';
 import { KUBELET_VERSION } from '../cluster/nodes.ts';
 import type { Manager } from '../manager/manager.ts';
 import { embeddedManagerComponent } from './embedded-manager.ts';
-import { DEFAULT_CLUSTER_LOG_LEVEL, DEFAULT_KUBECONFIG, DEFAULT_PORT, INTERRUPTED_EXIT_CODE, type LogLevel } from './defaults.ts';
+import { DEFAULT_CLUSTER_LOG_LEVEL, DEFAULT_KUBECONFIG_FILE, DEFAULT_PORT, INTERRUPTED_EXIT_CODE, type LogLevel } from './defaults.ts';
 import { CommandError, UsageError, type CliIo } from './io.ts';
 import { jsonLogger } from './manager.ts';
 import { stopOnSignals, type StopSignals } from './signals.ts';
 
-export { DEFAULT_KUBECONFIG, DEFAULT_PORT } from './defaults.ts';
+export { DEFAULT_KUBECONFIG_FILE, DEFAULT_PORT } from './defaults.ts';
 
 export interface NodeLayout {
   zones: number;
@@ -121,18 +123,30 @@ function parsePort(text: string | undefined): number {
   return n;
 }
 
-function kubeconfigPath(text: string | undefined, io: CliIo): string {
-  const path = resolve(text ?? DEFAULT_KUBECONFIG);
-  const home = io.env['HOME'] ?? homedir();
+/** Where the kubeconfig goes: `--kubeconfig`, else `~/.kube/workloadspread-embedded.kubeconfig` (`HOME` from the environment). */
+export function clusterKubeconfigPath(text: string | undefined, env: Readonly<Record<string, string | undefined>>): string {
+  const home = env['HOME'] ?? homedir();
+  const path = resolve(text ?? join(home, '.kube', DEFAULT_KUBECONFIG_FILE));
   if (path === resolve(home, '.kube', 'config')) throw new UsageError('--kubeconfig: refusing to overwrite ~/.kube/config; pass another file');
   return path;
+}
+
+/**
+ * Writes the kubeconfig readable by its owner only (0600, also over a file
+ * that was there with a wider mode); the default's `~/.kube` is created
+ * 0700 when missing.
+ */
+async function writePrivateKubeconfig(cluster: EmbeddedCluster, path: string, isDefault: boolean): Promise<void> {
+  if (isDefault) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  await cluster.writeKubeconfig(path);
+  chmodSync(path, 0o600);
 }
 
 export async function runCluster(options: ClusterCommandOptions, io: CliIo, hooks: ClusterCommandHooks = {}): Promise<number> {
   const parsed = parseNodeLayout(options.nodes ?? '');
   if (!parsed.ok) throw new UsageError(parsed.error);
   const port = parsePort(options.port);
-  const kubeconfig = kubeconfigPath(options.kubeconfig, io);
+  const kubeconfig = clusterKubeconfigPath(options.kubeconfig, io.env);
   const layout = parsed.layout;
 
   let manager: Manager | undefined;
@@ -151,7 +165,7 @@ export async function runCluster(options: ClusterCommandOptions, io: CliIo, hook
   // From here on Ctrl-C stops what was started (a signal during the start takes effect once it is up).
   const signals = hooks.waitForStop === undefined ? stopOnSignals(io, { forcedExitCode: INTERRUPTED_EXIT_CODE }) : undefined;
   try {
-    return await serve(io, hooks, signals, { layout, port, kubeconfig, components, manager: () => manager });
+    return await serve(io, hooks, signals, { layout, port, kubeconfig, defaultKubeconfig: options.kubeconfig === undefined, components, manager: () => manager });
   } finally {
     signals?.dispose();
   }
@@ -161,7 +175,7 @@ async function serve(
   io: CliIo,
   hooks: ClusterCommandHooks,
   signals: StopSignals | undefined,
-  o: { layout: NodeLayout; port: number; kubeconfig: string; components: ControllerFactory[]; manager: () => Manager | undefined },
+  o: { layout: NodeLayout; port: number; kubeconfig: string; defaultKubeconfig: boolean; components: ControllerFactory[]; manager: () => Manager | undefined },
 ): Promise<number> {
   const { layout, port, kubeconfig, components } = o;
   let cluster: EmbeddedCluster;
@@ -173,7 +187,7 @@ async function serve(
     throw err;
   }
   try {
-    await cluster.writeKubeconfig(kubeconfig);
+    await writePrivateKubeconfig(cluster, kubeconfig, o.defaultKubeconfig);
   } catch (err) {
     await cluster.stop();
     throw new CommandError(`cannot write the kubeconfig ${kubeconfig}: ${(err as Error).message}`);
@@ -184,7 +198,7 @@ async function serve(
     [
       `Kubernetes ${KUBELET_VERSION} (embedded) is running at ${cluster.apiServer.url}`,
       `nodes: ${layout.zones * layout.perZone} in ${layout.zones} zone(s) (${zones.join(', ')}), ${layout.cpu} cpu / ${layout.memory} memory / ${layout.pods} pods each`,
-      `kubeconfig: ${kubeconfig}`,
+      `kubeconfig: ${kubeconfig} (readable by you only; removed on exit)`,
       ...(manager === undefined
         ? ['WorkloadSpread manager: not running (--no-manager)']
         : [`WorkloadSpread manager: running inside (CRD installed, webhooks at ${manager.endpoints().webhook ?? '?'}, metrics at ${manager.endpoints().metrics ?? '?'}/metrics)`]),

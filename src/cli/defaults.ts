@@ -9,14 +9,21 @@ export const DEFAULT_MANAGER_NAMESPACE = 'workloadspread-system';
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** `cluster`: where the kubeconfig goes, and the API server's port. */
-export const DEFAULT_KUBECONFIG = 'workloadspread.kubeconfig';
+/**
+ * `cluster`: where the kubeconfig goes by default — `~/.kube/` beside the
+ * user's other kubeconfigs (never `~/.kube/config` itself), so the bearer
+ * token it holds never lands in a working tree — and the API server's port.
+ * `workloadspread.kubeconfig` was the default before (in the current directory).
+ */
+export const DEFAULT_KUBECONFIG_FILE = 'workloadspread-embedded.kubeconfig';
+export const DEFAULT_KUBECONFIG_DISPLAY = `~/.kube/${DEFAULT_KUBECONFIG_FILE}`;
 export const DEFAULT_PORT = 6443;
 /** `cluster`: the manager inside logs warnings and errors only, unless told otherwise. */
 export const DEFAULT_CLUSTER_LOG_LEVEL: LogLevel = 'warn';
 
 export const SIMULATE_OUTPUTS = ['table', 'json', 'html'] as const;
-export const STATUS_OUTPUTS = ['table', 'wide', 'json', 'yaml'] as const;
+/** `status`'s own formats; kubectl's object formats (json, yaml, name, jsonpath, ...) are output.ts's. */
+export const STATUS_OUTPUTS = ['table', 'wide'] as const;
 export const PLAN_OUTPUTS = ['table', 'json', 'yaml'] as const;
 
 /**

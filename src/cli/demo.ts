@@ -17,7 +17,8 @@
  */
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { realClock } from '../clock/clock.ts';
 import { CLONESET_DEMO } from '../sim/cloneset-demo.ts';
@@ -68,7 +69,19 @@ export const DEFAULT_REPORT = join(tmpdir(), 'workloadspread-demo-report.html');
 const WIDTH = 78;
 const BAR_CELLS = 12;
 
-const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/**
+ * The package's root (where examples/ is): the nearest directory above this module holding the
+ * package.json, whether the module runs from src/cli, dist/cli or a launch bundle (bin/launch.js).
+ */
+function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'examples'))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) return fileURLToPath(new URL('../../', import.meta.url));
+    dir = parent;
+  }
+}
 
 /** m:ss of clock time since the run started. */
 export function clockTime(ms: number): string {
@@ -143,7 +156,7 @@ export async function runDemo(options: DemoOptions, io: CliIo, hooks: DemoHooks 
   const now = hooks.now ?? (() => clock.now());
   const started = now();
   const pause = hooks.pause ?? ((ms: number) => clock.sleep(ms));
-  const root = hooks.root ?? PACKAGE_ROOT;
+  const root = hooks.root ?? packageRoot();
   const reportPath = resolve(options.report ?? DEFAULT_REPORT);
 
   const demo = options.cloneset === true ? CLONESET_DEMO : DEPLOYMENT_DEMO;
@@ -235,8 +248,8 @@ export async function runDemo(options: DemoOptions, io: CliIo, hooks: DemoHooks 
     ...wrap(reportLine, WIDTH, ''),
     '',
     'To keep a cluster running and use kubectl (the manager runs inside it):',
-    `  ${style.cyan('npx workloadspread cluster')}                       ${style.dim('# Ctrl-C stops it')}`,
-    `  ${style.cyan('export KUBECONFIG=$PWD/workloadspread.kubeconfig')}  ${style.dim('# in another terminal')}`,
+    `  ${style.cyan('npx workloadspread cluster')}                                    ${style.dim('# Ctrl-C stops it')}`,
+    `  ${style.cyan('export KUBECONFIG=~/.kube/workloadspread-embedded.kubeconfig')}  ${style.dim('# in another terminal')}`,
     `  ${style.cyan('kubectl apply -f examples/zone-ratio.yaml')}`,
     `  ${style.cyan('npx workloadspread status --watch')}`,
     '',

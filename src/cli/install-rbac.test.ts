@@ -3,8 +3,9 @@
  * ref of the client, or a ResourceRef constant exported by src/kube, src/webhook, src/controller or
  * src/manager) must be covered by a rule of install-rbac.ts. A module that starts reading or writing a
  * new resource fails here until its permission is added (to install-rbac.ts and the chart's
- * templates/rbac.yaml, which chart.test.ts keeps equal). Verbs are reviewed by hand (see the module
- * comment of install-rbac.ts); this test guards against a forgotten resource.
+ * templates/rbac.yaml, which chart.test.ts keeps equal). This test guards against a forgotten resource;
+ * the verbs are checked by running the end-to-end stories as the chart's ServiceAccount on the
+ * embedded cluster, which enforces RBAC, and by src/manager/rbac-ablation.e2e.test.ts (each verb needed).
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -14,9 +14,10 @@
  * - nodes: list/watch (caches; D3 simulation schedule). Never read singly.
  * - workloadspreads: list/watch (caches), get (kube/status-writer.ts re-reads
  *   after a conflict); workloadspreads/status: update (status-writer PUTs).
- * - deployments, replicasets, statefulsets, jobs: list/watch (caches), get
- *   (kube/workload-resolver.ts reads a workload by its exact version or
- *   before its cache has listed);
+ * - deployments, replicasets, statefulsets, jobs: list/watch (caches). Never
+ *   read singly: their caches list them in their only served version before
+ *   the manager is ready (webhooks answer, the controller runs), so the reads
+ *   workload-resolver.ts makes for kinds not cached yet never reach them;
  * - apps.kruise.io clonesets: list/watch/get (caches watch them while
  *   discovery serves them); statefulsets (Advanced StatefulSet): get only
  *   (owner chains and targets are read through discovery, not watched);
@@ -43,14 +44,20 @@
  *   only with leader election;
  * - secrets: get/update on the certificate Secret by name, create
  *   (webhook/certs.ts SecretCertificates); not needed with cert-manager;
- * - configmaps: get/list/watch on the whitelist config map by name
+ * - configmaps: list/watch on the whitelist config map by name
  *   (kube/whitelist-source.ts watches it with a `metadata.name` field
- *   selector, which the API server authorizes against resourceNames).
+ *   selector, which the API server authorizes against resourceNames; it is
+ *   never read singly).
  * Not needed: customresourcedefinitions (CloneSet and custom kinds are found
  * through discovery, which every authenticated user may read), namespaces
  * (namespaceSelector is evaluated by the API server), services, endpoints.
  * `create` cannot be limited by resourceNames in Kubernetes RBAC, hence the
  * separate create rules.
+ *
+ * Tested: the end-to-end tests run the manager as the chart's ServiceAccount with
+ * exactly these rules on the embedded cluster, which enforces RBAC (a refused
+ * request fails them); src/manager/rbac-ablation.e2e.test.ts removes each verb of
+ * each rule in turn and shows a story breaking without it.
  */
 
 export interface PolicyRule {
@@ -96,8 +103,8 @@ export function managerClusterRules(options: RbacOptions): PolicyRule[] {
     { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] },
     { apiGroups: ['apps.kruise.io'], resources: ['workloadspreads'], verbs: READ },
     { apiGroups: ['apps.kruise.io'], resources: ['workloadspreads/status'], verbs: ['update'] },
-    { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets'], verbs: READ },
-    { apiGroups: ['batch'], resources: ['jobs'], verbs: READ },
+    { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets'], verbs: ['list', 'watch'] },
+    { apiGroups: ['batch'], resources: ['jobs'], verbs: ['list', 'watch'] },
     { apiGroups: ['apps.kruise.io'], resources: ['clonesets'], verbs: READ },
     { apiGroups: ['apps.kruise.io'], resources: ['statefulsets'], verbs: ['get'] },
     { apiGroups: ['policy.workloadspread.io'], resources: ['domaindisruptionbudgets'], verbs: READ },
@@ -134,6 +141,6 @@ export function managerNamespaceRules(options: RbacOptions): PolicyRule[] {
       { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
     );
   }
-  rules.push({ apiGroups: [''], resources: ['configmaps'], verbs: READ, resourceNames: [options.whitelistConfigMapName] });
+  rules.push({ apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'], resourceNames: [options.whitelistConfigMapName] });
   return rules;
 }

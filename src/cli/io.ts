@@ -108,7 +108,17 @@ export function readStreamBounded(stream: NodeJS.ReadableStream & { destroy?: ()
   });
 }
 
+/** A reader that went away (`… | head`) ends the command quietly, as kubectl does, instead of an EPIPE stack trace. */
+function quietOnClosedStdout(): void {
+  if (process.stdout.listenerCount('error') > 0) return;
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
+}
+
 export function processIo(): CliIo {
+  quietOnClosedStdout();
   const env = process.env;
   const color = env.FORCE_COLOR !== undefined ? env.FORCE_COLOR !== '0' : process.stdout.isTTY === true && env.NO_COLOR === undefined;
   return {

@@ -8,16 +8,20 @@
  * every other failure to a one-line message (never a stack trace, unless
  * WORKLOADSPREAD_DEBUG is set).
  *
- * Flags follow kubectl where they mean the same: `--kubeconfig`, `--context`,
- * `-n/--namespace`, `-A/--all-namespaces`, `-l/--selector`,
- * `-o/--output`, `-f/--filename` (`-` is stdin), `-w/--watch`.
+ * Flags follow kubectl where they mean the same: `-A/--all-namespaces`,
+ * `-l/--selector`, `-o/--output` (kubectl's formats, output.ts),
+ * `-f/--filename` (`-` is stdin), `-w/--watch`, and on the commands that
+ * talk to a cluster kubectl's global flags anywhere on the line
+ * (kube-flags.ts: `--kubeconfig`, `--context`, `-n`, `--server`, `--as`,
+ * `--request-timeout`, `-v`, ...), which `normalizeArgv` moves after the
+ * sub-command before commander parses.
  */
 import { Command, CommanderError, Option, type Argument } from 'commander';
 import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
 import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE, VERSION } from '../manager/defaults.ts';
 import {
   DEFAULT_CLUSTER_LOG_LEVEL,
-  DEFAULT_KUBECONFIG,
+  DEFAULT_KUBECONFIG_DISPLAY,
   DEFAULT_MANAGER_NAMESPACE,
   DEFAULT_MAX_INPUT_SIZE,
   DEFAULT_PORT,
@@ -27,6 +31,7 @@ import {
   STATUS_OUTPUTS,
 } from './defaults.ts';
 import { CommandError, UsageError, processIo, type CliIo } from './io.ts';
+import { addClusterFlags, clusterFlags, normalizeArgv, type ClusterFlagValues } from './kube-flags.ts';
 import type { ManagerFlags } from './manager.ts';
 
 /** The command's name as the user typed it. */
@@ -38,6 +43,21 @@ const MAX_INPUT_HELP = `refuse inputs larger than this before parsing them: byte
 
 function defined<T extends Record<string, unknown>>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as { [K in keyof T]: Exclude<T[K], undefined> };
+}
+
+/** `-o`: the command's own formats and kubectl's object formats (output.ts checks the value). */
+function outputOption(own: readonly string[], description: string): Option {
+  const option = new Option('-o, --output <format>', description).default(own[0]);
+  option.argChoices = [...new Set([...own, 'json', 'yaml', 'name', 'jsonpath=', 'jsonpath-file=', 'jsonpath-as-json=', 'custom-columns=', 'custom-columns-file='])];
+  return option;
+}
+
+function parseBool(value: string | boolean, flag: string): boolean {
+  if (typeof value === 'boolean') return value;
+  const v = value.toLowerCase();
+  if (v === 'true' || v === '1' || v === 't') return true;
+  if (v === 'false' || v === '0' || v === 'f') return false;
+  throw new UsageError(`${flag} takes true or false, got ${JSON.stringify(value)}`);
 }
 
 /** Lists choices in help and completion, leaving the check (and its one-line error) to the command. */
@@ -66,8 +86,13 @@ export function registerManagerCommand(program: Command, io: CliIo, setExit: (co
     .option('--health-addr <addr>', 'address of /healthz and /readyz (host:port, :port, or 0 for off)', ':8081')
     .option('--leader-elect [bool]', 'elect a leader (Lease) to run the controller; required with more than one replica')
     .option('--leader-election-id <name>', 'name of the Lease', DEFAULT_LEASE_NAME)
+    .option('--leader-elect-lease-duration <duration>', 'how long a lease holds without renewal before another replica may take it (Go duration)', '15s')
+    .option('--leader-elect-renew-deadline <duration>', 'how long the leader keeps trying to renew before it gives up leading and exits', '10s')
+    .option('--leader-elect-retry-period <duration>', 'how often replicas try to acquire or renew the lease', '2s')
+    .option('--kube-api-qps <qps>', 'requests per second to the API server (a client-side token bucket, as client-go\'s); 0 or less turns it off', '20')
+    .option('--kube-api-burst <n>', 'requests allowed at once above --kube-api-qps', '30')
     .option('--workers <n>', 'parallel reconciles', '3')
-    .option('--unschedulable-recovery-seconds <n>', 'how long a subset stays unschedulable before it is retried (D10)', '300')
+    .option('--unschedulable-recovery-seconds <n>', 'how long a subset stays unschedulable before it is retried (also bounds rescheduleCriticalSeconds in validation)', '300')
     .option('--whitelist-configmap <name>', 'config map (in --namespace) holding the custom-workload whitelist', DEFAULT_CONFIGMAP_NAME)
     .option('--guard-pod-deletion [bool]', 'check DomainDisruptionBudgets on pod DELETE too, not only on evictions (see docs/disruption-budgets.md before turning it on)')
     .option('--allow-privileged-subset-patches [bool]', 'let subset patches set privilege-bearing pod fields (serviceAccountName, host namespaces, privileged, added capabilities, hostPath volumes, ...); off, WorkloadSpreads whose patches set them are refused')
@@ -122,9 +147,11 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void, options
     .addArgument(listChoices(new Command().createArgument('[what]', 'install or crd').default('install'), ['install', 'crd']))
     .option('-n, --namespace <namespace>', 'the manager\'s namespace (install)', 'workloadspread-system')
     .option('--image <image>', 'the manager image, repository[:tag] (install; default workloadspread:<version>)')
-    .action(async (what: string, opts: { namespace: string; image?: string }) => {
+    .addOption(outputOption(['yaml'], 'yaml: documents for kubectl apply -f -; or one of kubectl\'s (json, name, jsonpath=, ...): the objects as a List'))
+    .option('--template <template>', 'the template of -o jsonpath')
+    .action(async (what: string, opts: { namespace: string; image?: string; output: string; template?: string }) => {
       const { runManifests } = await import('./manifests.ts');
-      setExit(await runManifests({ what, namespace: opts.namespace, ...defined({ image: opts.image }) }, io));
+      setExit(await runManifests({ what, namespace: opts.namespace, output: opts.output, ...defined({ image: opts.image, template: opts.template }) }, io));
     });
 
   program
@@ -158,7 +185,7 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void, options
     .description('Run the embedded Kubernetes (API server, scheduler, kubelets, workload controllers) on this machine for kubectl; Ctrl-C stops it (exit 130).')
     .option('--nodes <layout>', 'fake nodes: zones=N,perZone=N,cpu=Q,memory=Q,pods=N', 'zones=3,perZone=2,cpu=8,memory=32Gi')
     .option('--port <port>', 'API server port on 127.0.0.1 (0 picks a free one)', String(DEFAULT_PORT))
-    .option('--kubeconfig <file>', 'where to write the kubeconfig (never ~/.kube/config; removed on exit)', DEFAULT_KUBECONFIG)
+    .option('--kubeconfig <file>', `where to write the kubeconfig (default ${DEFAULT_KUBECONFIG_DISPLAY}; never ~/.kube/config; mode 0600, removed on exit)`)
     .option('--no-manager', 'do not run the WorkloadSpread manager inside')
     .addOption(new Option('--log-level <level>', 'the manager\'s log level (JSON lines on stderr)').choices([...LOG_LEVELS]).default(DEFAULT_CLUSTER_LOG_LEVEL))
     .action(async (opts: { nodes: string; port: string; kubeconfig: string; manager: boolean; logLevel: (typeof LOG_LEVELS)[number] }) => {
@@ -172,27 +199,30 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void, options
     .command('status')
     .description('Show what WorkloadSpreads are doing in a cluster: per subset the limit, pods, ready, missing, creating, deleting, Schedulable and the deletion costs, then the pods in no subset.')
     .argument('[name]', 'one WorkloadSpread (default: every one in the namespace)')
-    .option('-n, --namespace <namespace>', "the namespace (default: the kubeconfig context's)")
     .option('-A, --all-namespaces', 'every namespace')
     .option('-l, --selector <selector>', 'only WorkloadSpreads with these labels (a label selector, as kubectl: app=web,tier!=db)')
-    .option('--kubeconfig <file>', 'the kubeconfig (default: $KUBECONFIG, ~/.kube/config, then the in-cluster service account)')
-    .option('--context <name>', 'the kubeconfig context to use (default: its current-context)')
     .option('-w, --watch', 'redraw on every change until Ctrl-C')
-    .addOption(new Option('-o, --output <format>', 'table; wide: with pending pods and every pod; json: one line per snapshot; yaml: one document per snapshot').choices([...STATUS_OUTPUTS]).default('table'))
+    .addOption(outputOption(STATUS_OUTPUTS, 'table, wide (with pending pods and every pod), or one of kubectl\'s: one object per WorkloadSpread, a List unless NAME is given'))
+    .option('--template <template>', 'the template of -o jsonpath (as kubectl: -o jsonpath --template=\'{.items[*].metadata.name}\')')
+    .option('--allow-missing-template-keys [bool]', 'with -o jsonpath and custom-columns: print nothing for a missing key instead of failing (default true)')
     .option('--no-color', 'no colours (default: colours on a terminal, unless NO_COLOR is set)')
-    .action(async (name: string | undefined, opts: { namespace?: string; allNamespaces?: boolean; selector?: string; kubeconfig?: string; context?: string; watch?: boolean; output: string; color: boolean }) => {
+    .action(async (name: string | undefined, opts: ClusterFlagValues & { allNamespaces?: boolean; selector?: string; watch?: boolean; output: string; template?: string; allowMissingTemplateKeys?: string | boolean; color: boolean }) => {
+      const cluster = clusterFlags(opts);
       const { runStatus } = await import('./status.ts');
       setExit(
         await runStatus(
           {
-            ...defined({ name, namespace: opts.namespace, allNamespaces: opts.allNamespaces, selector: opts.selector, kubeconfig: opts.kubeconfig, context: opts.context, watch: opts.watch }),
+            ...defined({ name, namespace: cluster.overrides.namespace, allNamespaces: opts.allNamespaces, selector: opts.selector, watch: opts.watch, template: opts.template }),
+            ...(opts.allowMissingTemplateKeys === undefined ? {} : { allowMissingTemplateKeys: parseBool(opts.allowMissingTemplateKeys, '--allow-missing-template-keys') }),
             output: opts.output,
             color: opts.color,
+            cluster,
           },
           io,
         ),
       );
     });
+  addClusterFlags(program.commands.at(-1) as Command);
 
   program
     .command('demo')
@@ -209,9 +239,9 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void, options
 
   program
     .command('completion')
-    .description(`Print a shell completion script: source <(${program.name()} completion bash), or put the zsh one in a directory of $fpath as _${program.name().replace(/ /g, '-')}.`)
-    .addArgument(new Command().createArgument('<shell>', 'bash or zsh').choices(['bash', 'zsh']))
-    .action(async (shell: 'bash' | 'zsh') => {
+    .description(`Print a shell completion script: source <(${program.name()} completion bash), put the zsh one in a directory of $fpath as _${program.name().replace(/ /g, '-')}, or the fish one in ~/.config/fish/completions/.`)
+    .addArgument(new Command().createArgument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
+    .action(async (shell: 'bash' | 'zsh' | 'fish') => {
       const { completionScript } = await import('./completion.ts');
       io.out(completionScript(shell, program.name()));
       setExit(0);
@@ -226,7 +256,12 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void, options
     .helpOption(false)
     .action(async (words: string[]) => {
       const { completeWords, formatCompletions } = await import('./completion.ts');
-      io.out(formatCompletions(completeWords(program, words)));
+      const completions = completeWords(program, words);
+      if (completions.query !== undefined) {
+        const [{ clusterCandidates }, { realClock }] = await Promise.all([import('./completion-cluster.ts'), import('../clock/clock.ts')]);
+        completions.candidates = await clusterCandidates(completions.query, io, realClock());
+      }
+      io.out(formatCompletions(completions));
       setExit(0);
     });
 
@@ -244,7 +279,8 @@ export async function main(argv: string[], io: CliIo = processIo(), options: Pro
     options,
   );
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    // `__complete` gets the words as typed (completion.ts reads kubectl's flags itself, and the last word is half-typed).
+    await program.parseAsync(argv[0] === '__complete' ? argv : normalizeArgv(argv), { from: 'user' });
     return code;
   } catch (err) {
     if (err instanceof CommanderError) {

@@ -32,6 +32,7 @@ import { WEBHOOK_SCOPES, type WebhookScopeKind } from '../webhook/registration.t
 import { DEFAULT_MANAGER_NAMESPACE, LOG_LEVELS, type LogLevel } from './defaults.ts';
 import { CommandError, UsageError, type CliIo } from './io.ts';
 import { stopOnSignals } from './signals.ts';
+import { parseDuration } from '../sim/duration.ts';
 
 export { DEFAULT_MANAGER_NAMESPACE, LOG_LEVELS, type LogLevel } from './defaults.ts';
 
@@ -52,6 +53,11 @@ export interface ManagerFlags {
   healthAddr?: string;
   leaderElect?: boolean | string;
   leaderElectionId?: string;
+  leaderElectLeaseDuration?: string;
+  leaderElectRenewDeadline?: string;
+  leaderElectRetryPeriod?: string;
+  kubeApiQps?: string;
+  kubeApiBurst?: string;
   workers?: string;
   unschedulableRecoverySeconds?: string;
   whitelistConfigmap?: string;
@@ -80,6 +86,13 @@ export interface ManagerSettings {
   healthAddress: BindAddress | undefined;
   leaderElect: boolean;
   leaderElectionId: string;
+  /** Lease timings, ms (client-go's LeaseDuration, RenewDeadline, RetryPeriod). */
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  /** Client-side rate limit of API requests (qps ≤ 0: none). */
+  kubeApiQps: number;
+  kubeApiBurst: number;
   workers: number;
   unschedulableRecoverySeconds: number;
   whitelistConfigMap: string;
@@ -136,6 +149,23 @@ function scope(text: string | undefined): WebhookScopeKind {
   throw new UsageError(`--webhook-scope must be one of ${WEBHOOK_SCOPES.join(', ')}, got ${JSON.stringify(text)}`);
 }
 
+/** A Go duration (`15s`, `1m30s`) of at least 1 ms. */
+function duration(text: string | undefined, flag: string, fallback: number): number {
+  if (text === undefined) return fallback;
+  const parsed = parseDuration(text);
+  if (!parsed.ok) throw new UsageError(`${flag} ${parsed.error}`);
+  if (parsed.ms < 1) throw new UsageError(`${flag} must be longer than 0, got ${JSON.stringify(text)}`);
+  return parsed.ms;
+}
+
+/** Requests per second: a number; 0 or less turns the limiter off. */
+function qps(text: string | undefined): number {
+  if (text === undefined) return 20;
+  const n = Number(text.trim());
+  if (text.trim() === '' || !Number.isFinite(n)) throw new UsageError(`--kube-api-qps must be a number of requests per second (0 or less: no limit), got ${JSON.stringify(text)}`);
+  return n;
+}
+
 function name(text: string, flag: string, pattern: RegExp): string {
   if (!pattern.test(text)) throw new UsageError(`${flag}: ${JSON.stringify(text)} is not a valid Kubernetes name`);
   return text;
@@ -183,6 +213,11 @@ export function managerSettings(flags: ManagerFlags, io: CliIo, serviceAccountDi
     healthAddress: address(flags.healthAddr, '--health-addr', ':8081'),
     leaderElect: bool(flags.leaderElect, '--leader-elect', false),
     leaderElectionId: name(flags.leaderElectionId ?? DEFAULT_LEASE_NAME, '--leader-election-id', DNS_SUBDOMAIN),
+    leaseDurationMs: duration(flags.leaderElectLeaseDuration, '--leader-elect-lease-duration', 15_000),
+    renewDeadlineMs: duration(flags.leaderElectRenewDeadline, '--leader-elect-renew-deadline', 10_000),
+    retryPeriodMs: duration(flags.leaderElectRetryPeriod, '--leader-elect-retry-period', 2_000),
+    kubeApiQps: qps(flags.kubeApiQps),
+    kubeApiBurst: integer(flags.kubeApiBurst, '--kube-api-burst', 30, 1, 100_000),
     workers: integer(flags.workers, '--workers', 3, 1, 1000),
     // D10: the window bounds rescheduleCriticalSeconds through (window - 5) / (n - 1), so it must exceed 5 s.
     unschedulableRecoverySeconds: integer(flags.unschedulableRecoverySeconds, '--unschedulable-recovery-seconds', 300, 6, 86_400),
@@ -196,6 +231,9 @@ export function managerSettings(flags: ManagerFlags, io: CliIo, serviceAccountDi
   if (flags.certDir !== undefined && flags.certDir !== '') settings.certDir = flags.certDir;
   if (flags.clientCaFile !== undefined && flags.clientCaFile !== '') settings.clientCaFile = flags.clientCaFile;
   if (settings.clientCertAllowedNames.length > 0 && settings.clientCaFile === undefined) throw new UsageError('--client-cert-allowed-names needs --client-ca-file');
+  // client-go's rules: LeaseDuration > RenewDeadline > 1.2 × RetryPeriod.
+  if (settings.leaseDurationMs <= settings.renewDeadlineMs) throw new UsageError(`--leader-elect-lease-duration (${flags.leaderElectLeaseDuration ?? '15s'}) must be longer than --leader-elect-renew-deadline (${flags.leaderElectRenewDeadline ?? '10s'})`);
+  if (settings.renewDeadlineMs <= 1.2 * settings.retryPeriodMs) throw new UsageError(`--leader-elect-renew-deadline (${flags.leaderElectRenewDeadline ?? '10s'}) must be longer than 1.2 × --leader-elect-retry-period (${flags.leaderElectRetryPeriod ?? '2s'})`);
   return settings;
 }
 
@@ -216,7 +254,8 @@ export function managerOptions(s: ManagerSettings): Omit<ManagerOptions, 'connec
     },
     ...(s.metricsAddress === undefined ? {} : { metricsAddress: s.metricsAddress }),
     ...(s.healthAddress === undefined ? {} : { healthAddress: s.healthAddress }),
-    leaderElection: s.leaderElect ? { leaseName: s.leaderElectionId } : false,
+    leaderElection: s.leaderElect ? { leaseName: s.leaderElectionId, leaseDurationMs: s.leaseDurationMs, renewDeadlineMs: s.renewDeadlineMs, retryPeriodMs: s.retryPeriodMs } : false,
+    kubeApi: { qps: s.kubeApiQps, burst: s.kubeApiBurst },
     workers: s.workers,
     unschedulableRecoverySeconds: s.unschedulableRecoverySeconds,
     whitelistConfigMap: s.whitelistConfigMap,

@@ -103,6 +103,20 @@ describe('workloadspread manifests', () => {
     }
   });
 
+  test('kubectl\'s output formats: -o name (kind.group/name), -o json a v1 List of the same objects, -o jsonpath over it', async () => {
+    const yaml = await objectsOf(['manifests']);
+    const names = await run(['manifests', '-o', 'name']);
+    assert.equal(names.code, 0, names.err);
+    assert.deepEqual(names.out.split('\n').slice(0, 4), ['customresourcedefinition.apiextensions.k8s.io/workloadspreads.apps.kruise.io', 'customresourcedefinition.apiextensions.k8s.io/domaindisruptionbudgets.policy.workloadspread.io', 'namespace/workloadspread-system', 'serviceaccount/workloadspread-manager']);
+    assert.match(names.out, /^deployment\.apps\/workloadspread-manager$/m);
+    const json = JSON.parse((await run(['manifests', '-o=json'])).out) as { kind: string; items: KubeObject[] };
+    assert.equal(json.kind, 'List');
+    assert.deepEqual(json.items, yaml);
+    const kinds = await run(['manifests', 'crd', '-o', 'jsonpath={.items[*].spec.names.kind}']);
+    assert.equal(kinds.out, 'WorkloadSpread DomainDisruptionBudget');
+    assert.match((await run(['manifests', '-o', 'go-template={{.}}'])).err, /^error: --output go-template is not supported/);
+  });
+
   test('splitImage: a colon before the last slash is a registry port', () => {
     const table: [string, { repository: string; tag: string }][] = [
       ['ws', { repository: 'ws', tag: '' }],

@@ -104,16 +104,18 @@ describe('the published package', () => {
     assert.equal(validate.stdout, '<stdin>: WorkloadSpread default/web-spread: valid\n');
   });
 
-  test('kubectl-workloadspread names itself as kubectl users call it; completion scripts for bash and zsh', async () => {
+  test('kubectl-workloadspread names itself as kubectl users call it; completion scripts for bash, zsh and fish', async () => {
     const help = await exec('kubectl-workloadspread', ['--help'], { env, cwd: dir });
     assert.equal(help.code, 0, help.stderr);
     assert.match(help.stdout, /^Usage: kubectl workloadspread /);
-    const complete = await exec('kubectl_complete-workloadspread', ['status', '-o', ''], { env, cwd: dir });
-    assert.equal(complete.stdout, 'table\nwide\njson\nyaml\n:4\n');
+    const complete = await exec('kubectl_complete-workloadspread', ['status', '-o', 'y'], { env, cwd: dir });
+    assert.equal(complete.stdout, 'yaml\n:4\n');
     const bash = await exec('workloadspread', ['completion', 'bash'], { env, cwd: dir });
     assert.match(bash.stdout, /complete -F __workloadspread_complete workloadspread\n$/);
     const zsh = await exec('workloadspread', ['completion', 'zsh'], { env, cwd: dir });
     assert.match(zsh.stdout, /^#compdef workloadspread\n/);
+    const fish = await exec('workloadspread', ['completion', 'fish'], { env, cwd: dir });
+    assert.match(fish.stdout, /complete -c workloadspread -f -a '\(__workloadspread_complete\)'\n$/);
   });
 
   describe('through kubectl', () => {
@@ -152,15 +154,19 @@ describe('the published package', () => {
       assert.match(status.stdout, /^WorkloadSpread default\/web-spread → Deployment web \(not found\)\n/);
       const selected = await exec('kubectl', ['workloadspread', 'status', '-A', '-l', 'team=web', '-o', 'yaml', '--kubeconfig', kubeconfig], { env: { ...kenv, KUBECONFIG: '' }, cwd: dir });
       assert.equal(selected.code, 0, selected.stderr);
-      assert.match(selected.stdout, /^---\nworkloadSpreads:\n {2}- namespace: default\n {4}name: web-spread\n/);
+      assert.match(selected.stdout, /^apiVersion: v1\nkind: List\nmetadata:\n {2}resourceVersion: ""\nitems:\n- apiVersion: workloadspread\.io\/v1alpha1\n {2}kind: WorkloadSpreadView\n {2}metadata:\n {4}name: web-spread\n/);
       const none = await exec('kubectl', ['workloadspread', 'status', '-A', '-l', 'team=db', '-o', 'json'], { env: kenv, cwd: dir });
-      assert.equal(none.stdout, '{"workloadSpreads":[]}\n');
+      assert.equal(none.stdout, '{\n    "apiVersion": "v1",\n    "kind": "List",\n    "metadata": {\n        "resourceVersion": ""\n    },\n    "items": []\n}\n');
+      const names = await exec('kubectl', ['workloadspread', 'status', '-A', '-o', 'jsonpath={.items[*].metadata.name}'], { env: kenv, cwd: dir });
+      assert.equal(names.stdout, 'web-spread', names.stderr);
       const missingContext = await exec('kubectl', ['workloadspread', 'status', '--context', 'nope'], { env: kenv, cwd: dir });
       assert.equal(missingContext.code, 1);
       assert.match(missingContext.stderr, /^error: .*context "nope" is not in the kubeconfig\n$/);
       // kubectl (1.26+) completes plugin arguments through kubectl_complete-workloadspread.
       const completed = await exec('kubectl', ['__complete', 'workloadspread', 'st'], { env: kenv, cwd: dir });
       assert.match(completed.stdout, /^status\n/);
+      const named = await exec('kubectl', ['__complete', 'workloadspread', 'status', ''], { env: kenv, cwd: dir });
+      assert.equal(named.stdout, 'web-spread\n:4\n', named.stderr);
     });
   });
 });

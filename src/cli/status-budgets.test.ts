@@ -110,7 +110,7 @@ describe('workloadspread status shows the budgets of a WorkloadSpread (embedded 
   test('-o json carries the budgets selecting its pods; the table shows them under the subsets', async () => {
     const json = captureIo();
     assert.equal(await runStatus({ kubeconfig, namespace: ns, output: 'json' }, json, { clock: env.clock }), 0, json.stderr);
-    const [view] = (JSON.parse(json.stdout) as { workloadSpreads: WorkloadSpreadView[] }).workloadSpreads;
+    const [view] = (JSON.parse(json.stdout) as { items: WorkloadSpreadView[] }).items;
     assert.deepEqual(view?.budgets?.map((b) => [b.kind, b.name, b.selects, b.domains.map((d) => d.name)]), [
       ['DomainDisruptionBudget', 'per-zone', 2, ['a', 'b']],
       // The cluster's disruption controller computes the PDB: 2 pods, 1 may go.

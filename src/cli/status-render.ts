@@ -5,11 +5,8 @@
  * then the disruption budgets selecting its pods (status-budgets.ts).
  * `-o wide` adds a PENDING column and lists every pod (subset, node, phase,
  * readiness, deletion cost). Columns are aligned by visible width, so colour
- * never shifts them. The JSON form is the views themselves (`statusJson`),
- * one line per snapshot; the YAML form the same document (`statusYaml`), one
- * per snapshot. Pure.
+ * never shifts them. The object formats (`-o json`, ...) are status-output.ts's. Pure.
  */
-import { stringify } from 'yaml';
 import { barLegend, barScale, renderBar, type BarCounts } from './bars.ts';
 import { renderBudgets } from './status-budgets.ts';
 import type { RebalanceView, SubsetView, WorkloadSpreadView } from './status-model.ts';
@@ -128,14 +125,4 @@ export function renderViews(views: readonly WorkloadSpreadView[], style: Style, 
   if (views.length === 0) return '';
   const body = views.map((v) => renderView(v, style, options)).join('\n');
   return views.some((v) => v.subsets.length > 0) ? `${body}\n${style.dim('bars: ')}${barLegend(style)}\n` : body;
-}
-
-/** The JSON document of one snapshot (one line). */
-export function statusJson(views: readonly WorkloadSpreadView[]): string {
-  return `${JSON.stringify({ workloadSpreads: views })}\n`;
-}
-
-/** The same document as YAML, starting with `---` so snapshots of `--watch` are separate documents. */
-export function statusYaml(views: readonly WorkloadSpreadView[]): string {
-  return `---\n${stringify({ workloadSpreads: views }, { version: '1.1', lineWidth: 0, aliasDuplicateObjects: false })}`;
 }

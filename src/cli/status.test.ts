@@ -66,7 +66,9 @@ describe('workloadspread status (embedded cluster, real manager)', () => {
   async function views(options: StatusOptions = {}): Promise<WorkloadSpreadView[]> {
     const r = await status({ ...(options.allNamespaces === true ? {} : { namespace: ns }), output: 'json', ...options });
     assert.equal(r.code, 0, r.stderr);
-    return (JSON.parse(r.stdout) as { workloadSpreads: WorkloadSpreadView[] }).workloadSpreads;
+    // A List, or the object itself when one was asked for by name (kubectl get's shapes).
+    const doc = JSON.parse(r.stdout) as { kind: string; items: WorkloadSpreadView[] } & WorkloadSpreadView;
+    return doc.kind === 'List' ? doc.items : [doc];
   }
 
   test('-o json: per subset limit, pods, ready, missing, bookkeeping, Schedulable and deletion costs, from the stored status and the live pods', async () => {
@@ -158,7 +160,7 @@ describe('workloadspread status (embedded cluster, real manager)', () => {
     }
   });
 
-  test('-o wide adds PENDING and every pod; -o yaml is the JSON document as YAML; -l selects by label; --context picks one', async () => {
+  test('-o wide adds PENDING and every pod; -o yaml is the -o json document as YAML; -l selects by label; --context picks one', async () => {
     const wide = await status({ namespace: ns, output: 'wide' });
     assert.equal(wide.code, 0, wide.stderr);
     const lines = wide.stdout.split('\n');
@@ -170,8 +172,9 @@ describe('workloadspread status (embedded cluster, real manager)', () => {
 
     const yaml = await status({ namespace: ns, output: 'yaml' });
     assert.equal(yaml.code, 0, yaml.stderr);
-    assert.ok(yaml.stdout.startsWith('---\nworkloadSpreads:\n'));
-    assert.deepEqual(parse(yaml.stdout.slice(4)), { workloadSpreads: await views() });
+    assert.ok(yaml.stdout.startsWith('apiVersion: v1\nkind: List\n'), yaml.stdout.slice(0, 80));
+    const json = await status({ namespace: ns, output: 'json' });
+    assert.deepEqual(parse(yaml.stdout), JSON.parse(json.stdout));
 
     await env.cluster.client.patch(WORKLOADSPREAD_REF, 'spread', { type: 'merge', body: { metadata: { labels: { team: 'web' } } } }, { namespace: ns });
     assert.deepEqual((await views({ allNamespaces: true, selector: 'team=web' })).map((v) => `${v.namespace}/${v.name}`), [`${ns}/spread`]);
@@ -191,7 +194,8 @@ describe('workloadspread status (embedded cluster, real manager)', () => {
     let stop!: () => void;
     const stopped = new Promise<void>((resolve) => (stop = resolve));
     const running = runStatus({ kubeconfig, namespace: ns, name: 'spread', watch: true, output: 'json' }, io, { clock: env.clock, waitForStop: () => stopped, isTTY: false });
-    const snapshots = () => io.stdout.split('\n').filter((l) => l !== '').map((l) => (JSON.parse(l) as { workloadSpreads: WorkloadSpreadView[] }).workloadSpreads[0]);
+    // As kubectl get -w -o json: the object, then the object again each time it changes.
+    const snapshots = () => io.stdout.split(/\n(?=\{)/).filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as WorkloadSpreadView);
     await settleUntil(env.clock, () => assert.equal(snapshots().length, 1, 'the first snapshot'));
     assert.equal(snapshots()[0]?.placed, 6);
 
@@ -208,6 +212,25 @@ describe('workloadspread status (embedded cluster, real manager)', () => {
     assert.equal(snapshots().length, count, 'nothing changed, nothing drawn');
     stop();
     assert.equal(await running, 130, 'stopped like Ctrl-C: 130');
+  });
+
+  test('--watch -o custom-columns: the header once, then a row whenever the WorkloadSpread changes', async () => {
+    const io = captureIo();
+    let stop!: () => void;
+    const stopped = new Promise<void>((resolve) => (stop = resolve));
+    const running = runStatus({ kubeconfig, namespace: ns, watch: true, output: 'custom-columns=NAME:.metadata.name,PLACED:.placed' }, io, { clock: env.clock, waitForStop: () => stopped, isTTY: false });
+    const rows = () => io.stdout.split('\n').filter((l) => l !== '').map((l) => l.split(/\s+/));
+    await settleUntil(env.clock, () => assert.equal(rows().length, 2, io.stdout));
+    const placed = Number(rows()[1]?.[1]);
+    await env.cluster.client.scale(BUILTIN.deployments, 'web', placed + 1, { namespace: ns });
+    await settleUntil(env.clock, () => assert.deepEqual(rows().at(-1), ['spread', String(placed + 1)]));
+    await env.cluster.client.scale(BUILTIN.deployments, 'web', placed, { namespace: ns });
+    await env.cluster.settle();
+    await settleUntil(env.clock, () => assert.deepEqual(rows().at(-1), ['spread', String(placed)]));
+    stop();
+    assert.equal(await running, 130);
+    assert.equal(rows().filter((r) => r[0] === 'NAME').length, 1, 'one header');
+    assert.equal(rows()[0]?.[0], 'NAME');
   });
 
   test('--watch on a terminal clears the screen before each table', async () => {

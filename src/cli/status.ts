@@ -1,13 +1,15 @@
 /**
- * `workloadspread status [NAME] [-n NS | -A] [-l SELECTOR] [--kubeconfig FILE]
- * [--context NAME] [--watch] [-o table|wide|json|yaml] [--no-color]`
- * (DECISIONS D16): what the WorkloadSpreads of
+ * `workloadspread status [NAME] [-n NS | -A] [-l SELECTOR] [--watch]
+ * [-o table|wide|json|yaml|name|jsonpath=…|custom-columns=…] [--no-color]
+ * [kubectl's global flags]` (DECISIONS D16): what the WorkloadSpreads of
  * a cluster are doing, from their stored status and the live pods
- * (status-model.ts computes, status-render.ts draws).
+ * (status-model.ts computes, status-render.ts draws the table,
+ * status-output.ts and output.ts print kubectl's object formats).
  *
  * The cluster is found as kubectl finds it (`--kubeconfig`, `$KUBECONFIG`,
  * `~/.kube/config`, the in-cluster service account; `--context` picks a
- * context); the namespace is `-n`, else the context's; `-l` keeps the
+ * context; kube-flags.ts has the other overrides: `--server`, `--token`,
+ * `--as`, `--request-timeout`, `-v`, ...); the namespace is `-n`, else the context's; `-l` keeps the
  * WorkloadSpreads whose labels match (evaluated by the API server). One request per kind per namespace, plus
  * one GET per target (and its scale subresource for custom kinds whose
  * replica count is otherwise unknown); the custom-workload whitelist of the
@@ -19,15 +21,15 @@
  * `--watch` keeps informers on WorkloadSpreads, pods, ReplicaSets and budgets and
  * redraws when what it would print changed (coalescing bursts of events);
  * the screen is cleared only on a TTY, otherwise snapshots follow each
- * other; with `-o json` each snapshot is one JSON line, with `-o yaml` one
- * YAML document. Ctrl-C (or SIGTERM) ends it: exit 130, as kubectl get -w.
+ * other; in the object formats, as `kubectl get -w`, every object is printed
+ * once, then each one again whenever it changes (YAML documents separated by
+ * `---`). Ctrl-C (or SIGTERM) ends it: exit 130, as kubectl get -w.
  *
  * Exit codes: 0 shown (also when there is nothing to show, as kubectl);
  * 1 the cluster cannot be reached or refuses, the WorkloadSpread CRD is not
  * installed, or NAME does not exist; 2 usage errors. Every error is one line.
  */
-import { DDB_API_VERSION, DDB_KIND } from '../api/disruption-budget.ts';
-import { API_VERSION, KIND } from '../api/workloadspread.ts';
+import { API_VERSION, DDB_API_VERSION, DDB_KIND, KIND } from '../api/names.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { EMPTY_WHITELIST } from '../api/whitelist.ts';
 import { realClock, type Clock, type Timer } from '../clock/clock.ts';
@@ -43,13 +45,15 @@ import { formatTime } from '../k8s/time.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { INTERRUPTED_EXIT_CODE, STATUS_OUTPUTS } from './defaults.ts';
-import { CommandError, UsageError, type CliIo } from './io.ts';
+import { CommandError, parseMaxInputSize, UsageError, type CliIo } from './io.ts';
+import type { ClusterFlags } from './kube-flags.ts';
+import { parseOutput, renderObjects, type ObjectFormat, type PrintedObject } from './output.ts';
+import { configLoadedLine, requestLog } from './request-log.ts';
 import { stopOnSignals, type StopSignals } from './signals.ts';
 import { budgetViews } from './status-budgets.ts';
 import { workloadSpreadView, type ViewInput, type WorkloadSpreadView } from './status-model.ts';
-import { renderViews, statusJson, statusYaml } from './status-render.ts';
-
-type StatusOutput = (typeof STATUS_OUTPUTS)[number];
+import { statusObject, workloadSpreadName } from './status-output.ts';
+import { renderViews } from './status-render.ts';
 import { CLEAR_SCREEN, createStyle, wantsColor } from './style.ts';
 
 export interface StatusOptions {
@@ -63,8 +67,14 @@ export interface StatusOptions {
   context?: string;
   watch?: boolean;
   output?: string;
+  /** `--template`: the template of `-o jsonpath` written without one. */
+  template?: string;
+  /** `--allow-missing-template-keys` (default true). */
+  allowMissingTemplateKeys?: boolean;
   /** false for `--no-color`. */
   color?: boolean;
+  /** kubectl's global flags: connection overrides, `--request-timeout`, `-v`. */
+  cluster?: ClusterFlags;
 }
 
 export interface StatusHooks {
@@ -95,10 +105,26 @@ export interface StatusSources {
 
 type TargetInfo = Pick<ViewInput, 'workload' | 'replicas' | 'fallbackSelector'>;
 
+/** Node's codes for a server certificate that does not verify. */
+const TLS_TRUST_ERRORS = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
 /** A one-line message for a failed request, saying what the user can do about it. */
 export function describeClusterError(err: unknown, server: string): string {
   if (err instanceof NetworkError) {
     const cause = (err.cause as NodeJS.ErrnoException | undefined)?.code;
+    if (err.kind === 'connection' && cause !== undefined && TLS_TRUST_ERRORS.has(cause)) {
+      return `the certificate of the cluster at ${server} is not trusted (${cause}): check the kubeconfig's certificate-authority, or give --certificate-authority`;
+    }
     if (err.kind === 'connection') return `cannot reach the cluster at ${server}${cause === undefined ? '' : ` (${cause})`}: is it running?`;
     if (err.kind === 'timeout') return `the cluster at ${server} did not answer in time`;
     return `the cluster at ${server}: ${err.message}`;
@@ -108,10 +134,18 @@ export function describeClusterError(err: unknown, server: string): string {
   return describeError(err);
 }
 
-async function connect(options: StatusOptions, io: CliIo, clock: Clock): Promise<KubeClient> {
-  const loaded = await loadConnection({ ...(options.kubeconfig === undefined ? {} : { kubeconfig: options.kubeconfig }), ...(options.context === undefined ? {} : { context: options.context }), env: io.env });
+/** The client `status` (and completion) reads the cluster with: kubeconfig, overrides, timeout, `-v` logs. */
+export async function connect(options: Pick<StatusOptions, 'kubeconfig' | 'context' | 'namespace' | 'cluster'>, io: CliIo, clock: Clock, userAgent = USER_AGENT): Promise<KubeClient> {
+  const flags = options.cluster;
+  const kubeconfig = options.kubeconfig ?? flags?.kubeconfig;
+  const overrides = { ...(flags?.overrides ?? {}), ...(options.context === undefined ? {} : { context: options.context }), ...(options.namespace === undefined ? {} : { namespace: options.namespace }) };
+  const loaded = await loadConnection({ ...(kubeconfig === undefined ? {} : { kubeconfig }), overrides, env: io.env, clock });
   if (!loaded.ok) throw new CommandError(`${loaded.error.source}: ${loaded.error.message}`, 1);
-  return new KubeClient(loaded.connection as Connection, { clock, userAgent: USER_AGENT });
+  const connection = loaded.connection as Connection;
+  const verbosity = flags?.verbosity ?? 0;
+  io.err(configLoadedLine(verbosity, clock, process.pid, connection.source));
+  const trace = requestLog(verbosity, clock, io.err, process.pid);
+  return new KubeClient(connection, { clock, userAgent, ...(flags?.requestTimeoutMs === undefined ? {} : { timeoutMs: flags.requestTimeoutMs }), ...(trace === undefined ? {} : { trace }) });
 }
 
 /** Fails with one line unless the server serves WorkloadSpreads. */
@@ -165,11 +199,17 @@ async function fetchTarget(client: KubeClient, ws: WorkloadSpread): Promise<Targ
 
 /** The views of a snapshot, sorted by namespace and name. */
 export async function buildViews(client: KubeClient, sources: StatusSources): Promise<WorkloadSpreadView[]> {
-  const sorted = [...sources.workloadSpreads].sort((a, b) => {
-    const ka = `${a.metadata?.namespace ?? ''}/${a.metadata?.name ?? ''}`;
-    const kb = `${b.metadata?.namespace ?? ''}/${b.metadata?.name ?? ''}`;
-    return ka < kb ? -1 : ka > kb ? 1 : 0;
-  });
+  return (await buildSnapshot(client, sources)).map((e) => e.view);
+}
+
+interface SnapshotEntry {
+  view: WorkloadSpreadView;
+  ws: WorkloadSpread;
+}
+
+/** Each WorkloadSpread with its view, sorted by namespace and name. */
+async function buildSnapshot(client: KubeClient, sources: StatusSources): Promise<SnapshotEntry[]> {
+  const sorted = [...sources.workloadSpreads].sort(compareKeys);
   const targets = await Promise.all(sorted.map((ws) => fetchTarget(client, ws)));
   return sorted.map((ws, i) => {
     const namespace = ws.metadata?.namespace ?? '';
@@ -179,12 +219,18 @@ export async function buildViews(client: KubeClient, sources: StatusSources): Pr
       const names = new Set(view.pods.map((p) => p.name));
       view.budgets = budgetViews(sources.pods(namespace).filter((p) => names.has(p.metadata?.name ?? '')), budgets.ddbs, budgets.pdbs);
     }
-    return view;
+    return { view, ws };
   });
 }
 
-/** Lists everything once. */
-async function listSources(client: KubeClient, namespace: string | undefined, name: string | undefined, selector: string | undefined): Promise<StatusSources> {
+function compareKeys(a: WorkloadSpread, b: WorkloadSpread): number {
+  const ka = `${a.metadata?.namespace ?? ''}/${a.metadata?.name ?? ''}`;
+  const kb = `${b.metadata?.namespace ?? ''}/${b.metadata?.name ?? ''}`;
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+/** The WorkloadSpreads asked for: NAME, or those of the namespace (or every one) matching the selector. */
+async function listWorkloadSpreads(client: KubeClient, namespace: string | undefined, name: string | undefined, selector: string | undefined): Promise<{ workloadSpreads: WorkloadSpread[] }> {
   let workloadSpreads: WorkloadSpread[];
   if (name !== undefined) {
     try {
@@ -196,6 +242,12 @@ async function listSources(client: KubeClient, namespace: string | undefined, na
   } else {
     workloadSpreads = (await client.listAll<WorkloadSpread>(WORKLOADSPREAD_REF, { ...(namespace === undefined ? {} : { namespace }), ...(selector === undefined ? {} : { labelSelector: selector }) })).items;
   }
+  return { workloadSpreads };
+}
+
+/** Lists everything once. */
+async function listSources(client: KubeClient, namespace: string | undefined, name: string | undefined, selector: string | undefined): Promise<StatusSources> {
+  const { workloadSpreads } = await listWorkloadSpreads(client, namespace, name, selector);
   const namespaces = [...new Set(workloadSpreads.map((ws) => ws.metadata?.namespace ?? ''))];
   const pods = new Map<string, Pod[]>();
   const replicaSets = new Map<string, KubeObject[]>();
@@ -229,9 +281,17 @@ function noneFound(namespace: string | undefined): string {
   return namespace === undefined ? 'No WorkloadSpreads found.\n' : `No WorkloadSpreads found in namespace ${namespace}.\n`;
 }
 
+/** How a snapshot is printed: the table (`table`, `wide`) or an object format. */
+type Printer = { table: true; render: (entries: SnapshotEntry[]) => string } | { table: false; format: ObjectFormat };
+
 export async function runStatus(options: StatusOptions, io: CliIo, hooks: StatusHooks = {}): Promise<number> {
-  const output = (options.output ?? 'table') as StatusOutput;
-  if (!(STATUS_OUTPUTS as readonly string[]).includes(output)) throw new UsageError(`--output must be one of ${STATUS_OUTPUTS.join(', ')}, got ${JSON.stringify(output)}`);
+  const format = await parseOutput(options.output ?? 'table', {
+    own: STATUS_OUTPUTS,
+    ...(options.template === undefined ? {} : { template: options.template }),
+    ...(options.allowMissingTemplateKeys === undefined ? {} : { allowMissingKeys: options.allowMissingTemplateKeys }),
+    io,
+    maxInputBytes: parseMaxInputSize(undefined),
+  });
   if (options.allNamespaces === true && options.name !== undefined) throw new UsageError('a NAME cannot be given with --all-namespaces (-A)');
   if (options.allNamespaces === true && options.namespace !== undefined) throw new UsageError('--namespace (-n) and --all-namespaces (-A) exclude each other');
   if (options.selector !== undefined) {
@@ -241,23 +301,32 @@ export async function runStatus(options: StatusOptions, io: CliIo, hooks: Status
   }
   const clock = hooks.clock ?? realClock();
   const client = await connect(options, io, clock);
-  const table = output === 'table' || output === 'wide';
-  const style = createStyle(table && wantsColor(options.color, io.color));
   const namespace = options.allNamespaces === true ? undefined : options.namespace ?? client.namespace;
-  const render = (views: WorkloadSpreadView[]): string => {
-    if (output === 'json') return statusJson(views);
-    if (output === 'yaml') return statusYaml(views);
-    return views.length === 0 ? noneFound(namespace) : renderViews(views, style, { wide: output === 'wide' });
-  };
+  let printer: Printer;
+  if (format.kind === 'own') {
+    const style = createStyle(wantsColor(options.color, io.color));
+    printer = { table: true, render: (entries) => (entries.length === 0 ? noneFound(namespace) : renderViews(entries.map((e) => e.view), style, { wide: format.name === 'wide' })) };
+  } else {
+    printer = { table: false, format };
+  }
   try {
     await requireCrd(client);
+    if (options.watch !== true && printer.table === false && printer.format.kind === 'name') {
+      // Names need the WorkloadSpreads only, not their pods and targets.
+      const { workloadSpreads } = await listWorkloadSpreads(client, namespace, options.name, options.selector);
+      if (workloadSpreads.length === 0) io.err(noneFound(namespace));
+      const sorted = [...workloadSpreads].sort((a, b) => compareKeys(a, b));
+      io.out(sorted.map((ws) => `${workloadSpreadName(ws.metadata?.name ?? '')}\n`).join(''));
+      return 0;
+    }
     if (options.watch !== true) {
-      io.out(render(await buildViews(client, await listSources(client, namespace, options.name, options.selector))));
+      const entries = await buildSnapshot(client, await listSources(client, namespace, options.name, options.selector));
+      io.out(printer.table ? printer.render(entries) : await renderObjects(printer.format, entries.map(printed), options.name !== undefined));
       return 0;
     }
     const signals = hooks.waitForStop === undefined ? stopOnSignals(io, { forcedExitCode: INTERRUPTED_EXIT_CODE }) : undefined;
     try {
-      return await watch(client, options, io, hooks.waitForStop?.() ?? (signals as StopSignals).received, hooks, clock, namespace, render);
+      return await watch(client, options, io, hooks.waitForStop?.() ?? (signals as StopSignals).received, hooks, clock, namespace, printer);
     } finally {
       signals?.dispose();
     }
@@ -269,6 +338,10 @@ export async function runStatus(options: StatusOptions, io: CliIo, hooks: Status
   }
 }
 
+function printed(entry: SnapshotEntry): PrintedObject {
+  return statusObject(entry.view, entry.ws);
+}
+
 async function watch(
   client: KubeClient,
   options: StatusOptions,
@@ -277,7 +350,7 @@ async function watch(
   hooks: StatusHooks,
   clock: Clock,
   namespace: string | undefined,
-  render: (views: WorkloadSpreadView[]) => string,
+  printer: Printer,
 ): Promise<number> {
   // The name must exist when the watch starts; later it may come and go.
   if (options.name !== undefined) await listSources(client, namespace, options.name, undefined);
@@ -295,6 +368,9 @@ async function watch(
   const tty = hooks.isTTY ?? process.stdout.isTTY === true;
   const delay = hooks.redrawDelayMs ?? DEFAULT_REDRAW_DELAY_MS;
   let last: string | undefined;
+  /** Object formats: what was last printed per WorkloadSpread, to print only those that changed. */
+  const lastObjects = new Map<string, string>();
+  let headerPrinted = false;
   let lastWarning: string | undefined;
   let pending: Timer | undefined;
   let drawing: Promise<void> = Promise.resolve();
@@ -310,9 +386,28 @@ async function watch(
       replicaSets: (ns) => informers.replicaSets.store.list(ns),
       budgets: (ns) => ({ ddbs: ddbs?.store.list(ns) ?? [], pdbs: informers.pdbs.store.list(ns) }),
     };
-    let text: string;
+    let text = '';
     try {
-      text = render(await buildViews(client, sources));
+      const entries = await buildSnapshot(client, sources);
+      if (printer.table) text = printer.render(entries);
+      else {
+        const format = printer.format;
+        const changed: string[] = [];
+        for (const entry of entries) {
+          const key = `${entry.view.namespace}/${entry.view.name}`;
+          const one = await renderObjects(format, [printed(entry)], true);
+          if (lastObjects.get(key) === one) continue;
+          lastObjects.set(key, one);
+          // Custom columns: the header once, then a row per change (as kubectl get -w).
+          const row = format.kind === 'custom-columns' && headerPrinted ? one.slice(one.indexOf('\n') + 1) : one;
+          if (format.kind === 'custom-columns') headerPrinted = true;
+          changed.push(format.kind === 'yaml' ? `---\n${row}` : row);
+        }
+        lastWarning = undefined;
+        if (stopped || changed.length === 0) return;
+        io.out(changed.join(''));
+        return;
+      }
     } catch (err) {
       if (first) throw err;
       const warning = describeClusterError(err, client.connection.server);
@@ -323,8 +418,8 @@ async function watch(
     lastWarning = undefined;
     if (stopped || text === last) return;
     last = text;
-    if (tty && (options.output === undefined || options.output === 'table' || options.output === 'wide')) io.out(CLEAR_SCREEN);
-    else if (options.output !== 'json' && options.output !== 'yaml') io.out(`--- ${formatTime(clock.now())}\n`);
+    if (tty) io.out(CLEAR_SCREEN);
+    else io.out(`--- ${formatTime(clock.now())}\n`);
     io.out(text);
   };
   const schedule = (): void => {

@@ -234,3 +234,161 @@ describe('configuration errors name the file and the problem', () => {
     assert.match(e.message, /not running in a cluster/);
   });
 });
+
+describe('what kubectl does without a client library: certificates, impersonation, token files, exec plugins, overrides', () => {
+  /** An HTTPS server that asks for a client certificate (signed by its client CA) and answers what it received. */
+  interface Echo {
+    url: string;
+    caPem: string;
+    client: { certPem: string; keyPem: string };
+    seen: { headers: Record<string, string[]>; peer: string | undefined }[];
+    close(): Promise<void>;
+  }
+  let echo: Echo;
+  let plain: { url: string; seen: Record<string, string[]>[]; close(): Promise<void> };
+
+  before(async () => {
+    const { createServer } = await import('node:https');
+    const { createServer: createHttpServer } = await import('node:http');
+    const { createCertificateAuthority, issueServingCertificate } = await import('../cluster/apiserver/certs.ts');
+    const { issueClientCertificate } = await import('./tls-certificates.ts');
+    const serving = issueServingCertificate(createCertificateAuthority('echo-ca'));
+    const clientCa = createCertificateAuthority('echo-client-ca');
+    const client = issueClientCertificate(clientCa, 'alice', (await import('../clock/clock.ts')).realClock().now(), 1);
+    const seen: Echo['seen'] = [];
+    const server = createServer({ key: serving.keyPem, cert: serving.certPem, ca: clientCa.certPem, requestCert: true, rejectUnauthorized: false }, (req, res) => {
+      const socket = req.socket as import('node:tls').TLSSocket;
+      const peer = socket.authorized ? (socket.getPeerCertificate().subject?.CN as string | undefined) : undefined;
+      seen.push({ headers: req.headersDistinct as Record<string, string[]>, peer });
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ kind: 'Namespace', metadata: { name: 'default' } }));
+    });
+    await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+    echo = {
+      url: `https://127.0.0.1:${(server.address() as { port: number }).port}`,
+      caPem: serving.caPem,
+      client,
+      seen,
+      close: () => new Promise((done) => server.close(() => done())),
+    };
+    const plainSeen: Record<string, string[]>[] = [];
+    const http = createHttpServer((req, res) => {
+      plainSeen.push(req.headersDistinct as Record<string, string[]>);
+      res.setHeader('Content-Type', 'application/json');
+      res.end('{}');
+    });
+    await new Promise<void>((ready) => http.listen(0, '127.0.0.1', ready));
+    plain = { url: `http://127.0.0.1:${(http.address() as { port: number }).port}`, seen: plainSeen, close: () => new Promise((done) => http.close(() => done())) };
+  });
+  after(async () => {
+    await echo?.close();
+    await plain?.close();
+  });
+
+  async function get(connection: Connection): Promise<void> {
+    await new KubeClient(connection, { clock }).get(BUILTIN.namespaces, 'default');
+  }
+
+  function echoConfig(user: Record<string, unknown>, cluster: Record<string, unknown> = {}): string {
+    return stringify({
+      clusters: [{ name: 'echo', cluster: { server: echo.url, 'certificate-authority-data': Buffer.from(echo.caPem).toString('base64'), ...cluster } }],
+      users: [{ name: 'u', user }],
+      contexts: [{ name: 'echo', context: { cluster: 'echo', user: 'u' } }],
+      'current-context': 'echo',
+    });
+  }
+
+  test('client certificate and key files, relative to the kubeconfig: the server sees the certificate', async () => {
+    mkdirSync(join(dir, 'certs'), { recursive: true });
+    writeFileSync(join(dir, 'certs', 'alice.crt'), echo.client.certPem);
+    writeFileSync(join(dir, 'certs', 'alice.key'), echo.client.keyPem);
+    const path = file('mtls.yaml', echoConfig({ 'client-certificate': 'certs/alice.crt', 'client-key': 'certs/alice.key' }));
+    await get(connected(await loadConnection({ kubeconfig: path })));
+    assert.equal(echo.seen.at(-1)?.peer, 'alice');
+    assert.equal(echo.seen.at(-1)?.headers['authorization'], undefined);
+    const missing = failure(await loadConnection({ kubeconfig: file('mtls-missing.yaml', echoConfig({ 'client-certificate': 'certs/nope.crt', 'client-key': 'certs/alice.key' })) }));
+    assert.match(missing.message, /cannot read the client certificate file .*certs\/nope\.crt: no such file/);
+  });
+
+  test('impersonation: every group is its own Impersonate-Group header; --as/--as-group/--as-uid win over the kubeconfig\'s', async () => {
+    const text = echoConfig({ token: 't', as: 'from-file', 'as-groups': ['f1'], 'as-user-extra': { 'scopes.example.com': ['s1', 's2'] } });
+    await get(connected(await connectionFromKubeconfigText(text)));
+    let h = echo.seen.at(-1)?.headers ?? {};
+    assert.deepEqual([h['impersonate-user'], h['impersonate-group'], h['impersonate-extra-scopes.example.com'], h['authorization']], [['from-file'], ['f1'], ['s1', 's2'], ['Bearer t']]);
+    await get(connected(await connectionFromKubeconfigText(text, { overrides: { impersonateUser: 'alice', impersonateGroups: ['a', 'b'], impersonateUid: 'u-1' } })));
+    h = echo.seen.at(-1)?.headers ?? {};
+    assert.deepEqual([h['impersonate-user'], h['impersonate-group'], h['impersonate-uid']], [['alice'], ['a', 'b'], ['u-1']]);
+    assert.match(failure(await connectionFromKubeconfigText(echoConfig({ 'as-groups': ['g'] }))).message, /needs a user to impersonate/);
+  });
+
+  test('--server and --token with no kubeconfig anywhere; --insecure-skip-tls-verify instead of the CA', async () => {
+    const c = connected(await loadConnection({ env: {}, homeDir: join(dir, 'no-home'), serviceAccountPrefix: join(dir, 'no-sa'), overrides: { server: echo.url, token: 'flag-token', insecureSkipTlsVerify: true } }));
+    assert.equal(c.source, 'flags');
+    await get(c);
+    assert.deepEqual(echo.seen.at(-1)?.headers['authorization'], ['Bearer flag-token']);
+    const untrusted = connected(await loadConnection({ env: {}, homeDir: join(dir, 'no-home'), serviceAccountPrefix: join(dir, 'no-sa'), overrides: { server: echo.url, token: 't' } }));
+    await assert.rejects(get(untrusted), /certificate|verify/i);
+  });
+
+  test('a plain http:// server gets the impersonation headers but no credentials, as client-go', async () => {
+    const text = stringify({ clusters: [{ name: 'p', cluster: { server: plain.url } }], users: [{ name: 'u', user: { token: 'secret', as: 'bob' } }], contexts: [{ name: 'p', context: { cluster: 'p', user: 'u' } }], 'current-context': 'p' });
+    const c = connected(await connectionFromKubeconfigText(text));
+    await new KubeClient(c, { clock }).request({ method: 'GET', path: '/version' });
+    assert.deepEqual([plain.seen.at(-1)?.['authorization'], plain.seen.at(-1)?.['impersonate-user']], [undefined, ['bob']]);
+  });
+
+  test('a token file is read again once a minute has passed (projected tokens rotate)', async () => {
+    const tokenFile = file('token', 'first\n');
+    const c = connected(await connectionFromKubeconfigText(echoConfig({ tokenFile }), { clock }));
+    assert.equal((await c.headers())['Authorization'], 'Bearer first');
+    writeFileSync(tokenFile, 'second\n');
+    assert.equal((await c.headers())['Authorization'], 'Bearer first', 'within the minute: the token read');
+    await clock.advance(60_000);
+    assert.equal((await c.headers())['Authorization'], 'Bearer second');
+  });
+
+  test('exec plugins: KUBERNETES_EXEC_INFO with the cluster, the token reused until it expires, a client certificate, failures named', async () => {
+    const counter = file('exec-count', '0');
+    const expiry = new Date(clock.now() + 5 * 60_000).toISOString();
+    const script = file(
+      'exec-counting.mjs',
+      `import { readFileSync, writeFileSync } from 'node:fs';
+const n = Number(readFileSync(${JSON.stringify(counter)}, 'utf8')) + 1;
+writeFileSync(${JSON.stringify(counter)}, String(n));
+const info = JSON.parse(process.env.KUBERNETES_EXEC_INFO);
+const status = { token: 'tok-' + n + '-' + info.spec.interactive + '-' + info.spec.cluster.server + '-' + process.env.EXTRA, expirationTimestamp: ${JSON.stringify(expiry)} };
+if (process.argv[2] === 'cert') Object.assign(status, { clientCertificateData: ${JSON.stringify(echo.client.certPem)}, clientKeyData: ${JSON.stringify(echo.client.keyPem)} });
+process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status }));`,
+    );
+    const exec = (args: string[]) => ({ exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [script, ...args], env: [{ name: 'EXTRA', value: 'x' }], provideClusterInfo: true, interactiveMode: 'Never' } });
+    const c = connected(await connectionFromKubeconfigText(echoConfig(exec([])), { clock, stdinIsTTY: false }));
+    const want = (n: number) => `Bearer tok-${n}-false-${echo.url}-x`;
+    assert.equal((await c.headers())['Authorization'], want(1));
+    assert.equal((await c.headers())['Authorization'], want(1), 'reused before it expires');
+    await clock.advance(5 * 60_000);
+    assert.equal((await c.headers())['Authorization'], want(2), 'run again once expired');
+
+    const withCert = connected(await connectionFromKubeconfigText(echoConfig(exec(['cert'])), { clock, stdinIsTTY: false }));
+    await get(withCert);
+    assert.equal(echo.seen.at(-1)?.peer, 'alice', 'the certificate the plugin gave is presented');
+
+    const missing = failure(await connectionFromKubeconfigText(echoConfig({ exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'no-such-credential-plugin', interactiveMode: 'Never', installHint: 'install it with: brew install it' } })));
+    assert.match(missing.message, /exec plugin "no-such-credential-plugin" not found\ninstall it with: brew install it/);
+    const failing = file('exec-fails.mjs', 'process.exit(3);');
+    assert.match(failure(await connectionFromKubeconfigText(echoConfig({ exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [failing], interactiveMode: 'Never' } }))).message, /failed \(exit code 3\)/);
+    const wrongVersion = file('exec-v1beta1.mjs', `process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', status: { token: 't' } }));`);
+    assert.match(failure(await connectionFromKubeconfigText(echoConfig({ exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [wrongVersion], interactiveMode: 'Never' } }))).message, /configured for client\.authentication\.k8s\.io\/v1 but answered "client\.authentication\.k8s\.io\/v1beta1"/);
+    const always = failure(await connectionFromKubeconfigText(echoConfig({ exec: { apiVersion: 'client.authentication.k8s.io/v1', command: process.execPath, args: [script], interactiveMode: 'Always' } }), { stdinIsTTY: false }));
+    assert.match(always.message, /needs a terminal/);
+  });
+
+  test('YAML 1.1 as kubectl reads it: insecure-skip-tls-verify: yes is true', async () => {
+    const text = echoConfig({ token: 't' }).replace(/certificate-authority-data: .*/, 'insecure-skip-tls-verify: yes');
+    await get(connected(await connectionFromKubeconfigText(text)));
+    assert.deepEqual(echo.seen.at(-1)?.headers['authorization'], ['Bearer t']);
+  });
+
+  test('proxy-url is refused by name rather than ignored', async () => {
+    assert.match(failure(await connectionFromKubeconfigText(echoConfig({ token: 't' }, { 'proxy-url': 'http://proxy:3128' }))).message, /cluster "echo": proxy-url is not supported/);
+  });
+});

@@ -14,10 +14,11 @@ import type { KubeObject } from '../k8s/types.ts';
 import type { Connection } from './config.ts';
 import type { Status } from './errors.ts';
 import { BUILTIN, evictionFor, pathFor, ResourceResolver, type ResourceRef, type Scale } from './resources.ts';
-import { HttpTransport, type Query, type RequestMetrics, type RequestOptions } from './transport.ts';
+import { HttpTransport, type Query, type RequestMetrics, type RequestOptions, type RequestTrace } from './transport.ts';
 import { openWatchStream, type WatchStreamEnd, type WatchStreamOptions } from './watch-stream.ts';
+import { TokenBucket, type RateLimitSettings } from './rate-limit.ts';
 
-export type { Query, QueryValue, RequestMetrics, RequestOptions } from './transport.ts';
+export type { Query, QueryValue, RequestMetrics, RequestOptions, RequestTrace } from './transport.ts';
 export type { WatchStreamEnd, WatchStreamOptions } from './watch-stream.ts';
 
 export interface KubeClientOptions {
@@ -34,6 +35,10 @@ export interface KubeClientOptions {
    * kube-scheduler's informers do: nothing they run reads them).
    */
   watchWithoutManagedFields?: boolean;
+  /** Told of every request and answer (`-v` logs). */
+  trace?: RequestTrace;
+  /** Client-side rate limiting of every request and watch start (default none; the manager sets controller-runtime's 20/30). */
+  rateLimit?: RateLimitSettings;
 }
 
 export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
@@ -110,7 +115,14 @@ export class KubeClient {
     this.fieldManager = options.fieldManager;
     this.watchWithoutManagedFields = options.watchWithoutManagedFields ?? false;
     this.#transport = new HttpTransport(connection, options.clock, this.userAgent, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    this.#transport.trace = options.trace;
+    if (options.rateLimit !== undefined && options.rateLimit.qps > 0) this.#transport.limiter = new TokenBucket(options.clock, options.rateLimit);
     this.resources = new ResourceResolver({ getJson: (path) => this.request({ method: 'GET', path }) });
+  }
+
+  /** The client-side rate limiter (undefined: none). */
+  get rateLimiter(): TokenBucket | undefined {
+    return this.#transport.limiter;
   }
 
   /** Counts every request (and watch) of this client from now on: `rest_client_*` of the manager's metrics. */

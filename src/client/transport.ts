@@ -21,6 +21,7 @@ import { request as httpsRequest } from 'node:https';
 import { REQUEST_ACTIVITY_HEADER, type Clock } from '../clock/clock.ts';
 import type { Connection } from './config.ts';
 import { ApiError, NetworkError, statusFromBody, type RequestDescription } from './errors.ts';
+import type { TokenBucket } from './rate-limit.ts';
 
 /** Request ids for the activity handoff; unique per process, which is all a clock needs. */
 let requestSeq = 0;
@@ -51,6 +52,18 @@ export interface RequestOptions {
  */
 export interface RequestMetrics {
   request(method: string, host: string, code: string, seconds: number): void;
+}
+
+/**
+ * Told of each exchange as it happens, for kubectl-style `-v` request logs:
+ * what is sent (method, URL, headers, body), then the answer's status and
+ * headers (or the failure) with the milliseconds it took on the transport's
+ * clock, then, for answers read whole (not watch streams), the body.
+ */
+export interface RequestTrace {
+  request(info: { method: string; url: string; headers: Record<string, string | string[]>; body?: Buffer }): void;
+  response(info: { method: string; url: string; status?: number; statusText?: string; headers?: IncomingMessage['headers']; ms: number; error?: string }): void;
+  responseBody(info: { method: string; url: string; status: number; text: string }): void;
 }
 
 export interface ResponseHandlers {
@@ -88,6 +101,10 @@ export class HttpTransport {
   readonly timeoutMs: number;
   /** Whoever counts this transport's requests (KubeClient.instrument). */
   readonly metrics: RequestMetrics[] = [];
+  /** Whoever logs this transport's requests (`-v`). */
+  trace: RequestTrace | undefined;
+  /** Client-side rate limiting (rate-limit.ts): every request and watch start takes a token first. */
+  limiter: TokenBucket | undefined;
 
   constructor(connection: Connection, clock: Clock, userAgent: string, timeoutMs: number) {
     this.connection = connection;
@@ -99,6 +116,7 @@ export class HttpTransport {
   /** Sends one request; resolves with the parsed JSON body, rejects with `ApiError` or `NetworkError`. */
   async request<T = unknown>(options: RequestOptions): Promise<T> {
     const desc: RequestDescription = { method: options.method, path: options.path };
+    await this.throttle(options.signal, desc);
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     const deadline = new AbortController();
     let timedOut = false;
@@ -115,6 +133,7 @@ export class HttpTransport {
     try {
       const { res, text } = await this.#exchange(options, deadline.signal, () => timedOut, desc, timeoutMs);
       const code = res.statusCode ?? 0;
+      this.trace?.responseBody({ method: options.method, url: `${this.connection.server}${options.path}${queryString(options.query)}`, status: code, text });
       if (code < 200 || code >= 300) throw new ApiError(code, statusFromBody(code, text), desc, retryAfterHeader(res));
       if (text.trim() === '') return undefined as T;
       try {
@@ -124,6 +143,16 @@ export class HttpTransport {
       }
     } finally {
       if (!deadline.signal.aborted) deadline.abort(REQUEST_SETTLED);
+    }
+  }
+
+  /** Waits for the rate limiter's token (none without a limiter); an aborted wait is the caller's abort. */
+  async throttle(signal: AbortSignal | undefined, desc: RequestDescription): Promise<void> {
+    if (this.limiter === undefined) return;
+    try {
+      await this.limiter.take(signal);
+    } catch (err) {
+      throw new NetworkError('aborted', 'aborted by the caller while waiting for the client rate limiter', desc, err);
     }
   }
 
@@ -164,6 +193,8 @@ export class HttpTransport {
    */
   open(options: RequestOptions, deadline: AbortSignal, handlers: ResponseHandlers, extraHeaders: Record<string, string> = {}): void {
     if (this.metrics.length > 0) handlers = this.#counted(options.method, handlers);
+    const url = new URL(`${this.connection.server}${options.path}${queryString(options.query)}`);
+    if (this.trace !== undefined) handlers = this.#traced(this.trace, options.method, url.href, handlers);
     const desc = `${options.method} ${options.path}`;
     const endSend = this.clock.activity.begin(`http send ${desc}`);
     // Handed over to an in-process server on the same clock (clock.ts REQUEST_ACTIVITY_HEADER).
@@ -173,7 +204,6 @@ export class HttpTransport {
     const endHandoff = () => {
       if (handoff !== undefined) activity.closeStream(handoff);
     };
-    const url = new URL(`${this.connection.server}${options.path}${queryString(options.query)}`);
     let body: Buffer | undefined;
     let contentType = options.contentType;
     if (options.body !== undefined) {
@@ -205,7 +235,7 @@ export class HttpTransport {
           handlers.onError(new Error('aborted before sending'));
           return;
         }
-        const headers: Record<string, string> = {
+        const headers: Record<string, string | string[]> = {
           Accept: 'application/json',
           'User-Agent': this.userAgent,
           ...auth,
@@ -215,6 +245,7 @@ export class HttpTransport {
         if (handoff !== undefined) headers[REQUEST_ACTIVITY_HEADER] = `${activity.id}:${handoff}`;
         if (contentType !== undefined) headers['Content-Type'] = contentType;
         if (body !== undefined) headers['Content-Length'] = String(body.length);
+        this.trace?.request({ method: options.method, url: url.href, headers, ...(body === undefined ? {} : { body }) });
         const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
         req = send(url, { method: options.method, headers, agent: this.connection.agent }, (res) => {
           settled = true;
@@ -246,6 +277,22 @@ export class HttpTransport {
         handlers.onError(err);
       },
     );
+  }
+
+  /** The handlers, telling `trace` about the answer (or the failure) first. */
+  #traced(trace: RequestTrace, method: string, url: string, handlers: ResponseHandlers): ResponseHandlers {
+    const started = this.clock.now();
+    const ms = () => Math.max(0, this.clock.now() - started);
+    return {
+      onResponse: (res) => {
+        trace.response({ method, url, ms: ms(), ...(res.statusCode === undefined ? {} : { status: res.statusCode }), ...(res.statusMessage === undefined ? {} : { statusText: res.statusMessage }), headers: res.headers });
+        handlers.onResponse(res);
+      },
+      onError: (err) => {
+        trace.response({ method, url, ms: ms(), error: err instanceof Error ? err.message : String(err) });
+        handlers.onError(err);
+      },
+    };
   }
 
   /** The handlers, telling `metrics` about the exchange first. */

@@ -36,7 +36,20 @@ export type WatchStreamEnd = 'closed' | 'aborted';
  * connection fails; an `onEvent` that throws aborts the stream and rejects
  * with its error.
  */
-export function openWatchStream(transport: HttpTransport, path: string, query: Query, options: WatchStreamOptions): Promise<WatchStreamEnd> {
+export async function openWatchStream(transport: HttpTransport, path: string, query: Query, options: WatchStreamOptions): Promise<WatchStreamEnd> {
+  // A watch start takes a token of the client's rate limiter too, as client-go's do.
+  if (transport.limiter !== undefined) {
+    try {
+      await transport.throttle(options.signal, { method: 'GET', path });
+    } catch (err) {
+      if (options.signal?.aborted === true) return 'aborted';
+      throw err;
+    }
+  }
+  return watch(transport, path, query, options);
+}
+
+function watch(transport: HttpTransport, path: string, query: Query, options: WatchStreamOptions): Promise<WatchStreamEnd> {
   const desc: RequestDescription = { method: 'GET', path };
   const activity = transport.clock.activity;
   const stream = activity.id !== '' ? options.activityStream : undefined;

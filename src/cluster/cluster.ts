@@ -7,7 +7,10 @@
  *
  * Every component talks to the API server over HTTPS with a client of its
  * own (user agent `workloadspread-embedded/<component>`); nothing here reaches
- * into the server's storage. Start order: API server → controllers (each
+ * into the server's storage. They all authenticate with the admin token (a
+ * user in `system:masters`, which RBAC never stops), as does the kubeconfig
+ * the cluster writes; other identities (ServiceAccount tokens, impersonation)
+ * are RBAC's to allow. Start order: API server → controllers (each
  * waits for its informers) → kubelet → nodes → `components` (the seam for the
  * WorkloadSpread manager); `stop()` runs it backwards and leaves no socket,
  * timer or watch behind.

@@ -84,6 +84,8 @@ export class WorkloadSpreadController {
   readonly #log: Logger;
   readonly #loop: QueueLoop;
   #active = 0;
+  /** Pod events mapped to each WorkloadSpread key so far (the reconciler's `podEvents`); dropped with the WorkloadSpread. */
+  readonly #podEvents = new Map<string, number>();
 
   constructor(options: ControllerOptions) {
     this.#o = options;
@@ -102,7 +104,7 @@ export class WorkloadSpreadController {
       handle: (key) => this.#handle(key),
     });
     this.queue = this.#loop.queue;
-    this.reconciler = new Reconciler({ ...options, log: this.#log });
+    this.reconciler = new Reconciler({ ...options, log: this.#log, podEvents: (key) => this.#podEvents.get(key) ?? 0 });
     this.mapper = new EventMapper(mappingView(options.caches, options.resolver));
   }
 
@@ -153,6 +155,7 @@ export class WorkloadSpreadController {
   #addPodEvent(keys: Iterable<string>): void {
     const delay = this.#o.podEventBatchMs ?? POD_EVENT_BATCH_MS;
     for (const key of keys) {
+      this.#podEvents.set(key, (this.#podEvents.get(key) ?? 0) + 1);
       if (delay > 0) this.queue.addAfter(key, delay);
       else this.queue.add(key);
     }
@@ -162,7 +165,10 @@ export class WorkloadSpreadController {
     const { caches } = this.#o;
     const m = this.mapper;
     const ws = (type: ChangeType) => (obj: { metadata?: ObjectMeta }) => {
-      if (type === 'delete') this.#o.metrics?.forgetWorkloadSpread?.(obj.metadata?.namespace ?? '', obj.metadata?.name ?? '');
+      if (type === 'delete') {
+        this.#o.metrics?.forgetWorkloadSpread?.(obj.metadata?.namespace ?? '', obj.metadata?.name ?? '');
+        this.#podEvents.delete(workloadSpreadKey(obj.metadata?.namespace ?? '', obj.metadata?.name ?? ''));
+      }
       add(m.forWorkloadSpread(obj));
     };
     return [

@@ -35,6 +35,7 @@ import type { Clock } from '../clock/clock.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { deleteUnschedulablePodFailedEvent, patchDeletionCostFailedEvent, workloadSpreadRef, type EngineEvent } from '../core/events.ts';
 import { markedSubset, readMarker } from '../core/marker.ts';
+import { duplicateReadiness, readyChanged, readyStatus } from '../core/ready-condition.ts';
 import { planReconcile, type ReconcilePlan } from '../core/reconcile-plan.ts';
 import { admissionNeedsWrite } from '../core/status-urgency.ts';
 import { duplicateTargetStatus, precedingWorkloadSpread } from '../core/target-conflict.ts';
@@ -95,6 +96,20 @@ export interface ReconcilerOptions {
   metrics?: ReconcilerMetrics;
   /** How long status changes admission does not read may wait (default STATUS_HOLD_MS; 0 writes every change at once). */
   statusHoldMs?: number;
+  /**
+   * How many pod events have been mapped to a WorkloadSpread key so far (the
+   * controller counts them). A sync that sees the count move while it works
+   * does not turn the WorkloadSpread Ready: the next sync, already queued,
+   * judges those pods. Absent: every sync's pods count as current.
+   */
+  podEvents?: (key: string) => number;
+}
+
+/** What one sync knows beside the WorkloadSpread: its key, whether the workload exists, the pod-event count it started from. */
+interface SyncContext {
+  key: string;
+  workloadFound: boolean;
+  podEventsAtStart: number | undefined;
 }
 
 export interface SyncResult {
@@ -134,6 +149,7 @@ export class Reconciler {
     const { namespace, name } = parsed;
     const log = withFields(this.#log, { namespace, name, reconcileID });
     const { caches, state } = this.#o;
+    const podEventsAtStart = this.#o.podEvents?.(key);
 
     const ws = state.freshest(caches.getWorkloadSpread(namespace, name), namespace, name);
     if (ws === undefined || isDeleting(ws) || caches.getWorkloadSpread(namespace, name) === undefined) {
@@ -156,16 +172,17 @@ export class Reconciler {
     if (!resolved.ok) throw new Error(`resolve the workload of ${key}: ${resolved.error}`);
     const inputs = resolved.inputs;
     const pods = await this.#withFullAdoptionCandidates(ws, inputs.pods);
+    const ctx: SyncContext = { key, workloadFound: inputs.workload !== undefined, podEventsAtStart };
 
     if (inputs.writeDeletionCost && !inputs.latestVersion.ok) {
       if (!inputs.latestVersion.notFound) throw new Error(`latest version of ${key}'s workload: ${inputs.latestVersion.error}`);
-      const plan = this.#plan(ws, inputs, pods, false);
+      const plan = this.#plan(ctx, ws, inputs, pods, false);
       await this.#adopt(namespace, plan, pods, log);
       log.debug({ reason: inputs.latestVersion.error }, 'latest workload version not found yet, looking again soon');
       return { requeueAfterMs: LATEST_VERSION_RETRY_MS };
     }
 
-    const plan = this.#plan(ws, inputs, pods, inputs.writeDeletionCost);
+    const plan = this.#plan(ctx, ws, inputs, pods, inputs.writeDeletionCost);
     await this.#adopt(namespace, plan, pods, log);
     if (plan.error !== undefined) {
       // Only validation-rejected input gets here (an unresolvable maxReplicas): retrying cannot help until the spec changes.
@@ -173,7 +190,7 @@ export class Reconciler {
     }
     await this.#writePodMetadata(ws, plan, pods, log);
 
-    const final = await this.#writeStatus(ws, inputs, pods, plan, log);
+    const final = await this.#writeStatus(ctx, ws, inputs, pods, plan, log);
     const failures = await this.#deleteScheduleFailed(ws, final, pods, log);
     this.#o.events.recordAll(final.events, [ws]);
     this.#o.metrics?.subsets?.(namespace, name, subsetReadings(ws, final.status, pods, inputs.workloadReplicas));
@@ -181,7 +198,12 @@ export class Reconciler {
     return final.requeueAfterMs === undefined ? {} : { requeueAfterMs: final.requeueAfterMs + REQUEUE_MARGIN_MS };
   }
 
-  #plan(ws: WorkloadSpread, inputs: ReconcileInputs, pods: Pod[], writeDeletionCost: boolean): ReconcilePlan {
+  /** Whether no pod event reached this sync's key since the sync started. */
+  #podsCurrent(ctx: SyncContext): boolean {
+    return ctx.podEventsAtStart === undefined || this.#o.podEvents?.(ctx.key) === ctx.podEventsAtStart;
+  }
+
+  #plan(ctx: SyncContext, ws: WorkloadSpread, inputs: ReconcileInputs, pods: Pod[], writeDeletionCost: boolean, podsCurrent = this.#podsCurrent(ctx)): ReconcilePlan {
     return planReconcile({
       ws,
       pods,
@@ -191,6 +213,8 @@ export class Reconciler {
       now: this.#o.clock.now(),
       writeDeletionCost,
       podVersionOptions: inputs.podVersionOptions,
+      workloadFound: ctx.workloadFound,
+      podsCurrent,
       ...(this.#o.recoverySeconds === undefined ? {} : { recoverySeconds: this.#o.recoverySeconds }),
     });
   }
@@ -265,7 +289,7 @@ export class Reconciler {
    * are the same; only the stored reservations differ). Returns the plan whose
    * status was written (or found unchanged).
    */
-  async #writeStatus(ws: WorkloadSpread, inputs: ReconcileInputs, pods: Pod[], plan: ReconcilePlan, log: Logger): Promise<ReconcilePlan> {
+  async #writeStatus(ctx: SyncContext, ws: WorkloadSpread, inputs: ReconcileInputs, pods: Pod[], plan: ReconcilePlan, log: Logger): Promise<ReconcilePlan> {
     const uid = ws.metadata?.uid ?? `${ws.metadata?.namespace ?? ''}/${ws.metadata?.name ?? ''}`;
     return this.#o.state.withLock(uid, async () => {
       const namespace = ws.metadata?.namespace ?? '';
@@ -275,8 +299,11 @@ export class Reconciler {
       let base = ws;
       if (fresh.metadata?.resourceVersion !== ws.metadata?.resourceVersion) {
         base = fresh;
-        final = this.#plan(fresh, inputs, pods, false);
+        final = this.#plan(ctx, fresh, inputs, pods, false);
         final = { ...final, deletionCostPatches: [], labelPatches: [] };
+      } else if (readyStatus(final.status) === 'True' && readyStatus(base.status) !== 'True' && !this.#podsCurrent(ctx)) {
+        // Pods moved on while this sync worked: it does not get to say Ready; the sync those events queued will.
+        final = { ...this.#plan(ctx, base, inputs, pods, false, false), deletionCostPatches: [], labelPatches: [] };
       }
       if (!final.statusChanged) {
         this.#heldSince.delete(uid);
@@ -311,6 +338,8 @@ export class Reconciler {
   #holdFor(uid: string, base: WorkloadSpread, plan: ReconcilePlan): number {
     const holdMs = this.#o.statusHoldMs ?? STATUS_HOLD_MS;
     if (holdMs <= 0 || admissionNeedsWrite(base.spec?.subsets ?? [], base.status ?? undefined, plan.status)) return 0;
+    // What kubectl wait and GitOps health checks read goes out at once too, so READY is never older than the counts beside it.
+    if (readyChanged(base.status ?? undefined, plan.status)) return 0;
     const now = this.#o.clock.now();
     const since = this.#heldSince.get(uid) ?? now;
     this.#heldSince.set(uid, since);
@@ -324,7 +353,9 @@ export class Reconciler {
       const namespace = ws.metadata?.namespace ?? '';
       const name = ws.metadata?.name ?? '';
       const base = this.#o.state.freshest(this.#o.caches.getWorkloadSpread(namespace, name), namespace, name) ?? ws;
-      const { status, event } = duplicateTargetStatus(base, winner, this.#o.clock.now());
+      const duplicate = duplicateTargetStatus(base, winner, this.#o.clock.now());
+      const { event } = duplicate;
+      const status = duplicateReadiness(base, duplicate.status, this.#o.clock.now());
       if (deepEqual(status, base.status ?? undefined)) return;
       const written = await this.#o.statusWriter.writeStatus(base, status, 'controller');
       if (!written.ok) {

@@ -79,10 +79,22 @@ class View implements ClusterView {
       this.readsAsked.push(read);
       return { read };
     }
-    return lookupOf(this.cached.find(match));
+    return lookupOf((this.fetched ? this.apiServer?.find(match) : undefined) ?? this.cached.find(match));
   }
   pod(namespace: string, name: string): ViewLookup<Pod> {
     return lookupOf(this.pods.find((p) => p.metadata.namespace === namespace && p.metadata.name === name));
+  }
+  /** What the API server has (for `freshObject`); `fetched` once the read was made, after which `object` answers with it. */
+  apiServer: KubeObject[] | undefined;
+  fetched = false;
+  freshObject(namespace: string, ref: ObjectRef, options: { exactVersion?: boolean } = {}): ViewLookup<KubeObject> {
+    if (this.apiServer === undefined) return this.object(namespace, ref, options);
+    if (!this.fetched) {
+      const read: ReadRequest = { kind: 'object', namespace, ref, exactVersion: options.exactVersion === true };
+      this.readsAsked.push(read);
+      return { read };
+    }
+    return lookupOf(this.apiServer.find((o) => o.kind === ref.kind && o.metadata?.name === ref.name));
   }
   nodes() {
     return [];
@@ -224,6 +236,52 @@ describe('decidePodCreate', () => {
     assert.deepEqual(placed.kind === 'placed' ? placed.status?.versionedSubsetStatuses?.[V]?.map((s) => s.missingReplicas) : undefined, [1, 8]);
   });
 
+  test('D22: a stored status computed at 5 replicas, the Deployment now at 10: the pod takes the room 20 % leaves at 10, not the stored 0', () => {
+    // 20 % / 80 % of 5 = 1 / 4, both full; of 10 = 2 / 8.
+    const ws = spread([{ name: 'a', maxReplicas: '20%' }, { name: 'b', maxReplicas: '80%' }], { versionedSubsetStatuses: { [V]: [st('a', 0, { replicas: 1 }), st('b', 0, { replicas: 4 })] } });
+    const v = view(ws);
+    v.uncached = [deployment];
+    assert.deepEqual(create(v, newPod('p'), ws), { kind: 'read', read: { kind: 'object', namespace: 'ns', ref: ws.spec.targetRef, exactVersion: true } }, 'the replicas now are read first');
+    v.uncached = [];
+    const got = create(v, newPod('p'), ws);
+    assert.equal(subsetOf(got), 'a');
+    assert.deepEqual(got.kind === 'placed' ? got.status?.versionedSubsetStatuses?.[V] : undefined, [st('a', 0, { replicas: 1, creatingPods: { p: STAMP } }), st('b', 4, { replicas: 4 })]);
+    // At 5 (the count the status was computed for) nothing has room.
+    const atFive = view(ws, [{ ...deployment, spec: { replicas: 5 } }, replicaSet]);
+    assert.equal(create(atFive, newPod('p'), ws).kind, 'unplaced');
+  });
+
+  test('D22: no room at the replicas the cache shows → the target is read from the API server first, and the pod decided on what it says', () => {
+    const ws = spread([{ name: 'a', maxReplicas: '20%' }, { name: 'b', maxReplicas: '80%' }], { versionedSubsetStatuses: { [V]: [st('a', 0, { replicas: 1 }), st('b', 0, { replicas: 4 })] } });
+    const atFive = { ...deployment, spec: { replicas: 5 } };
+    // The cache still shows 5; the API server has 10.
+    const v = view(ws, [atFive, replicaSet]);
+    v.apiServer = [deployment, replicaSet];
+    assert.deepEqual(create(v, newPod('p'), ws), { kind: 'read', read: { kind: 'object', namespace: 'ns', ref: ws.spec.targetRef, exactVersion: true } });
+    v.fetched = true;
+    assert.equal(subsetOf(create(v, newPod('p'), ws)), 'a');
+    // The API server says 5 as well: unplaced after the one read, as before.
+    const still = view(ws, [atFive, replicaSet]);
+    still.apiServer = [atFive, replicaSet];
+    assert.equal(create(still, newPod('p'), ws).kind, 'read');
+    still.fetched = true;
+    assert.equal(create(still, newPod('p'), ws).kind, 'unplaced');
+    assert.equal(still.readsAsked.length, 1);
+    // Integer limits do not depend on the replicas: no read.
+    const ints = spread([{ name: 'a', maxReplicas: 1 }, { name: 'b', maxReplicas: 4 }], { versionedSubsetStatuses: { [V]: [st('a', 0, { replicas: 1 }), st('b', 0, { replicas: 4 })] } });
+    const intView = view(ints, [atFive, replicaSet]);
+    intView.apiServer = [deployment, replicaSet];
+    assert.equal(create(intView, newPod('p'), ints).kind, 'unplaced');
+    assert.equal(intView.readsAsked.length, 0);
+    // Nor for a kind admission cannot count (not whitelisted: always 0): a read could not change that.
+    const custom: WorkloadSpread = { ...ws, spec: { ...ws.spec, targetRef: { apiVersion: 'argoproj.io/v1alpha1', kind: 'Rollout', name: 'web' } } };
+    const rollout: KubeObject = { apiVersion: 'argoproj.io/v1alpha1', kind: 'Rollout', metadata: { name: 'web', namespace: 'ns' }, spec: { replicas: 5 } };
+    const customView = view(custom, [rollout, replicaSet]);
+    customView.apiServer = [{ ...rollout, spec: { replicas: 10 } }, replicaSet];
+    assert.equal(create(customView, newPod('p'), custom).kind, 'unplaced');
+    assert.equal(customView.readsAsked.length, 0);
+  });
+
   test('an unreadable whitelist refuses a custom owner, but places a built-in one', () => {
     const ws = spread([{ name: 'only' }]);
     const v = view(ws);
@@ -263,6 +321,17 @@ describe('decidePodDeletion', () => {
     assert.deepEqual(decidePodDeletion(input), { kind: 'commit', ws });
     const got = decidePodDeletion({ ...input, current: { ws } });
     assert.deepEqual(got.kind === 'recorded' ? got.status.versionedSubsetStatuses?.[V] : undefined, [st('a', 1, { replicas: 2, deletingPods: { p: STAMP } }), st('b', -1)]);
+  });
+
+  test('D22: the freed place is counted from the room at the workload replicas now', () => {
+    // Computed at 5 (20 % / 80 % → 1 / 4, full); the Deployment is at 10 (2 / 8): b had 4 places free, and now 5.
+    // The version's list is written as admission saw it: a's room at 10 too.
+    const ws = spread([{ name: 'a', maxReplicas: '20%' }, { name: 'b', maxReplicas: '80%' }], { versionedSubsetStatuses: { [V]: [st('a', 0, { replicas: 1 }), st('b', 0, { replicas: 4 })] } });
+    const v = view(ws);
+    const pod = { ...placed('b'), metadata: { ...placed('b').metadata, uid: 'p-uid' } };
+    v.pods = [pod];
+    const got = decidePodDeletion({ view: v, subject: { pod }, namespace: 'ns', now: NOW, current: { ws } });
+    assert.deepEqual(got.kind === 'recorded' ? got.status.versionedSubsetStatuses?.[V] : undefined, [st('a', 1, { replicas: 1 }), st('b', 5, { replicas: 4, deletingPods: { p: STAMP } })]);
   });
 
   test('issue 14: a DELETE is booked for the stored pod only — not for one the view does not have, another uid, or a marker only the request claims', () => {

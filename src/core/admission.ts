@@ -7,7 +7,11 @@
  *   pod-selection.ts), then by `admissionPath`: one unlimited subset takes the
  *   pod (§2.3 A); a StatefulSet's ordinal picks the subset (§2.3 B,
  *   statefulset-ordinal.ts); everything else reserves quota in the stored
- *   status (§2.3 C, subset-choice.ts) with the simulation schedule (D3). The
+ *   status (§2.3 C, subset-choice.ts) with the simulation schedule (D3), a
+ *   percentage limit leaving the room it leaves at the workload's replicas
+ *   now (D22, `withRoomAtReplicas`: a scale-out's pods are not checked
+ *   against the limits of the old count; a pod that finds no room has the
+ *   target read again first, in case the cache has not seen the scale-out). The
  *   answer carries the injected pod (§2.5, inject.ts) and the new status, or
  *   the `NoSubsetAvailable` event (D11).
  * - `decidePodDeletion`: whether a DELETE or an eviction frees quota, and the
@@ -46,10 +50,10 @@ import { readMarker } from './marker.ts';
 import { matchWorkloadSpreadForPod, SUPPORTED_WORKLOAD_KINDS } from './pod-selection.ts';
 import { countPlaced } from './placed-count.ts';
 import { podVersion, type PodVersionOptions } from './pod-version.ts';
-import { admissionWorkloadReplicas } from './replicas.ts';
+import { admissionReadsReplicas, admissionWorkloadReplicas } from './replicas.ts';
 import { simulationCanHost, simulationScheduleEnabled } from './simulation-schedule.ts';
 import { chooseSubsetByOrdinal, namesPodsByOrdinal } from './statefulset-ordinal.ts';
-import { chooseSubset, keepsBookkeeping, occupancy, reservesPlaces, withVersionStatuses, type WorkloadReplicasResult } from './subset-choice.ts';
+import { chooseSubset, keepsBookkeeping, occupancy, reservesPlaces, subsetsUsePercent, withRoomAtReplicas, withVersionStatuses, type WorkloadReplicasResult } from './subset-choice.ts';
 import { cloneSetRecreates, latestWorkloadVersion } from './workload-version.ts';
 import { POD_DELETION_COST_ANNOTATION, POD_DELETION_COST_POSITIVE, RESERVED_AHEAD_PREFIX, VERSION_IGNORED as VERSION_IGNORED_KEY } from '../api/keys.ts';
 import { deepClone } from '../k8s/json.ts';
@@ -234,6 +238,7 @@ export function reserveAhead(input: ReserveAheadInput): { status: WorkloadSpread
     known += reservesPlaces(subset) ? (stored === undefined ? 0 : Math.max(0, occupancy(stored))) : placedHere(subset.name);
   }
   const n = Math.min(input.want, total.replicas - known);
+  ws = withRoomAtReplicas(ws, version, () => total);
   const uids: { subset: string; uid: string }[] = [];
   const phantom: Pod = { metadata: { namespace }, spec: { containers: [] } };
   for (let i = 0; i < n; i++) {
@@ -362,10 +367,13 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
     if (decision.kind === 'placed') decision.claimed = true;
     return decision;
   }
+  // D22: percentage limits leave the room they leave at the workload's replicas now, not at those the stored status was computed for.
+  const sized = withRoomAtReplicas(ws, version.version, replicas.get);
+  if (replicas.read !== undefined) return { kind: 'read', read: replicas.read };
   // D21: in a balanced spec a pod's place in an unlimited subset decides its cost; it is counted from the pods, so it must be told apart.
   const counted = latest.latest === true && usesBalancedCosts(ws);
   const choice = chooseSubset({
-    ws,
+    ws: sized,
     pod,
     version: version.version,
     workloadReplicas: replicas.get,
@@ -378,6 +386,13 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
       : {}),
   });
   if (replicas.read !== undefined) return { kind: 'read', read: replicas.read };
+  if (choice.kind === 'none' && subsetsUsePercent(ws) && admissionReadsReplicas(ws, whitelist.whitelist)) {
+    // D22: a pod that finds no room may be the first sign of a scale-out the cache has not seen yet; the
+    // target is read from the API server before the pod is admitted without a subset (then decided again).
+    // Not for a kind admission cannot count (its 0 would not change): no read per pod there.
+    const fresh = view.freshObject?.(namespace, ws.spec.targetRef, { exactVersion: true });
+    if (fresh !== undefined && 'read' in fresh) return { kind: 'read', read: fresh.read };
+  }
   switch (choice.kind) {
     case 'error':
       return { kind: 'error', cause: 'reservation', message: limitsUnresolved(ws), detail: choice.message, ws };
@@ -611,7 +626,9 @@ export function decidePodDeletion(input: PodDeletionInput): PodDeletionDecision 
   if ('read' in version) return { kind: 'read', read: version.read };
   const wl = view.whitelist();
   const replicas = workloadReplicasIn(view, namespace, ws, 'error' in wl ? EMPTY_WHITELIST : wl);
-  const record = recordDeletion({ ws, pod, marker, version: version.version, workloadReplicas: replicas.get, now: input.now });
+  // D22, as on create: the freed place is counted from the room at the workload's replicas now.
+  const sized = withRoomAtReplicas(ws, version.version, replicas.get);
+  const record = recordDeletion({ ws: sized, pod, marker, version: version.version, workloadReplicas: replicas.get, now: input.now });
   if (replicas.read !== undefined) return { kind: 'read', read: replicas.read };
   if (record.changed) return { kind: 'recorded', ws, status: record.status };
   return record.error === undefined ? { kind: 'admit' } : { kind: 'error', message: limitsUnresolved(ws), detail: record.error };
@@ -636,9 +653,10 @@ function podVersionIn(view: ClusterView, namespace: string, pod: Pod): { version
 }
 
 /**
- * The workload replicas for initializing a version entry with percentages
- * (§5.1), as the lazy getter `chooseSubset`/`recordDeletion` call only when
- * they need it. The target is read by its real version; when the view has to
+ * The workload replicas percentages are resolved against (§5.1): to initialize
+ * a version entry, and (D22, `withRoomAtReplicas`) to size a stored one at the
+ * workload's replicas now; a lazy getter, called only when some limit is a
+ * percentage. The target is read by its real version; when the view has to
  * read it first, the getter fails and `read` says which read to make.
  */
 function workloadReplicasIn(view: ClusterView, namespace: string, ws: WorkloadSpread, whitelist: Whitelist): { get: () => WorkloadReplicasResult; read: ReadRequest | undefined } {

@@ -78,6 +78,13 @@ export interface ClusterView {
    * the truth itself (tests, `plan`) leaves it out, and `pod` answers.
    */
   freshPod?(namespace: string, name: string): ViewLookup<Pod>;
+  /**
+   * One object as the API server has it now, the same way: admission reads
+   * the target again when a pod finds no room at the replicas the cache shows
+   * (the cache may not have seen the scale-out that created the pod). Once
+   * read, `object` answers with that copy too.
+   */
+  freshObject?(namespace: string, ref: ObjectRef, options?: { exactVersion?: boolean }): ViewLookup<KubeObject>;
   /** Every node (the simulation schedule, D3). */
   nodes(): readonly Node[];
   /** The pods bound to a node (rebalancing's room check). */

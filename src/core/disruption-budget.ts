@@ -47,11 +47,8 @@ import {
   REASON_NOT_FOUND,
   REASON_SUFFICIENT_PODS,
   REASON_VALID,
-  type BudgetCondition,
-  type DomainDisruptionBudget,
-  type DomainDisruptionBudgetStatus,
-  type DomainStatus,
-} from '../api/disruption-budget.ts';
+} from '../api/names.ts';
+import type { BudgetCondition, DomainDisruptionBudget, DomainDisruptionBudgetStatus, DomainStatus } from '../api/disruption-budget.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { deepEqual, isPlainObject } from '../k8s/json.ts';
 import { labelSelectorAsSelector } from '../k8s/label-selector.ts';

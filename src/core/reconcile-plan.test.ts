@@ -95,6 +95,8 @@ describe('planReconcile (spec §4.2)', () => {
       { name: 'a', replicas: 3, missingReplicas: 0 },
       { name: 'b', replicas: 2, missingReplicas: -1 },
     ];
+    const overLimit = 'subset a holds 3 (limit 2); running pods leave it only on a scale-in, a rollout, or with rebalancing on';
+    const since = formatTime(T0);
     assert.deepEqual(plan.status, {
       observedGeneration: 3,
       subsetStatuses,
@@ -102,6 +104,13 @@ describe('planReconcile (spec §4.2)', () => {
       subsetCount: 2,
       ready: '5/5',
       placed: '5/5',
+      workloadReplicas: 5,
+      placedReplicas: 5,
+      readyReplicas: 5,
+      conditions: [
+        { type: 'Ready', status: 'False', observedGeneration: 3, lastTransitionTime: since, reason: 'SubsetOverLimit', message: overLimit },
+        { type: 'Stalled', status: 'True', observedGeneration: 3, lastTransitionTime: since, reason: 'SubsetOverLimit', message: overLimit },
+      ],
     });
     assert.equal(plan.statusChanged, true);
     assert.deepEqual(plan.scheduleFailed.map((f) => f.pod), []);
@@ -197,6 +206,12 @@ describe('planReconcile (spec §4.2)', () => {
       subsetCount: 2,
       ready: '0/0',
       placed: '0/0',
+      workloadReplicas: 0,
+      placedReplicas: 0,
+      readyReplicas: 0,
+      conditions: [
+        { type: 'Ready', status: 'True', observedGeneration: 3, lastTransitionTime: formatTime(T0), reason: 'Spread', message: '0 active pods in 0 subsets, every subset within its limit' },
+      ],
     });
   });
 

@@ -4,7 +4,9 @@
  * re-implements a rule.
  *
  * Order, as the reference runs it: group pods (adopting unmarked ones) →
- * deletion costs → status → Schedulable conditions → pods to delete.
+ * deletion costs → status → Schedulable conditions → pods to delete; then
+ * the top-level Ready condition (ready-condition.ts), which the reference
+ * does not have.
  * The caller applies adoptions and cost patches first, then writes the status
  * when `statusChanged` (D9), then deletes the `scheduleFailed` pods, then requeues after
  * `requeueAfterMs` (the smallest positive delay any step asked for).
@@ -25,6 +27,7 @@ import type { EngineEvent } from './events.ts';
 import { hasManagedLabel, markedSubset } from './marker.ts';
 import { resolveMaxReplicas } from './percent.ts';
 import type { PodVersionOptions } from './pod-version.ts';
+import { readinessConditions } from './ready-condition.ts';
 import { applySchedulableConditions } from './reschedule.ts';
 import { computeWorkloadSpreadStatus, soonerRequeue } from './subset-status.ts';
 
@@ -43,6 +46,10 @@ export interface ReconcileInput {
   /** `writesDeletionCost(targetRef, ...)` (D7). */
   writeDeletionCost: boolean;
   podVersionOptions?: PodVersionOptions;
+  /** False when the target workload does not exist (default true); read by the Ready condition. */
+  workloadFound?: boolean;
+  /** False when pod events reached the caller after it read `pods` (default true); keeps Ready from turning True. */
+  podsCurrent?: boolean;
 }
 
 export interface ReconcilePlan {
@@ -140,9 +147,20 @@ export function planReconcile(input: ReconcileInput): ReconcilePlan {
     ...(input.recoverySeconds === undefined ? {} : { recoverySeconds: input.recoverySeconds }),
   });
 
-  const plan: ReconcilePlan = {
+  const health = readinessConditions({
+    ws,
     status: conditioned.status,
-    statusChanged: !deepEqual(conditioned.status, ws.status ?? undefined),
+    bySubset: grouped.bySubset,
+    byVersion: grouped.byVersion,
+    workloadReplicas,
+    workloadFound: input.workloadFound ?? true,
+    podsCurrent: input.podsCurrent ?? true,
+    now,
+  });
+
+  const plan: ReconcilePlan = {
+    status: health.status,
+    statusChanged: !deepEqual(health.status, ws.status ?? undefined),
     adoptions: grouped.adoptions,
     deletionCostPatches: patches,
     labelPatches: grouped.pods.flatMap((p) => {

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
 import type { KubeObject } from '../k8s/types.ts';
-import { admissionWorkloadReplicas, controllerWorkloadReplicas, readsScaleSubresource, replicasWithScale, sumReplicasPaths, walkReplicasPath } from './replicas.ts';
+import { admissionReadsReplicas, admissionWorkloadReplicas, controllerWorkloadReplicas, readsScaleSubresource, replicasWithScale, sumReplicasPaths, walkReplicasPath } from './replicas.ts';
 
 const tfjob = {
   spec: {
@@ -154,6 +154,27 @@ describe('admissionWorkloadReplicas (§5.1, D4)', () => {
       const got = admissionWorkloadReplicas(c.ws, c.obj, c.wl ?? EMPTY_WHITELIST);
       if (typeof c.want === 'number') assert.deepEqual(got, { ok: true, replicas: c.want });
       else assert.deepEqual(got, { ok: false, error: c.want });
+    });
+  }
+});
+
+describe('admissionReadsReplicas: whether admission counts from the workload at all (D22)', () => {
+  const cases: [string, WorkloadSpread, Whitelist, boolean][] = [
+    ['Deployment', spread('apps/v1', 'Deployment'), EMPTY_WHITELIST, true],
+    ['CloneSet v1alpha1', spread('apps.kruise.io/v1alpha1', 'CloneSet'), EMPTY_WHITELIST, true],
+    ['CloneSet v1beta1 (§9.15: always 0)', spread('apps.kruise.io/v1beta1', 'CloneSet'), EMPTY_WHITELIST, false],
+    ['Job', spread('batch/v1', 'Job'), EMPTY_WHITELIST, true],
+    ['whitelisted custom kind', spread('argoproj.io/v1alpha1', 'Rollout'), whitelist, true],
+    ['custom kind not whitelisted', spread('argoproj.io/v1alpha1', 'Rollout'), EMPTY_WHITELIST, false],
+    ['whitelist entry with an empty path', spread('apps.kruise.io/v1beta1', 'Empty'), whitelist, false],
+    ['replicasPathList', spread('kubeflow.org/v1', 'TFJob', { replicasPathList: ['spec.x'] }), EMPTY_WHITELIST, true],
+    ['malformed apiVersion', spread('a/b/c', 'Deployment'), EMPTY_WHITELIST, false],
+  ];
+  for (const [name, ws, wl, want] of cases) {
+    test(`${name} → ${want}`, () => {
+      assert.equal(admissionReadsReplicas(ws, wl), want);
+      // Where it says no, no copy of the workload gives admission another count.
+      if (!want) for (const replicas of [0, 3, 9]) assert.ok(!admissionWorkloadReplicas(ws, workload({ replicas }), wl).ok || (admissionWorkloadReplicas(ws, workload({ replicas }), wl) as { replicas: number }).replicas === 0);
     });
   }
 });

@@ -6,7 +6,8 @@
  *   `targetFilter.replicasPathList` and of the whitelist's `replicasPath`
  *   (spec §1.2), with the reference's error texts.
  * - `admissionWorkloadReplicas`: the webhook's count (spec §5.1), read only
- *   when a subset uses a percentage and a version entry must be initialized.
+ *   when a subset uses a percentage: to initialize a version entry, and to
+ *   size a stored one at the current count (D22).
  * - `controllerWorkloadReplicas`: the reconciler's count (spec §5.2).
  *
  * The two sides differ on purpose, as in the reference: admission recognises
@@ -129,6 +130,22 @@ export function admissionWorkloadReplicas(ws: WorkloadSpread, workload: KubeObje
   const path = replicasPathForGroupKind(whitelist, gvk.group, gvk.kind);
   if (path === undefined) return { ok: true, replicas: 0 };
   return path === '' ? { ok: true, replicas: 0 } : replicasOrDefault(workload, path);
+}
+
+/**
+ * Whether `admissionWorkloadReplicas` reads the count from the workload's
+ * fields (a built-in kind, a replicas path), as opposed to the constant 0 of
+ * a kind it cannot count (spec §9.15): only then can a fresh copy of the
+ * workload give another count.
+ */
+export function admissionReadsReplicas(ws: WorkloadSpread, whitelist: Whitelist): boolean {
+  if (replicasPathList(ws) !== undefined) return true;
+  const gvk = targetGroupVersionKind(ws);
+  if (!gvk.ok) return false;
+  const key = `${gvk.group}/${gvk.version}/${gvk.kind}`;
+  if (ADMISSION_SPEC_REPLICAS.has(key) || key === 'batch/v1/Job') return true;
+  const path = replicasPathForGroupKind(whitelist, gvk.group, gvk.kind);
+  return path !== undefined && path !== '';
 }
 
 /** Kinds whose controller-side count is `spec.replicas`, by group+kind (spec §5.2). */

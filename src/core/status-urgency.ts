@@ -12,7 +12,7 @@
  * answer: a reserved pod showing up moves it from `creatingPods` to
  * `replicas` (the occupancy stays the same), a booked deletion observed
  * leaves `deletingPods` as `replicas` drops (same), and the display fields
- * (`ready`, `placed`, `subsetCount`) follow readiness, and pods counted in
+ * (`ready`, `placed`, `subsetCount` and their integer twins) follow readiness, and pods counted in
  * an unlimited subset without minReplicas change nothing admission reads. The controller may
  * hold such changes back for a bounded time and write them together, so a
  * scale-out of N pods does not cost N status writes (each one a full write
@@ -22,6 +22,7 @@
  */
 import type { Subset, SubsetStatus, WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { deepEqual } from '../k8s/json.ts';
+import { READINESS_CONDITION_TYPES } from './ready-condition.ts';
 import { isSchedulableFalse, keepsBookkeeping, occupancy } from './subset-choice.ts';
 
 /**
@@ -46,7 +47,8 @@ function admissionFactsOf(subsets: readonly Subset[], status: WorkloadSpreadStat
   for (const [version, list] of Object.entries(status.versionedSubsetStatuses ?? {})) versions[version] = subsetsFacts(list, subsets);
   return {
     observedGeneration: status.observedGeneration,
-    conditions: (status.conditions ?? []).map((c) => [c.type, c.status, c.reason]),
+    // Ready, Reconciling and Stalled are for people and GitOps tools, not admission (ready-condition.ts decides when they are urgent).
+    conditions: (status.conditions ?? []).filter((c) => !READINESS_CONDITION_TYPES.includes(c?.type)).map((c) => [c.type, c.status, c.reason]),
     // The sums over versions are read only for their conditions (the StatefulSet path skips a Schedulable=False subset).
     subsets: (status.subsetStatuses ?? []).map((s) => [s.name, isSchedulableFalse(s)]),
     versions,

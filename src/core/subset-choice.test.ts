@@ -4,12 +4,18 @@ import fc from 'fast-check';
 import type { Subset, SubsetStatus, WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import type { Pod } from '../k8s/types.ts';
 import { deepClone } from '../k8s/json.ts';
+import { MATCHED_WORKLOADSPREAD_ANNOTATION } from '../api/keys.ts';
+import { resolveMaxReplicas } from './percent.ts';
+import { computeSubsetStatus } from './subset-status.ts';
 import {
   chooseSubset,
+  occupancy,
   subsetsUsePercent,
   versionSubsetStatuses,
+  withRoomAtReplicas,
   type ChooseSubsetInput,
   type SubsetChoice,
+  type WorkloadReplicasResult,
 } from './subset-choice.ts';
 
 const NOW = Date.UTC(2026, 0, 1, 0, 0, 10) + 900; // 10.9 s past the minute: stored as ...:10Z
@@ -449,5 +455,163 @@ describe('booked deletions free their slot once observed (issue 14)', () => {
     const min = spread([{ name: 'a' }, { name: 'b', minReplicas: 2 }], versioned([st('a', -1), st('b', -1, { replicas: 2, deletingPods: { y: STAMP } })]));
     assert.equal((choose(min, pod('p1'), { deletionObserved: () => false }) as { subset: string }).subset, 'a');
     assert.equal((choose(min, pod('p1'), { deletionObserved: () => true }) as { subset: string }).subset, 'b');
+  });
+});
+
+describe('withRoomAtReplicas: percentage limits at the workload replicas now (D22)', () => {
+  const at = (replicas: number) => (): WorkloadReplicasResult => ({ ok: true, replicas });
+  const zones = (a: number | string, b: number | string, c?: number | string): Subset[] => [
+    { name: 'a', maxReplicas: a },
+    { name: 'b', maxReplicas: b },
+    c === undefined ? { name: 'c' } : { name: 'c', maxReplicas: c },
+  ];
+  const rooms = (ws: WorkloadSpread): number[] | undefined => ws.status?.versionedSubsetStatuses?.[V]?.map((x) => x.missingReplicas);
+  // 20/20/60 % computed at 5 replicas (limits 1/1/3), every subset full: the status before a scale-out.
+  const atFive = spread(zones('20%', '20%', '60%'), versioned([st('a', 0, { replicas: 1 }), st('b', 0, { replicas: 1 }), st('c', 0, { replicas: 3 })]));
+
+  test('a scale-out 5 → 10: the room the limits 2/2/6 leave beside 1/1/3 pods', () => {
+    assert.deepEqual(rooms(withRoomAtReplicas(atFive, V, at(10))), [1, 1, 3]);
+    assert.deepEqual(rooms(atFive), [0, 0, 0], 'the stored status is not changed');
+  });
+
+  test('then the pods go where a fresh 10 puts them (a, b, c, c, c), and the sixth finds no room', () => {
+    let ws = atFive;
+    const placed: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const got = choose(withRoomAtReplicas(ws, V, at(10)), pod(`n${i}`));
+      if (got.kind !== 'chosen') {
+        placed.push(got.kind);
+        continue;
+      }
+      placed.push(got.subset);
+      if (got.status !== undefined) ws = { ...ws, status: got.status };
+    }
+    assert.deepEqual(placed, ['a', 'b', 'c', 'c', 'c', 'none']);
+    assert.deepEqual(rooms(ws), [0, 0, 0]);
+    assert.deepEqual(ws.status?.versionedSubsetStatuses?.[V]?.map((x) => occupancy(x)), [2, 2, 6]);
+  });
+
+  test('reservations and booked deletions count in the occupancy', () => {
+    const ws = spread(zones('20%', '20%', '60%'), versioned([st('a', 0, { replicas: 1, creatingPods: { r: STAMP } }), st('b', 0, { replicas: 1, deletingPods: { d: STAMP } }), st('c', 0, { replicas: 3 })]));
+    // a: 2 − (1 + 1) = 0; b: 2 − (1 − 1) = 2; c: 6 − 3 = 3.
+    assert.deepEqual(rooms(withRoomAtReplicas(ws, V, at(10))), [0, 2, 3]);
+  });
+
+  test('a status computed at the current replicas is left as stored (the same object)', () => {
+    const current = spread(zones('20%', '20%', '60%'), versioned([st('a', 1, { replicas: 1 }), st('b', 0, { replicas: 2 }), st('c', 4, { replicas: 2 })]));
+    assert.equal(withRoomAtReplicas(current, V, at(10)), current);
+  });
+
+  test("the reference's room after a booked deletion in a subset over its limit is kept (never lowered)", () => {
+    // Limit 2 at 10, three pods, one booked for deletion: the reference's webhook made missingReplicas 0 → 1.
+    const ws = spread(zones('20%', '20%', '60%'), versioned([st('a', 1, { replicas: 3, deletingPods: { d: STAMP } }), st('b', 2), st('c', 6)]));
+    assert.equal(withRoomAtReplicas(ws, V, at(10)), ws);
+  });
+
+  test('a scale-in lowers nothing: the stored room stands until the controller recomputes', () => {
+    const atTen = spread(zones('20%', '20%', '60%'), versioned([st('a', 1, { replicas: 1 }), st('b', 1, { replicas: 1 }), st('c', 3, { replicas: 3 })]));
+    assert.equal(withRoomAtReplicas(atTen, V, at(5)), atTen);
+  });
+
+  test('integer limits, unlimited subsets and subsets gone from the spec are left alone', () => {
+    const mixed = spread(zones(1, '20%'), versioned([st('a', 0, { replicas: 1 }), st('b', 0, { replicas: 1 }), st('c', -1), st('gone', 0)]));
+    const got = rooms(withRoomAtReplicas(mixed, V, at(20)));
+    assert.deepEqual(got, [0, 3, -1, 0], 'only b (20 % of 20 = 4, one pod) grows');
+  });
+
+  test('the replicas are asked for only when a limit is a percentage and the version has a stored entry; a failed read leaves the stored room', () => {
+    let asked = 0;
+    const count = () => (asked++, { ok: true as const, replicas: 10 });
+    withRoomAtReplicas(spread(zones(1, 1), versioned([st('a', 0), st('b', 0), st('c', -1)])), V, count);
+    withRoomAtReplicas(spread(zones('20%', '20%', '60%')), V, count);
+    withRoomAtReplicas(atFive, 'other-version', count);
+    assert.equal(asked, 0);
+    withRoomAtReplicas(atFive, V, count);
+    assert.equal(asked, 1);
+    assert.equal(withRoomAtReplicas(atFive, V, () => ({ ok: false, error: 'must be read first' })), atFive);
+  });
+
+  test('other versions, conditions and bookkeeping are carried over unchanged', () => {
+    const ws = spread(zones('50%', '50%'), {
+      versionedSubsetStatuses: {
+        [V]: [st('a', 0, { replicas: 1, conditions: unschedulable, creatingPods: { r: STAMP } }), st('b', 0, { replicas: 1 }), st('c', -1)],
+        old: [st('a', 0, { replicas: 3 })],
+      },
+    });
+    const got = withRoomAtReplicas(ws, V, at(8));
+    assert.deepEqual(got.status?.versionedSubsetStatuses?.[V], [st('a', 2, { replicas: 1, conditions: unschedulable, creatingPods: { r: STAMP } }), st('b', 3, { replicas: 1 }), st('c', -1)]);
+    assert.equal(got.status?.versionedSubsetStatuses?.['old'], ws.status?.versionedSubsetStatuses?.['old']);
+  });
+
+  // The controller's status (spec §4.4) at R, over random pods, reservations and booked deletions.
+  const limitArb = fc.oneof(fc.integer({ min: 0, max: 100 }).map((p) => `${p}%`), fc.integer({ min: 0, max: 6 }));
+  const subsetPodsArb = fc.record({
+    active: fc.integer({ min: 0, max: 8 }),
+    inactive: fc.integer({ min: 0, max: 2 }),
+    deleting: fc.integer({ min: 0, max: 3 }),
+    creating: fc.integer({ min: 0, max: 3 }),
+    deletingFirst: fc.boolean(),
+  });
+  const controllerStatus = (subset: Subset, raw: { active: number; inactive: number; deleting: number; creating: number; deletingFirst: boolean }, replicas: number): SubsetStatus => {
+    const marker = JSON.stringify({ name: 'ws', subset: subset.name });
+    const pods: Pod[] = [];
+    for (let i = 0; i < raw.active + raw.inactive; i++) {
+      pods.push({ metadata: { name: `${subset.name}-${i}`, namespace: 'ns', annotations: { [MATCHED_WORKLOADSPREAD_ANNOTATION]: marker } }, spec: { containers: [] }, status: { phase: i < raw.active ? 'Running' : 'Succeeded' } });
+    }
+    const deletingNames = pods.slice(0, Math.min(raw.deleting, raw.active)).map((p) => p.metadata.name ?? '');
+    if (raw.deletingFirst) pods.reverse(); // the order quirk of spec §4.4 step 6
+    const old = st(subset.name, 0, {
+      deletingPods: Object.fromEntries(deletingNames.map((n) => [n, STAMP])),
+      creatingPods: Object.fromEntries(Array.from({ length: raw.creating }, (_, i) => [`u-${subset.name}-${i}`, STAMP])),
+    });
+    const r = computeSubsetStatus({ subset, pods, old, workloadReplicas: replicas, now: NOW });
+    assert.ok(r.status !== undefined);
+    return r.status;
+  };
+
+  test('property: on a status the controller computed at the same replicas it changes nothing', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(limitArb, subsetPodsArb), { minLength: 1, maxLength: 4 }), fc.integer({ min: 0, max: 40 }), (raw, replicas) => {
+        const subsets = raw.map(([max], i): Subset => ({ name: `s${i}`, maxReplicas: max }));
+        const statuses = raw.map(([, pods], i) => controllerStatus(subsets[i]!, pods, replicas));
+        const ws = spread(subsets, versioned(statuses));
+        assert.equal(withRoomAtReplicas(ws, V, at(replicas)), ws);
+      }),
+    );
+  });
+
+  test("property: after the workload grows, admitting pods one by one takes a subset past its new limit only as far as its stored room did already (the reference's), and leaves a pod unplaced only when no subset has room", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 100 }), subsetPodsArb), { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 0, max: 20 }),
+        fc.integer({ min: 0, max: 20 }),
+        fc.integer({ min: 1, max: 12 }),
+        (raw, before, grown, pods) => {
+          const after = before + grown;
+          const subsets = raw.map(([p], i): Subset => ({ name: `s${i}`, maxReplicas: `${p}%` }));
+          const statuses = raw.map(([, podsOf], i) => controllerStatus(subsets[i]!, podsOf, before));
+          let ws = spread(subsets, versioned(statuses));
+          const start = statuses.map((x) => occupancy(x));
+          for (let i = 0; i < pods; i++) {
+            const got = choose(withRoomAtReplicas(ws, V, at(after)), pod(`n${i}`));
+            const now = ws.status?.versionedSubsetStatuses?.[V] ?? [];
+            const hasRoom = subsets.some((s, k) => occupancy(now[k]!) < (resolveMaxReplicas(s.maxReplicas, after) ?? 0));
+            if (got.kind !== 'chosen') {
+              assert.equal(hasRoom, false, 'unplaced although a subset had room at the new count');
+              continue;
+            }
+            if (got.status !== undefined) ws = { ...ws, status: got.status };
+          }
+          const end = ws.status?.versionedSubsetStatuses?.[V] ?? [];
+          subsets.forEach((s, k) => {
+            const limit = resolveMaxReplicas(s.maxReplicas, after) ?? 0;
+            // Within the new limit, or within what the stored room gave (spec §4.4 step 6 leaves room in a subset over its limit).
+            const stored = start[k]! + statuses[k]!.missingReplicas;
+            assert.ok(occupancy(end[k]!) <= Math.max(limit, stored), `${s.name}: ${occupancy(end[k]!)} > limit ${limit} and stored ${stored}`);
+          });
+        },
+      ),
+    );
   });
 });

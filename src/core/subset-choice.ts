@@ -1,7 +1,9 @@
 /**
  * Which subset a new pod goes to, and the quota it reserves (spec §2.3 C
  * steps 2–6; DECISIONS D2, D3, D13): the quota path of admission.ts, which
- * also decides when it applies. Start at `chooseSubset`.
+ * also decides when it applies. Start at `chooseSubset`. Admission first
+ * sizes the stored room of percentage limits at the workload's current
+ * replicas (`withRoomAtReplicas`, D22).
  *
  * The decision reads and writes only `status.versionedSubsetStatuses[version]`
  * (the pod's version, §6.1); the subsets considered are those in that stored
@@ -101,6 +103,52 @@ export function versionSubsetStatuses(
     statuses.push(freshStatus(subset.name, limit));
   }
   return { ok: true, statuses, initialized: true };
+}
+
+/**
+ * D22: the WorkloadSpread as admission must decide on it — each stored subset
+ * status of the version whose limit is a percentage gets at least the room
+ * that limit leaves at the workload's current replicas beside the subset's
+ * occupancy: `missingReplicas = max(missingReplicas, limit − occupancy)`.
+ *
+ * Why: a percentage limit grows with the workload, but the stored
+ * missingReplicas was computed (by the controller, or by the admission that
+ * initialized the entry, §2.3 C.2) at the replicas of that moment, and a
+ * workload creates the pods of a scale-out before a status for the new count
+ * can exist — a CloneSet even reports its new generation observed only after
+ * creating them (spec §6.2). Deciding on the stored room alone, every pod of
+ * that round finds its subset full and is admitted unplaced, then adopted by
+ * whatever subset its node is in, over the limit (spec §9.4).
+ *
+ * Where the stored status is current this changes nothing: the controller's
+ * missingReplicas is never below limit − occupancy, and admission's own
+ * reservations and deletions keep it so. After a scale-out it is the room the
+ * new limit leaves. A scale-in lowers nothing (the stored room stands until
+ * the controller recomputes, as in the reference). Integer limits do not
+ * depend on the replicas; unlimited subsets (-1), subsets gone from the spec,
+ * and a version with no stored entry (initialized at the current replicas
+ * anyway) are left alone; so is everything when the replicas cannot be had
+ * (the caller sees that through its own getter). Pure: `ws` itself when
+ * nothing changes, else a copy with the version's list replaced.
+ */
+export function withRoomAtReplicas(ws: WorkloadSpread, version: string, workloadReplicas: () => WorkloadReplicasResult): WorkloadSpread {
+  const stored = ws.status?.versionedSubsetStatuses?.[version];
+  if (stored === undefined || stored.length === 0 || !subsetsUsePercent(ws)) return ws;
+  const replicas = workloadReplicas();
+  if (!replicas.ok) return ws;
+  let changed = false;
+  const statuses = stored.map((status) => {
+    if (status.missingReplicas < 0) return status;
+    const subset = ws.spec.subsets.find((s) => s.name === status.name);
+    if (typeof subset?.maxReplicas !== 'string') return status;
+    const limit = resolveMaxReplicas(subset.maxReplicas, replicas.replicas);
+    if (limit === undefined) return status;
+    const room = limit - occupancy(status);
+    if (room <= status.missingReplicas) return status;
+    changed = true;
+    return { ...status, missingReplicas: room };
+  });
+  return changed ? { ...ws, status: withVersionStatuses(ws, version, statuses) } : ws;
 }
 
 /** The subset whose creatingPods or deletingPods already records this pod name (§2.3 C.3, §3.4). */

@@ -5,7 +5,7 @@
  * resolved through discovery instead, since their plural is not known here.
  */
 import type { ResourceRef } from '../client/resources.ts';
-import { GROUP, KIND, PLURAL, VERSION } from '../api/workloadspread.ts';
+import { GROUP, KIND, PLURAL, VERSION } from '../api/names.ts';
 
 export const WORKLOADSPREAD_REF: ResourceRef = Object.freeze({ group: GROUP, version: VERSION, resource: PLURAL, kind: KIND, namespaced: true });
 

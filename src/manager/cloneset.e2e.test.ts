@@ -7,7 +7,9 @@
  *   controller writes deletion costs for CloneSet pods (D7) and the
  *   CloneSet's scale-in honours them;
  * - percentage limits: a scale-in keeps every subset within its limit at the
- *   new count (balanced costs, D17), in one step;
+ *   new count (balanced costs, D17), in one step; a scale-out places the new
+ *   pods by the limits at the new count, although the CloneSet creates them
+ *   before it reports the new generation observed;
  * - a partitioned recreate rollout: pods are versioned by their revision
  *   (D12), the new revision gets the full quota of every subset, the old one
  *   the reversed costs, and the end state equals a fresh spread.
@@ -15,6 +17,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
+import { BUILTIN } from '../client/resources.ts';
 import { CLONESET_REF, WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import { countBySubset, podsOf, readSpread, subsetOf, workloadSpreadObject, zoneTerm } from '../testing/webhook-bed.ts';
@@ -99,6 +102,24 @@ describe('CloneSet end to end with the whole manager', () => {
     await scale(ns, 5);
     assert.deepEqual(countBySubset(await active(ns)), { a: 1, b: 1, c: 3 });
     assert.deepEqual(await statuses(ns), [['a', 1, 0], ['b', 1, 0], ['c', 3, 0]]);
+  });
+
+  test('percentage limits: a scale-out 5 → 10 places every new pod by the new limits (2 / 2 / 6), none unplaced', async () => {
+    const ns = await env.namespace('cs-scale-out');
+    await spread(ns, threeZones('20%', '20%', '60%'));
+    await env.cluster.client.create(CLONESET_REF, cloneSet(ns, 'web', 5), { namespace: ns });
+    await env.cluster.settle();
+    assert.deepEqual(countBySubset(await active(ns)), { a: 1, b: 1, c: 3 });
+    await scale(ns, 10);
+    const ten = await active(ns);
+    assert.equal(ten.length, 10);
+    assert.deepEqual(countBySubset(ten), { a: 2, b: 2, c: 6 }, 'every subset within its limit at 10');
+    const unplaced = (await env.cluster.client.list<KubeObject>(BUILTIN.eventsV1, { namespace: ns })).items.filter((e) => e['reason'] === 'NoSubsetAvailable');
+    assert.equal(unplaced.length, 0, 'no new pod was admitted without a subset');
+    assert.deepEqual(await statuses(ns), [['a', 2, 0], ['b', 2, 0], ['c', 6, 0]]);
+    // The scaled-out pods carry the costs a fresh 10 would (D17): back to 5 keeps 1:1:3.
+    await scale(ns, 5);
+    assert.deepEqual(countBySubset(await active(ns)), { a: 1, b: 1, c: 3 });
   });
 
   test('a partitioned recreate rollout: the new revision is spread with its own quota, the old one gets the reversed costs', async () => {

@@ -49,10 +49,12 @@ describe('manager lifecycle', () => {
       // A webhook configuration left from an earlier run points at this replica: it must refuse, not admit unplaced.
       const ns = await env.namespace('early');
       const webhookUrl = manager.endpoints().webhook ?? '';
-      await env.cluster.client.create(BUILTIN.mutatingwebhookconfigurations, {
+      // (The chart created the configuration before the manager started: it is replaced.)
+      const installed = await env.cluster.client.get<KubeObject>(BUILTIN.mutatingwebhookconfigurations, MUTATING_CONFIGURATION_NAME);
+      await env.cluster.client.update(BUILTIN.mutatingwebhookconfigurations, {
         apiVersion: 'admissionregistration.k8s.io/v1',
         kind: 'MutatingWebhookConfiguration',
-        metadata: { name: MUTATING_CONFIGURATION_NAME },
+        metadata: { name: MUTATING_CONFIGURATION_NAME, resourceVersion: installed.metadata?.resourceVersion ?? '' },
         webhooks: [{ name: 'mpod.workloadspread.io', clientConfig: { url: `${webhookUrl}/mutate-pod`, caBundle: await caBundleOf(env) }, rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }], failurePolicy: 'Fail', sideEffects: 'None', admissionReviewVersions: ['v1'] }],
       });
       await env.clock.quiesce();

@@ -36,6 +36,7 @@ import type { Connection } from '../client/config.ts';
 import { describeError, isNotFound } from '../client/errors.ts';
 import { KubeClient } from '../client/http-client.ts';
 import { LeaderElector } from '../client/leader-election.ts';
+import { DEFAULT_BURST, DEFAULT_QPS, type RateLimitSettings } from '../client/rate-limit.ts';
 import { silentLogger, withFields, type Logger } from '../client/logger.ts';
 import type { WatcherOptions } from '../client/watcher.ts';
 import { WorkloadSpreadController, DEFAULT_WORKERS } from '../controller/controller.ts';
@@ -120,6 +121,13 @@ export interface LeaderElectionSettings {
 export interface ManagerOptions {
   /** Where the API server is (the manager makes its own client), or a ready client. */
   connection?: Connection;
+  /**
+   * Client-side rate limiting of the client the manager makes from
+   * `connection` (`--kube-api-qps`, `--kube-api-burst`; client-go's token
+   * bucket). Default controller-runtime's: 20 requests a second, bursts of
+   * 30; a non-positive qps turns it off.
+   */
+  kubeApi?: RateLimitSettings;
   client?: KubeClient;
   /** Default: the client's clock, else the real one. */
   clock?: Clock;
@@ -311,8 +319,17 @@ class ManagerRun {
   async #start(): Promise<void> {
     const o = this.#o;
     if (o.client === undefined && o.connection === undefined) throw new Error('startManager needs a connection or a client');
-    const client = (this.#client = o.client ?? new KubeClient(o.connection as Connection, { clock: this.#clock, userAgent: MANAGER_USER_AGENT, fieldManager: MANAGER_USER_AGENT }));
+    const client = (this.#client =
+      o.client ??
+      new KubeClient(o.connection as Connection, {
+        clock: this.#clock,
+        userAgent: MANAGER_USER_AGENT,
+        fieldManager: MANAGER_USER_AGENT,
+        rateLimit: o.kubeApi ?? { qps: DEFAULT_QPS, burst: DEFAULT_BURST },
+      }));
     client.instrument(this.#metrics.restClient);
+    const limiter = client.rateLimiter;
+    if (limiter !== undefined) limiter.onWait = (ms) => this.#metrics.rateLimiterWait(ms / 1000);
     this.#compose(client);
     await this.#runnables.start(this.#abortStart.signal);
     this.#check();
@@ -378,7 +395,8 @@ class ManagerRun {
       start: () => this.#startWebhookServer(shared, webhookEvents, listenHost),
       stop: async () => {
         await this.#server?.close(o.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
-        this.#webhook?.stop();
+        // No pod is answered any more: the places reserved ahead go back before the caches stop.
+        await this.#webhook?.stop();
       },
     });
 
@@ -394,10 +412,10 @@ class ManagerRun {
 
     // startup
     if (webhookOptions.register === true) {
-      add('startup', { name: 'webhook registration', start: async () => {
+      add('startup', { name: 'webhook registration', start: async (signal) => {
         const endpoint = this.#webhookEndpoint(serviceName);
         const caBundle = await this.#caBundle();
-        const scope = await this.#scope(shared);
+        const scope = await this.#scope(shared, signal);
         await registerWebhooks(client, webhookConfigurations({ managerNamespace: o.namespace, endpoint, guardPodDeletion: shared.budgets.guardPodDeletion, scope, ...(caBundle === undefined ? {} : { caBundle }) }), log);
       } });
     }
@@ -604,7 +622,8 @@ class ManagerRun {
   async #budgetsListed(shared: Shared, signal?: AbortSignal): Promise<void> {
     const cache = shared.budgets.cache;
     if (cache.served() === undefined) await cache.checkDiscovery();
-    if (cache.served() !== false) await cache.waitForSync(signal);
+    // Waiting for the budget informer, which retries on the clock: not busy meanwhile (a virtual clock must move on).
+    if (cache.served() !== false) await this.#clock.activity.waitFor(cache.waitForSync(signal));
   }
 
   // ---- the leader's loops ----

@@ -20,6 +20,7 @@
  *   leader_election_master_status{name}
  *   rest_client_requests_total{code,method,host}
  *   rest_client_request_duration_seconds{verb,host}
+ *   rest_client_rate_limiter_duration_seconds (the client-side limiter's waits)
  * the per-subset gauges with the names kruise-state-metrics gives them
  * (`kruise_` dropped) where it has them —
  *   workloadspread_spec_subsets_max_replicas, workloadspread_status_subset_replicas,
@@ -90,6 +91,8 @@ export class ManagerMetrics {
   readonly statusWriter: StatusWriterMetrics;
   /** Hooks for the manager's API client: client-go's rest_client_* series. */
   readonly restClient: RequestMetrics;
+  /** The client-side rate limiter waited this long for a token (client-go's rest_client_rate_limiter_duration_seconds). */
+  readonly rateLimiterWait: (seconds: number) => void;
   /** Hooks for DomainDisruptionBudget enforcement, status writes and the budget controller (D14). */
   readonly budgets: BudgetEnforcementMetrics & BudgetStatusWriterMetrics & BudgetControllerMetrics;
   /** Hooks for the rebalance loop (D18). */
@@ -258,6 +261,8 @@ export class ManagerMetrics {
         restLatency.observe({ verb: method, host }, seconds);
       },
     };
+    const limiterWait = new Histogram({ name: 'rest_client_rate_limiter_duration_seconds', help: 'Client side rate limiter latency in seconds.', buckets: REST_CLIENT_BUCKETS, registers });
+    this.rateLimiterWait = (seconds) => limiterWait.observe(seconds);
 
     // ---- what runs ----
     const buildInfo = new Gauge({ name: 'workloadspread_build_info', help: 'Always 1; the labels say which release and which Node.js runs', labelNames: ['version', 'nodejs_version'] as const, registers });

@@ -10,14 +10,17 @@
  *   only the leader reconciled;
  * - the leader dies without giving up its lease: the other replica takes
  *   over only once the lease has expired (15 s of virtual time), and then
- *   reconciles a change.
+ *   reconciles a change;
+ * - a CloneSet under percentage limits scaled 10 → 50: both replicas size
+ *   the limits at 50 (D22) while the leader still waits for the CloneSet to
+ *   report its generation observed; every pod placed, no subset above its limit.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { BUILTIN } from '../client/resources.ts';
-import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
+import { CLONESET_REF, WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { settleUntil } from '../testing/eventually.ts';
 import { countBySubset, deployment, podsOf, readSpread, workloadSpreadObject, zoneTerm } from '../testing/webhook-bed.ts';
 import { sample, scrape, startForwarder, startManagerCluster, startTestManager, stopOnClock, type Forwarder, type ManagerCluster, type TestManager } from '../testing/manager-bed.ts';
@@ -102,6 +105,43 @@ describe('two manager replicas', () => {
       const writes = (sample(ma, 'workloadspread_status_writes_total', { source: 'webhook', result: 'ok' }) ?? 0) + (sample(mb, 'workloadspread_status_writes_total', { source: 'webhook', result: 'ok' }) ?? 0);
       assert.ok(writes < 250, `${writes} reservation writes for 300 limited admissions`);
       t.diagnostic(`admissions a=${admitted(ma)} b=${admitted(mb)}; failed creations ${failed}; spread ${JSON.stringify(counts)}; reservation writes ${writes}; conflicts ${sample(ma, 'workloadspread_status_write_conflicts_total')}+${sample(mb, 'workloadspread_status_write_conflicts_total')}`);
+    } finally {
+      forwarder.setBackends([]);
+      await stopOnClock(env, b.manager);
+      await stopOnClock(env, a.manager);
+    }
+  });
+
+  test('D22: a CloneSet under 20/20/60 % scaled 10 → 50 through both replicas: every pod placed by the limits at 50', async () => {
+    const [a, b] = await twoReplicas('scale-out-lease');
+    try {
+      const ns = await env.namespace('ha-scale-out');
+      await env.cluster.client.create(
+        WORKLOADSPREAD_REF,
+        workloadSpreadObject(ns, 'spread', {
+          targetRef: { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', name: 'web' },
+          subsets: [
+            { name: 'a', requiredNodeSelectorTerm: zoneTerm('a'), maxReplicas: '20%' },
+            { name: 'b', requiredNodeSelectorTerm: zoneTerm('b'), maxReplicas: '20%' },
+            { name: 'c', requiredNodeSelectorTerm: zoneTerm('c'), maxReplicas: '60%' },
+          ],
+        }),
+      );
+      await env.clock.quiesce();
+      await env.cluster.client.create(CLONESET_REF, { ...deployment(ns, 'web', 10), apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet' }, { namespace: ns });
+      await env.cluster.settle();
+      assert.deepEqual(countBySubset(await podsOf(env.cluster.client, ns)), { a: 2, b: 2, c: 6 });
+      const before = [await scrape(a.manager), await scrape(b.manager)];
+      await env.cluster.client.scale(CLONESET_REF, 'web', 50, { namespace: ns });
+      await env.cluster.settle();
+      const pods = (await podsOf(env.cluster.client, ns)).filter((p) => p.metadata.deletionTimestamp === undefined);
+      assert.equal(pods.length, 50);
+      assert.deepEqual(countBySubset(pods), { a: 10, b: 10, c: 30 });
+      const unplaced = (await env.cluster.client.list<KubeObject>(BUILTIN.eventsV1, { namespace: ns })).items.filter((e) => e['reason'] === 'NoSubsetAvailable');
+      assert.equal(unplaced.length, 0);
+      const admitted = (m: string) => sample(m, 'workloadspread_admission_duration_seconds_count', { webhook: '/mutate-pod' }) ?? 0;
+      const [ma, mb] = [await scrape(a.manager), await scrape(b.manager)];
+      assert.ok(admitted(ma) > admitted(before[0] ?? '') && admitted(mb) > admitted(before[1] ?? ''), 'both replicas admitted pods of the scale-out');
     } finally {
       forwarder.setBackends([]);
       await stopOnClock(env, b.manager);

@@ -39,7 +39,8 @@ describe('end to end with the whole manager', () => {
   let m: TestManager;
   before(async () => {
     env = await startManagerCluster({ budgetCrd: true });
-    m = await startTestManager(env, { name: 'scenarios', leaderElection: false });
+    // As installed with `rbac.customWorkloads` for the custom workload the whitelist names below.
+    m = await startTestManager(env, { name: 'scenarios', leaderElection: false, rbac: { customWorkloads: [{ apiGroup: 'game.example.com', resources: ['gameserversets'] }] } });
   });
   after(async () => {
     if (m !== undefined) await stopOnClock(env, m.manager);

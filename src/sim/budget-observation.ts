@@ -10,7 +10,7 @@
  * in the scenario's namespaces, and lists no DomainDisruptionBudgets where
  * the cluster does not serve the kind.
  */
-import { DDB_API_VERSION, DDB_KIND, DOMAIN_ALL } from '../api/disruption-budget.ts';
+import { DDB_API_VERSION, DDB_KIND, DOMAIN_ALL } from '../api/names.ts';
 import { isNotFound } from '../client/errors.ts';
 import type { KubeClient } from '../client/http-client.ts';
 import { BUILTIN, type ResourceRef } from '../client/resources.ts';

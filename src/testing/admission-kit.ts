@@ -22,7 +22,7 @@ import { apiVersionGroup } from '../k8s/pod.ts';
 import type { KubeObject, Node, Pod } from '../k8s/types.ts';
 import { decodePatch, parseAdmissionReview, type AdmissionRequest, type AdmissionResponse } from '../webhook/admission-review.ts';
 import { GroupCommit, type GroupCommitStore } from '../webhook/group-commit.ts';
-import type { PodAdmissionDeps } from '../webhook/pod-create.ts';
+import type { PodAdmissionDeps } from '../webhook/pod-admission-deps.ts';
 import { RecentPlacements } from '../webhook/recent-placements.ts';
 import type { ApiReads } from '../webhook/view-reads.ts';
 

@@ -71,10 +71,10 @@ export interface RawResponse {
   json: unknown;
 }
 
-/** A raw HTTPS request to the server with its CA and token. */
-export function rawRequest(server: ApiServer, method: string, path: string, options: { body?: string | Buffer; contentType?: string; headers?: Record<string, string>; token?: string | null } = {}): Promise<RawResponse> {
+/** A raw HTTPS request to the server with its CA and token (default the admin's; null: none). A header given as a list is sent once per value. */
+export function rawRequest(server: ApiServer, method: string, path: string, options: { body?: string | Buffer; contentType?: string; headers?: Record<string, string | string[]>; token?: string | null } = {}): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { ...(options.headers ?? {}) };
+    const headers: Record<string, string | string[]> = { ...(options.headers ?? {}) };
     if (options.token !== null) headers['Authorization'] = `Bearer ${options.token ?? server.token}`;
     if (options.contentType !== undefined) headers['Content-Type'] = options.contentType;
     // Node does not chunk DELETE bodies by default: frame them explicitly.

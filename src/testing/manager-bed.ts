@@ -2,7 +2,9 @@
  * Test support for the manager's integration tests: the embedded cluster on a
  * virtual clock (zoned nodes, every workload controller, the WorkloadSpread
  * CRD, the manager's namespace), real managers started against it over HTTPS
- * with loopback endpoints, a round-robin TCP forwarder that puts several
+ * with loopback endpoints — each as the chart's ServiceAccount with exactly
+ * the chart's RBAC (chart-identity.ts); a request the API server refuses it
+ * fails the test when the manager stops (`stopOnClock`) or the cluster does —, a round-robin TCP forwarder that puts several
  * manager replicas behind ONE webhook URL (the API server calls one URL per
  * webhook, as it would call one Service), and readers for the Prometheus text
  * a manager exposes. Not used by production code.
@@ -20,6 +22,8 @@ import type { KubeObject } from '../k8s/types.ts';
 import { settleUntil } from './eventually.ts';
 import { MANAGER_NAMESPACE, workloadControllers, ZONED_NODES } from './webhook-bed.ts';
 import { startManager, type Manager, type ManagerOptions } from '../manager/manager.ts';
+import type { CustomWorkloadAccess } from '../cli/install-rbac.ts';
+import { ChartIdentities, describeForbidden, type ChartRbacSettings, type ChartRules } from './chart-identity.ts';
 
 export { MANAGER_NAMESPACE };
 
@@ -29,8 +33,13 @@ let clientIdentity: WebhookClientIdentity | undefined;
 export interface ManagerCluster {
   cluster: EmbeddedCluster;
   clock: VirtualClock;
+  /** The chart's ServiceAccounts the managers run as. */
+  identities: ChartIdentities;
   /** A fresh namespace for one test. */
   namespace(prefix?: string): Promise<string>;
+  /** Fails if the API server refused the managers' ServiceAccounts anything (RBAC the chart lacks). */
+  assertNothingForbidden(): void;
+  /** Stops the cluster; then fails like `assertNothingForbidden`. */
   stop(): Promise<void>;
 }
 
@@ -61,16 +70,27 @@ export async function startManagerCluster(options: ClusterOptions & { crd?: bool
     throw err;
   }
   let seq = 0;
+  const identities = new ChartIdentities(cluster);
+  const assertNothingForbidden = () => {
+    const refused = identities.forbidden(MANAGER_NAMESPACE);
+    assert.equal(refused.length, 0, `the API server refused the manager (run as the chart's ServiceAccount) ${refused.length} request(s) — a rule missing from src/cli/install-rbac.ts and the chart?\n${describeForbidden(refused)}`);
+  };
   return {
     cluster,
     clock,
+    identities,
     namespace: async (prefix = 'mgr') => {
       const name = `${prefix}-${++seq}`;
       await cluster.client.create(BUILTIN.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
       await clock.quiesce();
       return name;
     },
-    stop: () => cluster.stop(),
+    assertNothingForbidden,
+    stop: async () => {
+      await cluster.stop();
+      identities.close();
+      assertNothingForbidden();
+    },
   };
 }
 
@@ -94,6 +114,27 @@ export interface TestManagerOptions extends Partial<Omit<ManagerOptions, 'client
   waitReady?: boolean;
   /** Accept only the API server's client certificate (default true: the authenticated path, as the chart with a client CA). */
   clientAuth?: boolean;
+  /**
+   * The chart's RBAC for this manager: `customWorkloads` as the chart's `rbac.customWorkloads`
+   * value; `rules` replaces the rules altogether (the RBAC ablation test).
+   */
+  rbac?: { customWorkloads?: CustomWorkloadAccess[]; rules?: ChartRules };
+}
+
+/** What the chart's RBAC depends on, read from a test manager's options as an installer would set the values. */
+export function chartSettings(options: TestManagerOptions): ChartRbacSettings {
+  const election = options.leaderElection;
+  const settings: ChartRbacSettings = {
+    namespace: MANAGER_NAMESPACE,
+    leaderElection: election !== false,
+    certManager: options.webhook?.certDir !== undefined,
+    scope: options.webhook?.scope ?? 'namespaces',
+    customWorkloads: options.rbac?.customWorkloads ?? [],
+  };
+  if (election !== false && election?.leaseName !== undefined) settings.leaseName = election.leaseName;
+  if (options.webhook?.secretName !== undefined) settings.secretName = options.webhook.secretName;
+  if (options.whitelistConfigMap !== undefined) settings.whitelistConfigMap = options.whitelistConfigMap;
+  return settings;
 }
 
 /** A logger that keeps every line and, with WS_DEBUG=1, prints it with the virtual time. */
@@ -108,10 +149,16 @@ function testLogger(clock: VirtualClock, name: string): MemoryLogger {
   return { lines: mem.lines, debug: print('debug'), info: print('info'), warn: print('warn'), error: print('error') };
 }
 
-/** A real manager on the cluster's clock: loopback endpoints on free ports, webhooks registered by URL. */
+/**
+ * A real manager on the cluster's clock: loopback endpoints on free ports, webhooks registered
+ * by URL, authenticated as the chart's ServiceAccount (a TokenRequest token) with the chart's RBAC.
+ */
 export async function startTestManager(env: ManagerCluster, options: TestManagerOptions = {}): Promise<TestManager> {
-  const { name = 'manager-0', url, waitReady = true, clientAuth = true, webhook, ...rest } = options;
-  const client = await env.cluster.newClient(`workloadspread-manager/${name}`);
+  const { name = 'manager-0', url, waitReady = true, clientAuth = true, webhook, rbac, ...rest } = options;
+  const settings = chartSettings(options);
+  const token = await env.identities.tokenFor(settings, rbac?.rules);
+  await env.identities.ensureWebhookConfigurations(MANAGER_NAMESPACE);
+  const client = env.identities.client(token, MANAGER_NAMESPACE, `workloadspread-manager/${name}`);
   const log = testLogger(env.clock, name);
   const manager = startManager({
     client,
@@ -139,14 +186,18 @@ export async function untilReady(env: ManagerCluster, manager: Manager): Promise
   }, { maxMs: 5 * 60_000 });
 }
 
-/** Stops a manager while the virtual clock keeps running (stop may wait on clock timers). */
-export async function stopOnClock(env: ManagerCluster, manager: Manager): Promise<void> {
+/**
+ * Stops a manager while the virtual clock keeps running (stop may wait on clock timers); then
+ * fails if the API server refused the managers anything (`allowForbidden` skips that check).
+ */
+export async function stopOnClock(env: ManagerCluster, manager: Manager, options: { allowForbidden?: boolean } = {}): Promise<void> {
   let stopped = false;
   const stopping = manager.stop().then(() => {
     stopped = true;
   });
   await settleUntil(env.clock, () => assert.ok(stopped, 'still stopping'), { maxMs: 60_000 });
   await stopping;
+  if (options.allowForbidden !== true) env.assertNothingForbidden();
 }
 
 /**

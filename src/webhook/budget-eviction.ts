@@ -32,6 +32,7 @@ import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { decideBudgetEviction, decideEviction, podBypassesBudgets, releaseRecord, type BudgetDenial, type BudgetEvictionDecision, type ObservedState } from '../core/disruption-decision.ts';
 import type { Node, Pod } from '../k8s/types.ts';
 import type { AdmissionResponse } from './admission-review.ts';
+import { drive } from './admission-driver.ts';
 import type { GroupCommit } from './group-commit.ts';
 
 /** What enforcement reads: the budget cache and the caches it observes the pods through. */
@@ -125,22 +126,22 @@ export async function enforceBudgets(pod: Pod, namespace: string, kind: Disrupti
   const recorded: { budget: DomainDisruptionBudget; domain: string }[] = [];
   for (const { budget } of first.records) {
     const key = budgetKey(budget);
-    const outcome = await deps.commit.submit<BudgetEvictionDecision>(
-      { uid: budget.metadata?.uid ?? key, namespace, name: budget.metadata?.name ?? '' },
-      (fresh) => {
-        if (fresh === undefined) return { value: { kind: 'skip' } };
-        const d = decideBudgetEviction(fresh, pod, node, deps.clock.now(), { observed: observed(), disruption });
-        return d.kind === 'record' ? { value: d, status: d.status } : { value: d };
-      },
-    );
-    if (!outcome.ok) {
+    const commitKey = { uid: budget.metadata?.uid ?? key, namespace, name: budget.metadata?.name ?? '' };
+    // The first decision over every budget said this one records: decided again on the budget's freshest copy, under its commit.
+    const driven = await drive<BudgetEvictionDecision | { kind: 'commit' }, DomainDisruptionBudget, DomainDisruptionBudgetStatus>({
+      commit: deps.commit,
+      decide: (current) => (current === undefined ? { kind: 'commit' } : current.ws === undefined ? { kind: 'skip' } : decideBudgetEviction(current.ws, pod, node, deps.clock.now(), { observed: observed(), disruption })),
+      commitKey: (d) => (d.kind === 'commit' ? commitKey : undefined),
+      round: (d) => (d.kind === 'record' ? { value: d, status: d.status } : { value: d }),
+    });
+    if (!driven.ok) {
       metrics.budgetEviction?.(namespace, nameOf(key), 'failed');
-      log.warn({ ...plog, budget: budget.metadata?.name ?? '', err: outcome.error }, 'disruption refused: the budget record could not be stored');
+      log.warn({ ...plog, budget: budget.metadata?.name ?? '', err: driven.error }, 'disruption refused: the budget record could not be stored');
       await giveBack(recorded, pod, deps, log);
-      const message = `Cannot ${kind === 'Eviction' ? 'evict' : 'delete'} pod: the approval could not be recorded in the status of DomainDisruptionBudget ${key}, so the disruption is refused (${outcome.error})`;
-      return { allowed: false, code: outcome.conflict ? 429 : 500, message, budget: key };
+      const message = `Cannot ${kind === 'Eviction' ? 'evict' : 'delete'} pod: the approval could not be recorded in the status of DomainDisruptionBudget ${key}, so the disruption is refused (${driven.error})`;
+      return { allowed: false, code: driven.conflict ? 429 : 500, message, budget: key };
     }
-    const d = outcome.value;
+    const d = driven.decision;
     if (d.kind === 'deny') {
       metrics.budgetEviction?.(namespace, nameOf(key), 'denied');
       await giveBack(recorded, pod, deps, log);

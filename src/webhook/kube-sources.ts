@@ -23,7 +23,8 @@ import { GroupCommit, type GroupCommitStore } from './group-commit.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import { RecentPlacements } from './recent-placements.ts';
 import { ReservationPool } from './reservation-pool.ts';
-import { admitPodCreate, type AdmissionEvents, type PodAdmissionDeps } from './pod-create.ts';
+import type { AdmissionEvents, PodAdmissionDeps } from './pod-admission-deps.ts';
+import { admitPodCreate } from './pod-create.ts';
 import { MUTATE_POD_PATH, VALIDATE_POD_PATH, VALIDATE_WORKLOADSPREAD_PATH, type AdmissionHandler } from './server.ts';
 import { validatePodHandler } from './validate-pod.ts';
 import { admitWorkloadSpread } from './ws-validate.ts';
@@ -71,8 +72,8 @@ export interface KubeWebhookOptions {
 export interface KubeWebhook {
   handlers: Record<string, AdmissionHandler>;
   commit: GroupCommit;
-  /** Ends the background work of admission (the reservation pool's give-back timers, the cache subscription). */
-  stop(): void;
+  /** Ends the background work of admission: the places reserved ahead are given back (reservation-pool.ts), the cache subscription ends. */
+  stop(): Promise<void>;
 }
 
 /** An admitted creation (not a dry run) first brings its namespace into the pod webhooks' reach. */
@@ -120,9 +121,9 @@ export function webhookFromKube(options: KubeWebhookOptions): KubeWebhook {
   pool.attach(commit);
   return {
     commit,
-    stop: () => {
-      pool.stop();
+    stop: async () => {
       unsubscribe();
+      await pool.stop();
     },
     handlers: {
       [MUTATE_POD_PATH]: (req, context) => admitPodCreate(req, deps, context),

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { BUILTIN } from '../client/resources.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
-import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
+import { CLONESET_REF, WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { countBySubset, createObject, deployment, ownedPod, podsOf, readSpread, startWebhookCluster, subsetOf, workloadSpreadObject, zoneTerm, ZONE_LABEL, type WebhookCluster } from '../testing/webhook-bed.ts';
 
 describe('pod placement through the admission webhook (end to end)', () => {
@@ -65,9 +65,9 @@ describe('pod placement through the admission webhook (end to end)', () => {
   });
 
   /** Pods directly owned by a Deployment object (a supported owner the WorkloadSpread can target): no controller creates or deletes them. */
-  const percentSpread = (ns: string) =>
+  const percentSpread = (ns: string, targetRef = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }) =>
     workloadSpreadObject(ns, 'spread', {
-      targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+      targetRef,
       subsets: [
         { name: 'a', requiredNodeSelectorTerm: zoneTerm('a'), maxReplicas: '20%' },
         { name: 'b', requiredNodeSelectorTerm: zoneTerm('b'), maxReplicas: '30%' },
@@ -85,6 +85,26 @@ describe('pod placement through the admission webhook (end to end)', () => {
       await create(deployment(ns, 'web', replicas));
       await env.cluster.settle();
       assert.deepEqual(countBySubset(await podsOf(env.cluster.client, ns)), expected);
+    });
+  }
+
+  // No controller runs here: the status is what admission wrote at 5 replicas, so only admission can
+  // size the limits at 10 — as it must on every replica of an HA manager, whatever the leader is doing.
+  for (const kind of ['Deployment', 'CloneSet'] as const) {
+    test(`D22: a ${kind} under 20/30/50 % scaled 5 → 10 is placed by the limits at 10 (2/3/5), no pod unplaced`, async () => {
+      const ns = await env.namespace('scale-out');
+      await create(percentSpread(ns, { apiVersion: kind === 'CloneSet' ? 'apps.kruise.io/v1alpha1' : 'apps/v1', kind, name: 'web' }), WORKLOADSPREAD_REF);
+      const ref = kind === 'CloneSet' ? CLONESET_REF : BUILTIN.deployments;
+      await create(kind === 'CloneSet' ? { ...deployment(ns, 'web', 5), apiVersion: 'apps.kruise.io/v1alpha1', kind } : deployment(ns, 'web', 5), ref);
+      await env.cluster.settle();
+      assert.deepEqual(countBySubset(await podsOf(env.cluster.client, ns)), { a: 1, b: 2, c: 2 });
+      await env.cluster.client.scale(ref, 'web', 10, { namespace: ns });
+      await env.cluster.settle();
+      const pods = (await podsOf(env.cluster.client, ns)).filter((p) => p.metadata.deletionTimestamp === undefined);
+      assert.equal(pods.length, 10);
+      assert.deepEqual(countBySubset(pods), { a: 2, b: 3, c: 5 });
+      const unplaced = (await env.cluster.client.list<KubeObject>(BUILTIN.eventsV1, { namespace: ns })).items.filter((e) => e['reason'] === 'NoSubsetAvailable');
+      assert.equal(unplaced.length, 0);
     });
   }
 

@@ -3,9 +3,11 @@ import { describe, test } from 'node:test';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
 import { parseMarker } from '../core/marker.ts';
-import type { Pod } from '../k8s/types.ts';
+import type { ObjectRef, ReadRequest, ViewLookup } from '../core/cluster-view.ts';
+import type { Lookup } from '../k8s/lookup.ts';
+import type { KubeObject, Pod } from '../k8s/types.ts';
 import { admitPodCreate } from './pod-create.ts';
-import { applyResponse, deploymentChain, fixtureReview, handlerBed, requestOf, type HandlerBed } from '../testing/admission-kit.ts';
+import { applyResponse, deploymentChain, FakeCluster, fixtureReview, handlerBed, MemoryStatusStore, requestOf, type HandlerBed } from '../testing/admission-kit.ts';
 
 const MARKER = 'apps.kruise.io/matched-workloadspread';
 const zone = (z: string) => ({ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: [z] }] });
@@ -194,6 +196,38 @@ describe('pod CREATE admission', () => {
       placed.push(parseMarker(pod?.metadata.annotations?.[MARKER])?.subset ?? 'none');
     }
     assert.deepEqual(placed, ['a', 'a', 'b', 'b', 'b', 'c', 'c', 'c', 'c', 'c', 'none']);
+  });
+
+  test('D22: the cache still shows the Deployment at 5, the API server has 10: a pod that finds no room reads the target again and is placed by the limits at 10', async () => {
+    /** A cache that holds the target at its old count; the API server (`objects`) has the new one. */
+    class LaggingCache extends FakeCluster {
+      stale: KubeObject | undefined;
+      objectReads = 0;
+      override object(namespace: string, ref: ObjectRef, options: { exactVersion?: boolean } = {}): ViewLookup<KubeObject> {
+        return options.exactVersion === true && this.stale !== undefined ? { found: this.stale } : super.object(namespace, ref, options);
+      }
+      override async read(request: ReadRequest): Promise<Lookup<KubeObject>> {
+        if (request.kind === 'object') this.objectReads++;
+        return super.read(request);
+      }
+    }
+    const clock = new VirtualClock();
+    const cluster = new LaggingCache();
+    const bed = { ...handlerBed(clock, cluster, new MemoryStatusStore()), clock };
+    const [deploy, rs] = deploymentChain();
+    cluster.objects.push(deploy!, rs!);
+    cluster.stale = { ...deploy!, spec: { ...(deploy!['spec'] as object), replicas: 5 } };
+    bed.cluster.spreads.push(bed.store.put(spread([{ name: 'a', maxReplicas: '20%' }, { name: 'b', maxReplicas: '30%' }, { name: 'c', maxReplicas: '50%' }])));
+    const placed: string[] = [];
+    for (let i = 0; i < 11; i++) {
+      const { pod } = await admit(bed);
+      placed.push(parseMarker(pod?.metadata.annotations?.[MARKER])?.subset ?? 'none');
+    }
+    // 1/2/3 at 5 from the cache; the seventh pod finds no room there, reads 10 (2/3/5) and stores the room at 10
+    // with its reservation, so the next three are placed on that without a read; the eleventh reads again, in vain.
+    assert.deepEqual(placed, ['a', 'b', 'b', 'c', 'c', 'c', 'a', 'b', 'c', 'c', 'none']);
+    assert.equal(cluster.objectReads, 2, 'a read of the target only when a pod found no room');
+    assert.equal(bed.events.filter((e) => e.event.reason === 'NoSubsetAvailable').length, 1);
   });
 
   test('D21: pods sent to the unlimited subset of a balanced spec get the cost of their place, counted from answered placements the cache does not show yet', async () => {

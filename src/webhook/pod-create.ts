@@ -9,47 +9,19 @@
  * Start at `admitPodCreate`.
  */
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../clock/clock.ts';
 import { podLogFields, silentLogger, type Logger } from '../client/logger.ts';
 import { decidePodCreate, holdsWithoutWrite, type PodCreateDecision, type PodCreateInput } from '../core/admission.ts';
-import type { ClusterView } from '../core/cluster-view.ts';
-import { subsetPatchRefusedEvent, workloadSpreadRef, type EngineEvent } from '../core/events.ts';
-import type { SubsetPatchPolicy } from '../api/subset-patch-policy.ts';
-import type { WorkloadSpread } from '../api/workloadspread.ts';
+import { subsetPatchRefusedEvent, workloadSpreadRef } from '../core/events.ts';
+import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { isPlainObject } from '../k8s/json.ts';
 import type { Pod } from '../k8s/types.ts';
 import { allowed, errored, isDryRun, patched, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
+import { drive } from './admission-driver.ts';
 import { IMMEDIATE_CONTEXT, type AdmissionContext } from './cpu-turns.ts';
-import type { GroupCommit } from './group-commit.ts';
-import type { WebhookMetrics } from './metrics.ts';
-import type { RecentPlacements } from './recent-placements.ts';
-import type { Claim, ReservationPool } from './reservation-pool.ts';
-import { ReadThroughView, settle, type ApiReads } from './view-reads.ts';
+import type { PodAdmissionDeps } from './pod-admission-deps.ts';
+import type { Claim } from './reservation-pool.ts';
+import { ReadThroughView, settle } from './view-reads.ts';
 
-/** Where admission reports user-facing events (a kube EventRecorder in the manager). */
-export interface AdmissionEvents {
-  record(ws: WorkloadSpread, event: EngineEvent): void;
-}
-
-export interface PodAdmissionDeps {
-  clock: Clock;
-  /** The caches, as core's view of the cluster. */
-  view: ClusterView;
-  /** Reads from the API server for what the view cannot answer. */
-  reads: ApiReads;
-  commit: GroupCommit;
-  events: AdmissionEvents;
-  metrics?: WebhookMetrics;
-  log?: Logger;
-  /** UUIDs for pods created without a name (generateName); default crypto.randomUUID. */
-  newUid?: () => string;
-  /** D20: what subset patches may change (`--allow-privileged-subset-patches`); default: no privilege-bearing fields. */
-  subsetPatches?: SubsetPatchPolicy;
-  /** D21: placements answered without a reservation, counted for birth costs until the cache shows the pods. */
-  recent?: RecentPlacements;
-  /** Places reserved ahead for pods without a name (issue 13); without it every reservation is written by its own round. */
-  pool?: ReservationPool;
-}
 
 /** Remembers a placement taken without a reservation (D21), before the answer leaves. */
 function remember(deps: PodAdmissionDeps, decision: PodCreateDecision): void {
@@ -75,47 +47,39 @@ export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDe
   const recent = deps.recent;
   const view = new ReadThroughView(deps.view, deps.reads, recent === undefined ? undefined : (wsUid) => recent.list(wsUid));
   const input: PodCreateInput = { view, pod, namespace, now: deps.clock.now(), newUid: deps.newUid ?? randomUUID, ...(deps.subsetPatches === undefined ? {} : { subsetPatches: deps.subsetPatches }) };
+  const decide = (current?: { ws: WorkloadSpread | undefined }, claimed?: Claim): PodCreateDecision =>
+    current === undefined && claimed === undefined ? decidePodCreate(input) : decidePodCreate({ ...input, now: deps.clock.now(), current: current ?? { ws: claimed?.ws }, ...(claimed === undefined ? {} : { claimed }) });
 
-  let decision = await settle(view, () => decidePodCreate(input));
-  remember(deps, decision);
-  if (decision.kind === 'commit') {
-    const { ws, version } = decision;
-    const wsUid = ws.metadata.uid ?? '';
+  const driven = await drive<PodCreateDecision, WorkloadSpread, WorkloadSpreadStatus>({
+    view,
+    commit: deps.commit,
+    decide: (current) => decide(current),
+    commitKey: (d) => (d.kind === 'commit' ? { uid: d.ws.metadata.uid ?? '', namespace, name: d.ws.metadata.name ?? '' } : undefined),
+    // No wait without a reason: a decision that takes no quota is answered without waiting for others' status writes.
+    round: (d) => (d.kind === 'placed' && d.status !== undefined ? { value: d, status: d.status } : { value: d, alone: holdsWithoutWrite(d) }),
     // A pod without a name takes the next place reserved ahead for its version, if this process holds one: no round, no write.
-    // Decided on the round's copy, or outside a round on the copy that stored the place (the cache may not show that write yet).
-    const fromPool = async (current?: WorkloadSpread): Promise<Exclude<PodCreateDecision, { kind: 'read' }> | undefined> => {
-      const claim: Claim | undefined = version === undefined ? undefined : deps.pool?.claim(wsUid, version);
+    claim: async (first, current) => {
+      const version = first.kind === 'commit' ? first.version : undefined;
+      const wsUid = first.kind === 'commit' ? (first.ws.metadata.uid ?? '') : '';
+      const claim = version === undefined ? undefined : deps.pool?.claim(wsUid, version);
       if (claim === undefined) return undefined;
-      const value = await settle(view, () => decidePodCreate({ ...input, now: deps.clock.now(), current: { ws: current ?? claim.ws }, claimed: claim }));
-      if (value.kind === 'placed' && value.claimed === true) return value;
+      const value = await settle(view, () => decide(current === undefined ? undefined : { ws: current }, claim));
+      if (value.kind === 'placed' && value.claimed === true) {
+        log.debug({ ...podLogFields(namespace, pod.metadata), requestID: uid, workloadspread: value.ws.metadata.name ?? '', subset: value.subset }, 'pod placed in a place reserved ahead');
+        return value;
+      }
       deps.pool?.giveBack(wsUid, claim);
       return undefined;
-    };
-    const claimed = await fromPool();
-    if (claimed !== undefined) {
-      log.debug({ ...podLogFields(namespace, pod.metadata), requestID: uid, workloadspread: ws.metadata.name ?? '', subset: claimed.kind === 'placed' ? claimed.subset : '' }, 'pod placed in a place reserved ahead');
-      await context.turn();
-      return answer(uid, raw, pod, namespace, claimed, deps, log);
-    }
-    const outcome = await deps.commit.submit<Exclude<PodCreateDecision, { kind: 'read' }>>({ uid: wsUid, namespace, name: ws.metadata.name ?? '' }, async (current) => {
-      const pooled = current === undefined ? undefined : await fromPool(current);
-      if (pooled !== undefined) return { value: pooled, alone: true };
-      const value = await settle(view, () => decidePodCreate({ ...input, now: deps.clock.now(), current: { ws: current } }));
-      // Decided in the WorkloadSpread's serial lane: the next admission's birth cost counts this one.
-      remember(deps, value);
-      // No wait without a reason: a decision that takes no quota is answered without waiting for others' status writes.
-      return value.kind === 'placed' && value.status !== undefined ? { value, status: value.status } : { value, alone: holdsWithoutWrite(value) };
-    });
-    if (!outcome.ok) {
-      log.warn({ ...podLogFields(namespace, pod.metadata), requestID: uid, workloadspread: ws.metadata.name ?? '', err: outcome.error }, 'pod admission failed: the subset reservation was not stored');
-      return errored(uid, 500, new Error(outcome.error));
-    }
-    decision = outcome.value;
+    },
+    decided: (d) => remember(deps, d),
+  });
+  if (!driven.ok) {
+    log.warn({ ...podLogFields(namespace, pod.metadata), requestID: uid, workloadspread: driven.key.name, err: driven.error }, 'pod admission failed: the subset reservation was not stored');
+    return errored(uid, 500, new Error(driven.error));
   }
-
   // The answer's patch is the last heavy step of a large pod: it takes its own turn.
   await context.turn();
-  return answer(uid, raw, pod, namespace, decision, deps, log);
+  return answer(uid, raw, pod, namespace, driven.decision, deps, log);
 }
 
 /** The review's answer for a final decision. */

@@ -14,9 +14,11 @@ import { podLogFields, silentLogger } from '../client/logger.ts';
 import { decidePodDeletion, type PodDeletionDecision, type PodDeletionInput } from '../core/admission.ts';
 import { isPlainObject } from '../k8s/json.ts';
 import type { Pod } from '../k8s/types.ts';
+import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { allowed, errored, isDryRun, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
-import type { PodAdmissionDeps } from './pod-create.ts';
-import { ReadThroughView, settle } from './view-reads.ts';
+import type { PodAdmissionDeps } from './pod-admission-deps.ts';
+import { drive } from './admission-driver.ts';
+import { ReadThroughView } from './view-reads.ts';
 
 /** The pod a `pods/eviction` CREATE names; undefined for any other request (or an unreadable Eviction). */
 export function evictionName(req: AdmissionRequest): string | undefined {
@@ -53,26 +55,24 @@ export async function admitPodDeletion(req: AdmissionRequest, deps: PodAdmission
   const namespace = req.namespace !== '' ? req.namespace : 'pod' in subject ? (subject.pod.metadata?.namespace ?? '') : '';
   const input: PodDeletionInput = { view, subject, namespace, now: deps.clock.now() };
   const log = deps.log ?? silentLogger;
-  const kind = 'pod' in subject ? 'Delete' : 'Eviction';
-
-  let decision = await settle(view, () => decidePodDeletion(input));
-  if (decision.kind === 'commit') {
-    const { ws } = decision;
-    const outcome = await deps.commit.submit<Exclude<PodDeletionDecision, { kind: 'read' }>>({ uid: ws.metadata.uid ?? '', namespace, name: ws.metadata.name ?? '' }, async (current) => {
-      const value = await settle(view, () => decidePodDeletion({ ...input, now: deps.clock.now(), current: { ws: current } }));
-      return value.kind === 'recorded' ? { value, status: value.status } : { value };
-    });
-    const plog = { ...('pod' in subject ? podLogFields(namespace, subject.pod.metadata) : { namespace, name: subject.podName }), requestID: uid, workloadspread: ws.metadata.name ?? '', kind };
-    if (!outcome.ok) {
-      log.warn({ ...plog, err: outcome.error }, 'pod deletion refused: its WorkloadSpread bookkeeping was not stored');
-      return errored(uid, 400, new Error(outcome.error));
-    }
-    decision = outcome.value;
-    if (decision.kind === 'recorded') log.debug(plog, 'pod deletion recorded');
+  const plog = { ...('pod' in subject ? podLogFields(namespace, subject.pod.metadata) : { namespace, name: subject.podName }), requestID: uid, kind: 'pod' in subject ? 'Delete' : 'Eviction' };
+  const driven = await drive<PodDeletionDecision, WorkloadSpread, WorkloadSpreadStatus>({
+    view,
+    commit: deps.commit,
+    decide: (current) => decidePodDeletion(current === undefined ? input : { ...input, now: deps.clock.now(), current }),
+    commitKey: (d) => (d.kind === 'commit' ? { uid: d.ws.metadata.uid ?? '', namespace, name: d.ws.metadata.name ?? '' } : undefined),
+    round: (d) => (d.kind === 'recorded' ? { value: d, status: d.status } : { value: d }),
+  });
+  if (!driven.ok) {
+    log.warn({ ...plog, workloadspread: driven.key.name, err: driven.error }, 'pod deletion refused: its WorkloadSpread bookkeeping was not stored');
+    return errored(uid, 400, new Error(driven.error));
   }
+  const decision = driven.decision;
   switch (decision.kind) {
+    case 'recorded':
+      log.debug({ ...plog, workloadspread: decision.ws.metadata.name ?? '' }, 'pod deletion recorded');
+      return allowed(uid);
     case 'error':
-      if (decision.detail !== undefined) log.warn({ namespace, requestID: uid, kind, err: decision.detail }, 'pod deletion refused');
       return errored(uid, 400, new Error(decision.message));
     case 'commit':
       // A decision taken under the group commit is final (core/admission.ts).

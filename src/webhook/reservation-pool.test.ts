@@ -102,6 +102,20 @@ describe('places reserved ahead (issue 13)', () => {
     assert.equal(b.store.writes, writes + 1);
   });
 
+  test('a pool that stops gives its unclaimed places back at once (a successor finds the subsets as the pods left them)', async () => {
+    const b = bed(subsets, 60, true);
+    for (let i = 0; i < 4; i++) await admitOne(b);
+    assert.equal(b.pool?.size(), 3, 'places are held ahead');
+    const writes = b.store.writes;
+    const stopping = b.pool?.stop();
+    await b.clock.quiesce();
+    await stopping;
+    assert.equal(b.pool?.size(), 0);
+    assert.equal(creating(b, 'a').length, 4, 'only the pods admitted keep their reservations, with no clock passing');
+    assert.equal(b.store.writes, writes + 1);
+    assert.equal(b.pool?.claim('ws-uid-1', VERSION), undefined, 'a stopped pool hands out nothing');
+  });
+
   test('refilled before it runs dry: of a slow-start burst (1, 2, 4, 8, 16 pods at once), only the first pod waits for a write of its own', async () => {
     const b = bed(subsets, 60, true);
     const own: string[] = [];

@@ -17,10 +17,13 @@
  *   inside a round, so pods fill the subsets in the spec's order.
  * - Given back once no pod claimed one for `AHEAD_IDLE_MS` (the burst is
  *   over, or the workload scaled down): one status write drops the unclaimed
- *   entries (core `releaseAhead`). Places this process never gives back (it
- *   stopped) are ordinary creatingPods entries: the controller drops them
- *   after 30 s, like any reservation whose pod never came, without a
- *   CreatePodFailed event (their uid starts with RESERVED_AHEAD_PREFIX).
+ *   entries (core `releaseAhead`). A manager that stops gives every unclaimed
+ *   place back the same way before it lets go (`stop`), so its successor
+ *   finds the subsets as the pods left them. Places a process never gives
+ *   back (it crashed, or the write failed) are ordinary creatingPods entries:
+ *   the controller drops them after 30 s, like any reservation whose pod
+ *   never came, without a CreatePodFailed event (their uid starts with
+ *   RESERVED_AHEAD_PREFIX).
  *
  * Limits hold whatever happens: a place is claimed only after the write that
  * stored it succeeded, so every pod answered from the pool has its stored
@@ -71,6 +74,8 @@ export class ReservationPool {
   readonly #entries = new Map<string, Entry>();
   #commit: GroupCommit | undefined;
   #stopped = false;
+  /** Refill rounds under way (stop waits for them, then gives their places back). */
+  readonly #refills = new Set<Promise<void>>();
 
   constructor(options: ReservationPoolOptions) {
     this.#o = options;
@@ -97,7 +102,10 @@ export class ReservationPool {
     entry.claims++;
     this.#arm(entry);
     if (!entry.refilling && entry.places.length * 2 <= entry.lastFill) {
-      this.#refill(entry).catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'refilling the places reserved ahead failed'));
+      const refill = this.#refill(entry)
+        .catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'refilling the places reserved ahead failed'))
+        .finally(() => this.#refills.delete(refill));
+      this.#refills.add(refill);
     }
     const unclaimed: Record<string, number> = {};
     for (const p of entry.places) unclaimed[p.subset] = (unclaimed[p.subset] ?? 0) + 1;
@@ -136,7 +144,11 @@ export class ReservationPool {
     return {
       status: ahead.status,
       written: (ws) => {
-        if (this.#stopped) return;
+        if (this.#stopped) {
+          // Stored while stopping: nobody will claim them.
+          void this.#giveBackUnused(key, v, ahead.uids.map((p) => p.uid));
+          return;
+        }
         let entry = this.#entries.get(entryKey(key.uid, v));
         if (entry === undefined) {
           entry = { key, version: v, places: [], ws, claims: 0, lastFill: 0, refilling: false, timer: undefined };
@@ -173,9 +185,9 @@ export class ReservationPool {
         const ahead = current === undefined ? undefined : reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, want, now: this.#o.clock.now(), newUid: this.#o.newUid });
         return ahead === undefined ? { value: undefined } : { value: ahead.uids, status: ahead.status };
       });
-      if (!outcome.ok || outcome.value === undefined || outcome.ws === undefined || this.#stopped) return;
-      // Still the same entry (not given back meanwhile): the new places join the line.
-      if (this.#entries.get(entryKey(key.uid, version)) === entry) this.#filled(entry, outcome.value, outcome.ws);
+      if (!outcome.ok || outcome.value === undefined || outcome.ws === undefined) return;
+      // Still the same entry (not given back meanwhile, not stopping): the new places join the line.
+      if (!this.#stopped && this.#entries.get(entryKey(key.uid, version)) === entry) this.#filled(entry, outcome.value, outcome.ws);
       else await this.#giveBackUnused(key, version, outcome.value.map((p) => p.uid));
       this.#log.debug({ namespace: key.namespace, name: key.name, version, places: outcome.value.length }, 'places reserved ahead (refill)');
     } finally {
@@ -183,11 +195,20 @@ export class ReservationPool {
     }
   }
 
-  /** Cancels the timers; places not given back expire in the controller (30 s). */
-  stop(): void {
+  /**
+   * No more claims or fills; every unclaimed place is given back (one status
+   * write per WorkloadSpread and version), refills under way included. A
+   * write that fails leaves its places to the controller (30 s).
+   */
+  async stop(): Promise<void> {
     this.#stopped = true;
-    for (const e of this.#entries.values()) e.timer?.cancel();
+    const entries = [...this.#entries.values()];
     this.#entries.clear();
+    for (const e of entries) e.timer?.cancel();
+    await Promise.all([
+      ...entries.map((e) => this.#giveBackUnused(e.key, e.version, e.places.splice(0).map((p) => p.uid))),
+      ...this.#refills,
+    ]);
   }
 
   /** (Re)starts the idle countdown of an entry. */
@@ -205,7 +226,7 @@ export class ReservationPool {
 
   /** One status write drops unclaimed places (core `releaseAhead`). */
   async #giveBackUnused(key: WorkloadSpreadKey, version: string, uids: string[]): Promise<void> {
-    if (uids.length === 0 || this.#commit === undefined || this.#stopped) return;
+    if (uids.length === 0 || this.#commit === undefined) return;
     const outcome = await this.#commit.submit(key, (ws) => {
       const status = ws === undefined ? undefined : releaseAhead(ws, version, uids);
       return status === undefined ? { value: null } : { value: null, status };

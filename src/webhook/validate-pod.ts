@@ -23,7 +23,7 @@ import type { Lookup } from '../k8s/lookup.ts';
 import type { Pod } from '../k8s/types.ts';
 import { errored, isDryRun, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
 import { budgetRefusal, enforceBudgets, type BudgetEnforcementDeps, type DisruptionKind } from './budget-eviction.ts';
-import type { PodAdmissionDeps } from './pod-create.ts';
+import type { PodAdmissionDeps } from './pod-admission-deps.ts';
 import { admitPodDeletion, evictionName } from './pod-delete.ts';
 import type { AdmissionHandler } from './server.ts';
 import { ReadThroughView, settleLookup } from './view-reads.ts';

@@ -75,6 +75,11 @@ export class ReadThroughView implements ClusterView {
     return this.#done.get(objectKey(namespace, ref, options.exactVersion === true)) ?? this.#base.object(namespace, ref, options);
   }
 
+  freshObject(namespace: string, ref: ObjectRef, options: { exactVersion?: boolean } = {}): ViewLookup<KubeObject> {
+    const exactVersion = options.exactVersion === true;
+    return this.#done.get(objectKey(namespace, ref, exactVersion)) ?? { read: { kind: 'object', namespace, ref, exactVersion } };
+  }
+
   pod(namespace: string, name: string): ViewLookup<Pod> {
     return (this.#done.get(readKey({ kind: 'pod', namespace, name })) as Lookup<Pod> | undefined) ?? this.#base.pod(namespace, name);
   }

@@ -500,6 +500,15 @@ describe('other operations', () => {
     handle(path('who'), () => allow());
     await configure('ValidatingWebhookConfiguration', `${ns}-v`, [webhook(ns, 'who.hooks.example.com', path('who'))]);
     const token = c.server.control.addUser({ username: 'system:serviceaccount:kube-system:replicaset-controller', uid: 'u-1', groups: ['system:serviceaccounts', 'system:authenticated'] });
+    // RBAC lets it create pods here, as upstream's bootstrap role lets the ReplicaSet controller.
+    const granted = await c.server.control.create({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'replicaset-controller', namespace: ns },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'ServiceAccount', name: 'replicaset-controller', namespace: 'kube-system' }],
+    });
+    assert.ok(granted.ok);
     const kc = new k8s.KubeConfig();
     kc.loadFromString(renderKubeconfig({ server: c.server.url, caPem: c.server.caPem, token, name: 'other' }));
     await kc.makeApiClient(k8s.CoreV1Api).createNamespacedPod({ namespace: ns, body: podIn(ns, 'p') });

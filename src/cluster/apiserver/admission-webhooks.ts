@@ -41,7 +41,7 @@ import type { Races } from '../../clock/races.ts';
 import { deepEqual, isPlainObject } from '../../k8s/json.ts';
 import { asRecord, asString } from '../../k8s/raw-json.ts';
 import type { KubeObject } from '../../k8s/types.ts';
-import { authorize } from './access-review.ts';
+import type { Authorizer } from './authorization.ts';
 import type { AdmissionAttributes, AdmissionDecision, AdmissionPlugin } from './admission.ts';
 import {
   applyWebhookPatch,
@@ -83,6 +83,8 @@ export interface AdmissionWebhooksDeps {
   clock: Clock;
   /** Race mode: a random delay before each call and after its answer. */
   races?: Races | undefined;
+  /** The server's authorizer, which matchConditions' `authorizer` variable asks. */
+  authorizer: Authorizer;
 }
 
 /**
@@ -291,7 +293,7 @@ export class AdmissionWebhooks {
       request: () => conditionRequest(a, invocation, namespace),
       user: a.user,
       requestResource: { group: def.group, resource: def.plural, subresource: a.subresource, namespace, name: a.name },
-      authorize,
+      authorize: (attributes) => this.#deps.authorizer.authorize(attributes),
     };
   }
 

@@ -6,6 +6,7 @@
  * attached by the server core after construction.
  */
 import { accessReviewResources } from './access-review.ts';
+import type { Authorizer } from './authorization.ts';
 import type { ResourceDef, ResourceStrategy, ScaleSpec } from './resource-def.ts';
 import { controllerRevisionStrategy, deploymentStrategy, replicaSetStrategy, statefulSetStrategy } from './strategies/apps.ts';
 import { jobStrategy } from './strategies/batch.ts';
@@ -55,7 +56,7 @@ function def(names: Names, strategy: ResourceStrategy): ResourceDef {
 
 const WORKLOAD_SCALE: ScaleSpec = { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.selector' };
 
-export function builtinResources(deps: { serviceAllocator: ServiceAllocator }): ResourceDef[] {
+export function builtinResources(deps: { serviceAllocator: ServiceAllocator; authorizer: Authorizer }): ResourceDef[] {
   const core = (n: Omit<Names, 'group' | 'version'>, s: ResourceStrategy) => def({ group: '', version: 'v1', ...n }, s);
   return [
     core({ kind: 'ConfigMap', plural: 'configmaps', namespaced: true, shortNames: ['cm'] }, configMapStrategy()),
@@ -98,7 +99,7 @@ export function builtinResources(deps: { serviceAllocator: ServiceAllocator }): 
       statefulSetStrategy(),
     ),
     { ...def({ group: 'events.k8s.io', version: 'v1', kind: 'Event', plural: 'events', namespaced: true, shortNames: ['ev'] }, eventsV1Strategy()), conversion: EVENTS_V1_CONVERSION },
-    ...accessReviewResources(),
+    ...accessReviewResources(deps.authorizer),
     def({ group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', namespaced: true, categories: ['all'], status: true }, jobStrategy()),
     def({ group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', namespaced: true, shortNames: ['pdb'], status: true }, podDisruptionBudgetStrategy()),
     def({ group: RBAC_GROUP, version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false }, roleBindingStrategy(false)),

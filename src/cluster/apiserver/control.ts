@@ -18,15 +18,21 @@
  *   events), as the system user; errors are returned as data;
  * - `extensions()` lists what is plugged in (admission plug-ins,
  *   subresource handlers, routes, formatters);
+ * - `forbiddenRequests({...})` lists the requests answered 403 (who, with
+ *   which user agent, what they asked and the message), oldest first, until
+ *   `resetCounters()` — a test asserting none went to a component finds the
+ *   RBAC rule it lacks;
  * - `registerServiceEndpoint(...)` tells where a webhook's service reference
  *   leads (there is no service network); `addUser(...)` adds a bearer token
- *   that authenticates as another user (as seen in AdmissionReview userInfo);
+ *   that authenticates as another user (as seen in AdmissionReview userInfo;
+ *   RBAC decides what it may do unless it is in `system:masters`);
  * - `setWebhookClientCredentials(...)`: the client certificate presented to
  *   webhooks, by kubeconfig user name (`*`, `host:port`, `*.ns.svc`), as in
  *   kube-apiserver's admission kubeconfig.
  */
 import type { KubeObject } from '../../k8s/types.ts';
 import { asString } from '../../k8s/raw-json.ts';
+import type { AuthorizationAttributes } from './authorization-attributes.ts';
 import type { ApiServerCore } from './core.ts';
 import { deleteObject, type DeleteOptions, type DeleteOutcome } from './delete.ts';
 import {
@@ -105,6 +111,27 @@ export interface RequestCount {
 /** One line of `webhookCallCounts()`. */
 export type WebhookCallCount = Pick<WebhookCall, 'webhook' | 'mutating' | 'path' | 'operation' | 'group' | 'resource' | 'subresource'> & { count: number };
 
+/** One request answered 403 Forbidden. */
+export interface ForbiddenRequest {
+  username: string;
+  groups: string[];
+  userAgent: string;
+  verb: string;
+  /** Resource requests: API group, resource, subresource, namespace and name ('' when none). */
+  group: string;
+  resource: string;
+  subresource: string;
+  namespace: string;
+  name: string;
+  /** Non-resource requests: the path ('' for resource requests). */
+  path: string;
+  /** The Status message the client got. */
+  message: string;
+}
+
+/** At most this many forbidden requests are kept (the oldest go first). */
+const MAX_FORBIDDEN_KEPT = 1000;
+
 export interface RequestFilter {
   resource?: string;
   verb?: string;
@@ -126,6 +153,7 @@ export class ApiServerControl {
   #faults: FaultState[] = [];
   #counts = new Map<string, RequestCount>();
   #webhookCalls = new Map<string, WebhookCallCount>();
+  #forbidden: ForbiddenRequest[] = [];
 
   constructor(core: ApiServerCore, cutWatches: () => number, users: Map<string, UserInfo> = new Map()) {
     this.#core = core;
@@ -232,10 +260,25 @@ export class ApiServerControl {
     return this.#core.webhooks.observeCalls(observer);
   }
 
-  /** Zeroes the request and webhook call counts. */
+  /** Zeroes the request and webhook call counts and forgets the forbidden requests. */
   resetCounters(): void {
     this.#counts.clear();
     this.#webhookCalls.clear();
+    this.#forbidden = [];
+  }
+
+  /** Requests answered 403 since the last reset (at most the last 1,000), oldest first; filters are optional. */
+  forbiddenRequests(filter: { username?: string; userAgent?: string } = {}): ForbiddenRequest[] {
+    return this.#forbidden.filter((f) => (filter.username === undefined || f.username === filter.username) && (filter.userAgent === undefined || f.userAgent === filter.userAgent)).map((f) => ({ ...f, groups: [...f.groups] }));
+  }
+
+  /** Called by the HTTP layer for every request its authorizer refused. */
+  recordForbidden(a: AuthorizationAttributes, userAgent: string, message: string): void {
+    const resource = a.resourceRequest
+      ? { group: a.group, resource: a.resource, subresource: a.subresource, namespace: a.namespace, name: a.name, path: '' }
+      : { group: '', resource: '', subresource: '', namespace: '', name: '', path: a.path };
+    this.#forbidden.push({ username: a.user.username, groups: [...a.user.groups], userAgent, verb: a.verb, ...resource, message });
+    if (this.#forbidden.length > MAX_FORBIDDEN_KEPT) this.#forbidden.splice(0, this.#forbidden.length - MAX_FORBIDDEN_KEPT);
   }
 
   /** Called by the HTTP layer for every resource request. */

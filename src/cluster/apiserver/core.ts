@@ -14,11 +14,15 @@
  * - `routes.push(route)` — extra HTTP paths (e.g. `/openapi/v2`);
  * - `formatters.push(formatter)` — alternative response encodings (e.g. Table);
  * - `store.watch(undefined, ...)` — every write, for in-process controllers.
+ * Authorization (`authorizer`) and the ServiceAccount tokens (`serviceAccountTokens`, with the
+ * `serviceaccounts/token` subresource) live here too; authentication is the HTTP front's.
  */
 import type { Clock } from '../../clock/clock.ts';
 import type { Races } from '../../clock/races.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import { AdmissionChain } from './admission.ts';
+import { Authorizer } from './authorization.ts';
+import { ClusterRoleAggregation } from './clusterrole-aggregation.ts';
 import type { ApiServerHost, ResponseFormatter, Route } from './extension-host.ts';
 import { installAdmission } from './admission-setup.ts';
 import type { AdmissionWebhooks } from './admission-webhooks.ts';
@@ -36,6 +40,7 @@ import { installCustomResourceSchemas } from './schema/custom-resource-schema.ts
 import { ServiceAllocator } from './strategies/service.ts';
 import { installTablePrinting } from './table/table.ts';
 import { SYSTEM_PRIORITY_CLASSES } from './strategies/policy.ts';
+import { ServiceAccountTokens, TokenRequestHandler } from './service-account-tokens.ts';
 import { BOOTSTRAP_RBAC, RBAC_GROUP } from './strategies/rbac.ts';
 
 export const SYSTEM_USER: UserInfo = { username: 'system:apiserver', uid: 'apiserver', groups: ['system:masters', 'system:authenticated'] };
@@ -65,6 +70,10 @@ export class ApiServerCore implements ApiServerHost {
   readonly formatters: ResponseFormatter[] = [];
   /** Admission webhooks (and where service references lead): admission-webhooks.ts. */
   readonly webhooks: AdmissionWebhooks;
+  /** `system:masters`, then RBAC over the stored roles and bindings (authorization.ts). */
+  readonly authorizer: Authorizer;
+  /** The ServiceAccount tokens this server issues (TokenRequest) and accepts (service-account-tokens.ts). */
+  readonly serviceAccountTokens: ServiceAccountTokens;
   /** The strategy of a custom resource version: the base one unless an extension wraps it. */
   customResourceStrategy: CustomResourceStrategyFactory = (_crd, _version, base) => base;
   readonly #pending = new Set<Promise<void>>();
@@ -74,8 +83,11 @@ export class ApiServerCore implements ApiServerHost {
     this.races = options.races;
     this.store = new ObjectStore(options.historyLimit === undefined ? {} : { historyLimit: options.historyLimit });
     this.ops = new ObjectOperations({ store: this.store, registry: this.registry, admission: this.admission, now: () => this.clock.now() });
-    for (const def of builtinResources({ serviceAllocator: this.serviceAllocator })) this.registry.register(def);
+    this.authorizer = new Authorizer(this.store);
+    this.serviceAccountTokens = new ServiceAccountTokens({ store: this.store, clock: this.clock });
+    for (const def of builtinResources({ serviceAllocator: this.serviceAllocator, authorizer: this.authorizer })) this.registry.register(def);
     this.registry.setSubresourceHandler('', 'v1', 'namespaces', 'finalize', finalizeSubresource(this.ops, this.registry));
+    this.registry.setSubresourceHandler('', 'v1', 'serviceaccounts', 'token', new TokenRequestHandler({ tokens: this.serviceAccountTokens, store: this.store, now: () => this.clock.now() }));
     this.admission.register(namespaceLifecycleAdmission(this.ops));
     this.webhooks = installAdmission(this);
     installCustomResourceSchemas(this);
@@ -87,10 +99,12 @@ export class ApiServerCore implements ApiServerHost {
     const crds = new CrdController({ ops: this.ops, registry: this.registry, strategyFor: () => this.customResourceStrategy, now: () => this.clock.now(), track, systemContext });
     const namespaces = new NamespaceController({ ops: this.ops, registry: this.registry, track, systemContext });
     const defaults = new NamespaceDefaults({ ops: this.ops, registry: this.registry, caPem: options.caPem, track, systemContext });
+    const aggregation = new ClusterRoleAggregation({ ops: this.ops, registry: this.registry, track, systemContext });
     this.store.watch(undefined, undefined, undefined, (e) => {
       crds.onEvent(e);
       namespaces.onEvent(e);
       defaults.onEvent(e);
+      aggregation.onEvent(e);
       if (e.type === 'DELETED' && e.resource === '/services') this.serviceAllocator.release(e.object);
     });
   }
@@ -123,8 +137,9 @@ export class ApiServerCore implements ApiServerHost {
 
   /**
    * Creates what every cluster starts with: namespaces (each with its `default`
-   * ServiceAccount and kube-root-ca.crt), system priority classes, the `cluster-admin`
-   * ClusterRole bound to system:masters, the `kubernetes` Service.
+   * ServiceAccount and kube-root-ca.crt), system priority classes, the bootstrap RBAC roles
+   * and bindings (`cluster-admin` for system:masters, discovery for everyone: strategies/rbac.ts),
+   * the `kubernetes` Service.
    */
   async bootstrap(): Promise<void> {
     const ctx = this.systemContext();

@@ -29,17 +29,30 @@ after(async () => {
 const status = (json: unknown) => json as { kind: string; code: number; reason: string; message: string; details?: unknown };
 
 describe('authentication', () => {
-  test('a missing or wrong token is a 401 Status; health and version are open', async () => {
-    for (const token of [null, 'wrong']) {
-      const res = await rawRequest(c.server, 'GET', '/api/v1/namespaces', { token });
-      assert.equal(res.status, 401);
-      assert.deepEqual(res.json, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 });
-    }
-    for (const path of ['/healthz', '/livez', '/readyz', '/readyz/ping']) {
+  test('a wrong token is a 401 Status; no token is the anonymous user, who may read health and version only', async () => {
+    const wrong = await rawRequest(c.server, 'GET', '/api/v1/namespaces', { token: 'wrong' });
+    assert.equal(wrong.status, 401);
+    assert.deepEqual(wrong.json, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 });
+    const anonymous = await rawRequest(c.server, 'GET', '/api/v1/namespaces', { token: null });
+    assert.equal(anonymous.status, 403);
+    assert.deepEqual(anonymous.json, {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope',
+      reason: 'Forbidden',
+      details: { kind: 'namespaces' },
+      code: 403,
+    });
+    for (const path of ['/healthz', '/livez', '/readyz']) {
       const res = await rawRequest(c.server, 'GET', path, { token: null });
       assert.equal(res.status, 200);
       assert.equal(res.text, 'ok');
     }
+    // The public-info role names the health paths themselves, not what lies under them.
+    assert.equal((await rawRequest(c.server, 'GET', '/readyz/ping', { token: null })).status, 403);
+    assert.equal((await rawRequest(c.server, 'GET', '/readyz/ping')).text, 'ok');
     const version = await rawRequest(c.server, 'GET', '/version', { token: null });
     assert.equal((version.json as { gitVersion: string }).gitVersion, 'v1.32.4-workloadspread');
   });
@@ -203,7 +216,7 @@ describe('control API', () => {
     assert.ok(patched.ok);
     const deleted = await c.server.control.delete('apps/v1', 'Deployment', 'default', 'helper');
     assert.ok(deleted.ok && deleted.value.deleted);
-    assert.deepEqual(c.server.control.extensions().subresources.sort(), ['namespaces/finalize', 'pods/binding', 'pods/eviction']);
+    assert.deepEqual(c.server.control.extensions().subresources.sort(), ['namespaces/finalize', 'pods/binding', 'pods/eviction', 'serviceaccounts/token']);
     assert.deepEqual(c.server.control.extensions().admission, ['NamespaceLifecycle', 'ServiceAccount', 'Priority', 'DefaultTolerationSeconds', 'MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook']);
   });
 });

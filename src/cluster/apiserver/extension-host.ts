@@ -10,6 +10,7 @@ import type { Clock } from '../../clock/clock.ts';
 import type { Races } from '../../clock/races.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import type { AdmissionChain } from './admission.ts';
+import type { Authorizer } from './authorization.ts';
 import type { CustomResourceStrategyFactory } from './crd-controller.ts';
 import type { ListResult } from './list.ts';
 import type { ObjectOperations } from './operations.ts';
@@ -21,7 +22,7 @@ import type { ObjectStore } from './storage.ts';
 export interface Route {
   /** Path prefix it serves, e.g. `/openapi/`. */
   prefix: string;
-  /** Whether the route is reachable without a bearer token. */
+  /** Whether anyone may reach the route (no authorization; a wrong bearer token is still 401). Otherwise RBAC decides, as for any non-resource path. */
   anonymous?: boolean;
   handle(req: IncomingMessage, res: ServerResponse, url: URL): boolean | Promise<boolean>;
 }
@@ -43,6 +44,8 @@ export interface ApiServerHost {
   readonly store: ObjectStore;
   readonly admission: AdmissionChain;
   readonly ops: ObjectOperations;
+  /** Who may do what (`system:masters`, then RBAC). */
+  readonly authorizer: Authorizer;
   readonly routes: Route[];
   readonly formatters: ResponseFormatter[];
   /** The strategy of a custom resource version: the base one unless an extension wraps it. */

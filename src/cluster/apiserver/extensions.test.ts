@@ -123,7 +123,8 @@ describe('other hooks', () => {
 
   test('routes serve extra paths; formatters re-encode answers', async () => {
     assert.equal((await rawRequest(c.server, 'GET', '/extension/x')).text, 'extension here');
-    assert.equal((await rawRequest(c.server, 'GET', '/extension/x', { token: null })).status, 401, 'routes are authenticated unless marked anonymous');
+    assert.equal((await rawRequest(c.server, 'GET', '/extension/x', { token: null })).status, 403, 'routes are authorized (as non-resource paths) unless marked anonymous');
+    assert.equal((await rawRequest(c.server, 'GET', '/extension/x', { token: 'wrong' })).status, 401);
     const res = await rawRequest(c.server, 'GET', '/api/v1/namespaces/default', { headers: { Accept: 'application/json;as=Test' } });
     assert.equal(res.text, 'name=default');
     const w = rawWatch(c.server, '/api/v1/namespaces?watch=true&fieldSelector=metadata.name%3Ddefault', { Accept: 'application/json;as=Test' });

@@ -1,7 +1,9 @@
 /**
- * The HTTP front of the API server: authentication, discovery, extension
- * routes, then resource requests (routing, fault injection, verbs,
- * subresources). Every request except the long-lived part of a watch runs as
+ * The HTTP front of the API server: authentication and impersonation
+ * (authentication.ts), authorization of every request, resource and
+ * non-resource alike (authorization.ts: a 403 Status when it may not), then
+ * health, version, extension routes, discovery and resource requests
+ * (routing, fault injection, verbs, subresources). Every request except the long-lived part of a watch runs as
  * one tracked activity on the server's clock. Nothing a client sends can
  * throw out of here: unexpected exceptions become a 500 Status.
  *
@@ -12,6 +14,8 @@ import { randomUUID } from 'node:crypto';
 import { ACTIVITY_HEADER } from '../../clock/clock.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import { BUILTIN_BODY_MEDIA_TYPES, decodeBody, mediaType, readBody } from './body.ts';
+import { forbiddenStatus, resourceAttributes, type AuthorizationAttributes } from './authorization-attributes.ts';
+import type { Authenticator } from './authentication.ts';
 import type { ApiServerControl, RequestKey } from './control.ts';
 import type { ApiServerCore } from './core.ts';
 import { deleteCollection, deleteObject, parseDeleteOptions } from './delete.ts';
@@ -25,8 +29,8 @@ import {
   apiVersions,
   SERVER_VERSION,
 } from './discovery.ts';
-import { badRequest, fail, internalError, invalid, methodNotAllowed, ok, resourceNotFound, unauthorized, unsupportedMediaType, type Result } from './errors.ts';
-import { authenticate, intParam, sendBody, sendStatus, sendText, writeQuery } from './http-util.ts';
+import { badRequest, fail, internalError, invalid, methodNotAllowed, ok, resourceNotFound, unsupportedMediaType, type Result } from './errors.ts';
+import { intParam, sendBody, sendStatus, sendText, writeQuery } from './http-util.ts';
 import { parseSelectors, type ListOptions } from './list.ts';
 import { APPLY_PATCH, patchObject, supportedPatchTypes } from './patch.ts';
 import { parseRequestInfo, type ResourceRequestInfo } from './request-info.ts';
@@ -39,7 +43,7 @@ import { forbidden as forbiddenField } from '../../k8s/field-errors.ts';
 const OPEN_PATHS = ['/healthz', '/livez', '/readyz'];
 
 export interface HandlerOptions {
-  users: ReadonlyMap<string, UserInfo>;
+  authenticator: Authenticator;
   /** host:port clients use, for `/api`'s serverAddressByClientCIDRs. */
   hostPort: () => string;
 }
@@ -85,6 +89,28 @@ export class HttpHandler {
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'https://localhost');
     const path = url.pathname;
+    const authenticated = this.#opts.authenticator.authenticate(req);
+    const acting = authenticated.ok ? this.#opts.authenticator.impersonate(req, authenticated.user) : authenticated;
+    if (!acting.ok) {
+      req.resume();
+      sendStatus(req, res, acting.status);
+      return;
+    }
+    const user = acting.user;
+    const route = this.#core.routes.find((r) => path === r.prefix || path.startsWith(r.prefix));
+    const info = parseRequestInfo(req.method ?? 'GET', path, url.searchParams);
+    if (route?.anonymous !== true) {
+      const attributes: AuthorizationAttributes =
+        info.kind === 'resource' ? resourceAttributes(user, info, url.searchParams) : { user, verb: (req.method ?? 'GET').toLowerCase(), resourceRequest: false, path };
+      const decision = this.#core.authorizer.authorize(attributes);
+      if (!decision.allowed) {
+        req.resume();
+        const status = forbiddenStatus(attributes, decision.reason);
+        this.#control.recordForbidden(attributes, req.headers['user-agent'] ?? '', status.message ?? '');
+        sendStatus(req, res, status);
+        return;
+      }
+    }
     if (OPEN_PATHS.some((p) => path === p || path.startsWith(`${p}/`))) {
       sendText(res, 200, 'ok');
       return;
@@ -93,15 +119,7 @@ export class HttpHandler {
       sendBody(req, res, 200, JSON.stringify(SERVER_VERSION, null, 2));
       return;
     }
-    const route = this.#core.routes.find((r) => path === r.prefix || path.startsWith(r.prefix));
-    const user = authenticate(req, this.#opts.users);
-    if (user === undefined && route?.anonymous !== true) {
-      req.resume();
-      sendStatus(req, res, unauthorized());
-      return;
-    }
     if (route !== undefined && (await route.handle(req, res, url))) return;
-    const info = parseRequestInfo(req.method ?? 'GET', path, url.searchParams);
     if (info.kind === 'nonResource') {
       req.resume();
       const reply = this.#discovery(req, path);
@@ -109,7 +127,7 @@ export class HttpHandler {
       else sendBody(req, res, reply.code, reply.body, [], reply.contentType);
       return;
     }
-    await this.#resource(req, res, url, info, user ?? { username: 'system:anonymous', groups: ['system:unauthenticated'] });
+    await this.#resource(req, res, url, info, user);
   }
 
   #discovery(req: IncomingMessage, path: string): Reply | undefined {
@@ -228,7 +246,7 @@ export class HttpHandler {
         if (def.virtualCreate !== undefined) {
           const checked = ops.checkBody(def, body.value);
           if (!checked.ok) return checked;
-          const answered = def.virtualCreate(checked.value, ctx);
+          const answered = def.virtualCreate(checked.value, ctx, ns);
           return answered.ok ? ok({ code: 201, body: JSON.stringify(answered.value) }) : answered;
         }
         const r = await ops.create(def, ns, body.value, ctx);

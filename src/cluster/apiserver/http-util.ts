@@ -1,6 +1,6 @@
 /**
  * HTTP plumbing of the API server: writing objects and Status answers (with
- * `Warning` and `Retry-After` headers), bearer-token authentication, and the
+ * `Warning` and `Retry-After` headers), and the
  * query options every write shares (`dryRun`, `fieldManager`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -8,7 +8,6 @@ import { stringify as toYaml } from 'yaml';
 import { invalid as invalidField, notSupported, tooLong, type FieldError } from '../../k8s/field-errors.ts';
 import { isPrintable, MAX_MANAGER_LENGTH } from './fields/managed-fields.ts';
 import { badRequest, fail, httpCodeOf, invalid, ok, type Result, type Status } from './errors.ts';
-import type { UserInfo } from './resource-def.ts';
 
 /** Quotes a warning the way `Warning: 299 - "..."` headers carry it. */
 function warningHeader(text: string): string {
@@ -50,14 +49,6 @@ export function sendText(res: ServerResponse, code: number, text: string): void 
   if (res.headersSent || res.writableEnded) return;
   res.writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
-}
-
-/** The user a request authenticates as, from `Authorization: Bearer <token>`. */
-export function authenticate(req: IncomingMessage, users: ReadonlyMap<string, UserInfo>): UserInfo | undefined {
-  const header = req.headers.authorization ?? '';
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (m === null) return undefined;
-  return users.get(m[1] as string);
 }
 
 export interface WriteQuery {

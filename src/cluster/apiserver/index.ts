@@ -19,7 +19,7 @@
 export { startApiServer, ADMIN_USER, type ApiServer, type ApiServerOptions, type ApiServerPlugin } from './server.ts';
 export { ApiServerCore, SYSTEM_USER, INITIAL_NAMESPACES } from './core.ts';
 export type { ApiServerHost, Route, ResponseFormatter } from './extension-host.ts';
-export { ApiServerControl, type FaultSpec, type FaultHandle, type RequestCount, type RequestFilter, type WebhookCallCount } from './control.ts';
+export { ApiServerControl, type ForbiddenRequest, type FaultSpec, type FaultHandle, type RequestCount, type RequestFilter, type WebhookCallCount } from './control.ts';
 export type { WebhookCall } from './admission-webhooks.ts';
 export { ResourceRegistry } from './resources.ts';
 export type {
@@ -49,6 +49,10 @@ export { EVICTION_KIND, EvictionHandler } from './eviction.ts';
 export { AdmissionWebhooks, MUTATING_WEBHOOK_PLUGIN, VALIDATING_WEBHOOK_PLUGIN } from './admission-webhooks.ts';
 export { webhooksOf, validateWebhookConfiguration, type WebhookAccessor, type ServiceReference } from './webhook-configuration.ts';
 export { ADMISSION_V1, ADMISSION_V1BETA1 } from './admission-review.ts';
+export { Authorizer, isPrivileged } from './authorization.ts';
+export { forbiddenStatus, type AuthorizationAttributes, type Decision } from './authorization-attributes.ts';
+export { ANONYMOUS } from './authentication.ts';
+export { API_AUDIENCE, TOKEN_REQUEST_KIND } from './service-account-tokens.ts';
 export * as apiErrors from './errors.ts';
 export type { Status, Result } from './errors.ts';
 export { createCertificateAuthority, issueServingCertificate, generateServingCertificate, type CertificateAuthority, type ServingCertificate } from './certs.ts';

@@ -160,7 +160,7 @@ describe('kubectl fidelity', () => {
   test('get ws shows the CRD printer columns', async () => {
     const out = await ok('get', 'ws');
     const [header, row] = out.trim().split('\n');
-    assert.match(header ?? '', /^NAME\s+WORKLOADNAME\s+WORKLOADKIND\s+ADAPTIVE\s+SUBSETS\s+READY\s+PLACED\s+AGE$/);
+    assert.match(header ?? '', /^NAME\s+WORKLOADNAME\s+WORKLOADKIND\s+ADAPTIVE\s+SUBSETS\s+READY\s+REASON\s+DESIRED\s+PLACED\s+READY-PODS\s+AGE$/);
     assert.match(row ?? '', /^web-spread\s+web\s+Deployment\s+0s$/);
   });
 

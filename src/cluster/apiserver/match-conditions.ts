@@ -43,6 +43,7 @@
 import { Environment, type ParseResult } from '@marcbachmann/cel-js';
 import { isDNS1123Label, isDNS1123Subdomain } from '../../k8s/name-formats.ts';
 import type { KubeObject } from '../../k8s/types.ts';
+import type { AuthorizationAttributes, Decision } from './authorization-attributes.ts';
 import type { UserInfo } from './resource-def.ts';
 
 export const MAX_MATCH_CONDITIONS = 64;
@@ -175,8 +176,8 @@ function requestValue(json: Record<string, unknown>): AdmissionRequestValue {
 
 // ---- the authorizer (library.Authz) ----
 
-/** What the server's authorizer decides (access-review.ts `authorize`). */
-export type Authorize = (user: UserInfo, attributes: Record<string, unknown>) => { allowed: boolean; reason: string };
+/** What the server's authorizer decides (authorization.ts: `system:masters`, then RBAC). */
+export type Authorize = (attributes: AuthorizationAttributes) => Decision;
 
 class AuthorizerValue {
   constructor(
@@ -228,19 +229,18 @@ class DecisionValue {
 
 function resourceCheckDecision(check: ResourceCheckValue, verb: string): DecisionValue {
   const authorizer = check.groupCheck.authorizer;
-  const attributes: Record<string, unknown> = {
+  // Selectors narrow nothing in RBAC: the attributes carry the resource and name only.
+  const d = authorizer.authorize({
+    user: authorizer.user,
+    verb,
     resourceRequest: true,
-    apiGroup: check.groupCheck.group,
-    apiVersion: '*',
+    group: check.groupCheck.group,
+    version: '*',
     resource: check.resource,
     subresource: check.subresource,
     namespace: check.namespace,
     name: check.name,
-    verb,
-  };
-  if (check.fieldSelector !== '') attributes['fieldSelector'] = check.fieldSelector;
-  if (check.labelSelector !== '') attributes['labelSelector'] = check.labelSelector;
-  const d = authorizer.authorize(authorizer.user, attributes);
+  });
   return new DecisionValue(d.allowed, d.reason);
 }
 
@@ -324,7 +324,7 @@ function buildEnvironment(): Environment {
   }
   env.registerFunction(`${TYPE.resourceCheck}.check(string): ${TYPE.decision}`, (r: ResourceCheckValue, verb: string) => resourceCheckDecision(r, verb));
   env.registerFunction(`${TYPE.pathCheck}.check(string): ${TYPE.decision}`, (p: PathCheckValue, verb: string) => {
-    const d = p.authorizer.authorize(p.authorizer.user, { path: p.path, verb });
+    const d = p.authorizer.authorize({ user: p.authorizer.user, verb, resourceRequest: false, path: p.path });
     return new DecisionValue(d.allowed, d.reason);
   });
   env.registerFunction(`${TYPE.decision}.allowed(): bool`, (d: DecisionValue) => d.allowed);

@@ -193,9 +193,10 @@ export interface ResourceDef {
   openAPIV3Schema?: Record<string, unknown>;
   /**
    * A create-only resource without storage (upstream's `rest.Creater` of the access reviews):
-   * a POST is answered 201 with what this returns, and nothing is stored.
+   * a POST is answered 201 with what this returns, and nothing is stored. `namespace`: the
+   * request's ('' for cluster-scoped resources).
    */
-  virtualCreate?(obj: KubeObject, ctx: RequestContext): Result<KubeObject>;
+  virtualCreate?(obj: KubeObject, ctx: RequestContext, namespace: string): Result<KubeObject>;
 }
 
 export interface ResourceConversion {

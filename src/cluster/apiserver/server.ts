@@ -1,8 +1,11 @@
 /**
  * `startApiServer`: the embedded API server on HTTPS (TLS 1.2 with ECDHE +
  * AEAD suites only, 1.3 preferred — src/client/tls-policy.ts; a fresh
- * self-signed CA unless certificates are given), bearer-token authentication,
- * running on the given clock. `close()` ends every watch and connection.
+ * self-signed CA unless certificates are given), running on the given clock.
+ * Authentication: the admin bearer token (a user in `system:masters`, which
+ * the kubeconfig carries), the `users` tokens, ServiceAccount tokens from
+ * TokenRequest, anonymous requests, impersonation (authentication.ts);
+ * authorization: `system:masters`, then RBAC (authorization.ts). `close()` ends every watch and connection.
  * Request bodies are bounded however they arrive (body.ts): a Content-Length
  * above 3 MiB is answered 413 unread, and a connection whose body was not
  * read to its end is closed after the answer.
@@ -33,6 +36,7 @@ import { sendStatus } from './http-util.ts';
 import { generateServingCertificate, type ServingCertificate } from './certs.ts';
 import { ApiServerControl } from './control.ts';
 import { ApiServerCore } from './core.ts';
+import { Authenticator } from './authentication.ts';
 import { HttpHandler } from './handler.ts';
 import { DEFAULT_KUBECONFIG_NAME, renderKubeconfig } from './kubeconfig.ts';
 import type { UserInfo } from './resource-def.ts';
@@ -46,7 +50,7 @@ export interface ApiServerOptions {
   host?: string;
   /** The admin bearer token (default: random). */
   token?: string;
-  /** More tokens and the users they authenticate as. */
+  /** More tokens and the users they authenticate as (RBAC decides what they may do, unless they are in `system:masters`). */
   users?: Record<string, UserInfo>;
   /** Watch history length (default 10,000 events). */
   historyLimit?: number;
@@ -95,7 +99,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   let port = 0;
   let handler: HttpHandler | undefined;
   const control = new ApiServerControl(core, () => handler?.cutWatches() ?? 0, users);
-  handler = new HttpHandler(core, control, { users, hostPort: () => `${host}:${port}` });
+  const authenticator = new Authenticator({ tokens: users, serviceAccounts: core.serviceAccountTokens, authorizer: core.authorizer });
+  handler = new HttpHandler(core, control, { authenticator, hostPort: () => `${host}:${port}` });
   const server: Server = createServer({ ...SERVER_TLS_POLICY, key: certificate.keyPem, cert: certificate.certPem }, (req, res) => {
     if (guardRequestBody(req, res, MAX_REQUEST_BODY_BYTES, () => sendStatus(req, res, requestEntityTooLarge(MAX_REQUEST_BODY_BYTES)))) return;
     // Reads (get, list, watch, health) take no body: one that was sent ends the connection after the answer.

@@ -206,7 +206,7 @@ describe('matchConditions', () => {
     assert.deepEqual(outcome(['request.operation == "CREATE"', 'request.userInfo.username == "alice"', '"devs" in request.userInfo.groups', 'request.options.kind == "CreateOptions"', '!request.dryRun']), { kind: 'call' });
     assert.deepEqual(outcome(['!has(request.name)']), { kind: 'call' }, 'empty fields are absent (omitempty)');
     assert.deepEqual(outcome(['authorizer.group("").resource("pods").namespace("team-a").check("create").allowed()', 'authorizer.requestResource.check("delete").reason() == ""']), { kind: 'call' });
-    const denied = conditionInput({ authorize: (user, attrs) => ({ allowed: attrs['verb'] !== 'delete' || user.username !== 'alice', reason: 'no deletes for alice' }) });
+    const denied = conditionInput({ authorize: (attrs) => ({ allowed: attrs.verb !== 'delete' || attrs.user.username !== 'alice', reason: 'no deletes for alice' }) });
     assert.deepEqual(outcome(['authorizer.requestResource.check("delete").allowed()'], 'Fail', denied), { kind: 'skip', failedCondition: 'c0' });
     assert.deepEqual(outcome(['authorizer.serviceAccount("ns", "robot").group("").resource("pods").check("delete").allowed()'], 'Fail', denied), { kind: 'call' }, 'checked as the service account');
   });

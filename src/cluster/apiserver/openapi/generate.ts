@@ -48,7 +48,10 @@ export const ROOT_KINDS: [string, string, string, string][] = [
   ['rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'V1RoleBinding'],
   ['authorization.k8s.io', 'v1', 'SelfSubjectAccessReview', 'V1SelfSubjectAccessReview'],
   ['authorization.k8s.io', 'v1', 'SelfSubjectRulesReview', 'V1SelfSubjectRulesReview'],
+  ['authorization.k8s.io', 'v1', 'SubjectAccessReview', 'V1SubjectAccessReview'],
+  ['authorization.k8s.io', 'v1', 'LocalSubjectAccessReview', 'V1LocalSubjectAccessReview'],
   ['authentication.k8s.io', 'v1', 'SelfSubjectReview', 'V1SelfSubjectReview'],
+  ['authentication.k8s.io', 'v1', 'TokenRequest', 'AuthenticationV1TokenRequest'],
 ];
 
 const META_TYPES = new Set([
@@ -78,11 +81,11 @@ const OWN_TYPES: Record<string, RegExp> = {
   'apiextensions.k8s.io': /^(CustomResource|JSONSchemaProps|ExternalDocumentation|ValidationRule|SelectableField|WebhookConversion|ServiceReference|WebhookClientConfig)/,
   'admissionregistration.k8s.io': /^(MutatingWebhook|ValidatingWebhook|RuleWithOperations|MatchCondition|ServiceReference|WebhookClientConfig)/,
   'rbac.authorization.k8s.io': /^(ClusterRole|Role|PolicyRule|AggregationRule|Subject)/,
-  'authorization.k8s.io': /^(SelfSubject|SubjectAccess|SubjectRules|ResourceAttributes|NonResourceAttributes|ResourceRule|NonResourceRule|FieldSelectorAttributes|LabelSelectorAttributes)/,
-  'authentication.k8s.io': /^(SelfSubjectReview|UserInfo)/,
+  'authorization.k8s.io': /^(SelfSubject|SubjectAccess|LocalSubjectAccess|SubjectRules|ResourceAttributes|NonResourceAttributes|ResourceRule|NonResourceRule|FieldSelectorAttributes|LabelSelectorAttributes)/,
+  'authentication.k8s.io': /^(SelfSubjectReview|UserInfo|TokenRequest|BoundObjectReference)/,
 };
 
-const GROUP_PREFIXES: Record<string, string> = { Core: '', Events: 'events.k8s.io', Admissionregistration: 'admissionregistration.k8s.io', Apiextensions: 'apiextensions.k8s.io', Rbac: 'rbac.authorization.k8s.io' };
+const GROUP_PREFIXES: Record<string, string> = { Core: '', Events: 'events.k8s.io', Admissionregistration: 'admissionregistration.k8s.io', Apiextensions: 'apiextensions.k8s.io', Rbac: 'rbac.authorization.k8s.io', Authentication: 'authentication.k8s.io' };
 
 interface Attribute {
   name: string;
@@ -111,7 +114,7 @@ export async function compactSchemas(): Promise<string> {
     let base = cls;
     let g = group;
     let v = version;
-    const prefixed = /^(Core|Events|Admissionregistration|Apiextensions|Rbac)(V\d+(?:alpha\d+|beta\d+)?)(.+)$/.exec(cls);
+    const prefixed = /^(Core|Events|Admissionregistration|Apiextensions|Rbac|Authentication)(V\d+(?:alpha\d+|beta\d+)?)(.+)$/.exec(cls);
     const plain = /^(V\d+(?:alpha\d+|beta\d+)?)(.+)$/.exec(cls);
     if (prefixed !== null) {
       g = GROUP_PREFIXES[prefixed[1] as string] ?? group;

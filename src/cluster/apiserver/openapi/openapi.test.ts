@@ -208,7 +208,12 @@ describe('the built-in description', () => {
 describe('create-only resources', () => {
   test('an access review has a POST and nothing else, in both versions; its discovery entry has no storage version', async () => {
     const doc = await v3('apis/authorization.k8s.io/v1');
-    assert.deepEqual(Object.keys(doc.paths).sort(), ['/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews']);
+    assert.deepEqual(Object.keys(doc.paths).sort(), [
+      '/apis/authorization.k8s.io/v1/namespaces/{namespace}/localsubjectaccessreviews',
+      '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews',
+      '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+    ]);
     assert.deepEqual(Object.keys(doc.paths['/apis/authorization.k8s.io/v1/selfsubjectaccessreviews'] ?? {}).sort(), ['parameters', 'post']);
     const v2 = (await rawRequest(c.server, 'GET', '/openapi/v2', { headers: { Accept: 'application/json' } })).json as { paths: Record<string, Record<string, unknown>> };
     assert.deepEqual(Object.keys(v2.paths['/apis/authentication.k8s.io/v1/selfsubjectreviews'] ?? {}).sort(), ['parameters', 'post']);

@@ -183,7 +183,10 @@ export const PROTO_ROOTS = [
   '.k8s.io.api.rbac.v1.RoleBinding',
   '.k8s.io.api.authorization.v1.SelfSubjectAccessReview',
   '.k8s.io.api.authorization.v1.SelfSubjectRulesReview',
+  '.k8s.io.api.authorization.v1.SubjectAccessReview',
+  '.k8s.io.api.authorization.v1.LocalSubjectAccessReview',
   '.k8s.io.api.authentication.v1.SelfSubjectReview',
+  '.k8s.io.api.authentication.v1.TokenRequest',
   '.k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions',
   '.k8s.io.apimachinery.pkg.runtime.Unknown',
 ];

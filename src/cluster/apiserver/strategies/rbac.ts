@@ -1,12 +1,11 @@
 /**
  * Strategies of the rbac.authorization.k8s.io/v1 kinds: Role, ClusterRole, RoleBinding and
  * ClusterRoleBinding (k8s.io/kubernetes/pkg/registry/rbac, defaults of pkg/apis/rbac/v1,
- * validation of pkg/apis/rbac/validation). The objects are stored and validated as upstream
- * does; the embedded API server does not enforce them (it authorizes every authenticated
- * request, see access-review.ts), so the escalation checks that guard RBAC writes of
- * unprivileged users have nothing to protect and are left out. ClusterRole aggregation
- * (`aggregationRule`, filled in by upstream's clusterrole-aggregation controller) is stored
- * as written, without the aggregated rules.
+ * validation of pkg/apis/rbac/validation), and the RBAC objects every cluster starts with.
+ * The API server enforces them (rbac-authorizer.ts). Left out: the escalation checks that
+ * refuse an unprivileged user a Role or binding granting more than it holds (the `escalate`
+ * and `bind` verbs) — every writer of RBAC objects here is an admin of `system:masters`.
+ * ClusterRole aggregation (`aggregationRule`) is filled in by clusterrole-aggregation.ts.
  */
 import { invalid, notSupported, required, root, type FieldError, type FieldPath } from '../../../k8s/field-errors.ts';
 import { validateLabelSelector, type NameRule } from '../../../k8s/meta-validation.ts';
@@ -143,33 +142,47 @@ export function roleBindingStrategy(namespaced: boolean): ResourceStrategy {
 
 const BOOTSTRAP_META = { labels: { 'kubernetes.io/bootstrapping': 'rbac-defaults' }, annotations: { 'rbac.authorization.kubernetes.io/autoupdate': 'true' } };
 
-/**
- * The RBAC objects every cluster starts with that explain the embedded server's one identity:
- * upstream's bootstrap `cluster-admin` ClusterRole (everything) and its binding to the
- * `system:masters` group, which the kubeconfig's admin belongs to. (Upstream bootstraps many
- * more roles — admin, edit, view, the system: roles; they are not created here.)
- */
-export const BOOTSTRAP_RBAC: readonly { plural: string; object: KubeObject }[] = [
-  {
-    plural: 'clusterroles',
-    object: {
-      apiVersion: `${RBAC_GROUP}/v1`,
-      kind: 'ClusterRole',
-      metadata: { name: 'cluster-admin', ...BOOTSTRAP_META },
-      rules: [
-        { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
-        { nonResourceURLs: ['*'], verbs: ['*'] },
-      ],
-    },
-  },
-  {
+function clusterRole(name: string, rules: Record<string, unknown>[]): { plural: string; object: KubeObject } {
+  return { plural: 'clusterroles', object: { apiVersion: `${RBAC_GROUP}/v1`, kind: 'ClusterRole', metadata: { name, ...BOOTSTRAP_META }, rules } };
+}
+
+function groupBinding(name: string, groups: string[]): { plural: string; object: KubeObject } {
+  return {
     plural: 'clusterrolebindings',
     object: {
       apiVersion: `${RBAC_GROUP}/v1`,
       kind: 'ClusterRoleBinding',
-      metadata: { name: 'cluster-admin', ...BOOTSTRAP_META },
-      roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: 'cluster-admin' },
-      subjects: [{ apiGroup: RBAC_GROUP, kind: 'Group', name: 'system:masters' }],
+      metadata: { name, ...BOOTSTRAP_META },
+      roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name },
+      subjects: groups.map((g) => ({ apiGroup: RBAC_GROUP, kind: 'Group', name: g })),
     },
-  },
+  };
+}
+
+const PUBLIC_INFO_URLS = ['/livez', '/readyz', '/healthz', '/version', '/version/'];
+
+/**
+ * The RBAC objects every cluster starts with, as kube-apiserver bootstraps them: `cluster-admin`
+ * (everything) bound to `system:masters`, which the kubeconfig's admin and the embedded control
+ * loops belong to; `system:discovery` (health, version, OpenAPI and API discovery) and
+ * `system:basic-user` (the self-reviews behind `kubectl auth can-i` and `auth whoami`) bound to
+ * every authenticated user; `system:public-info-viewer` (health and version) bound to everyone,
+ * anonymous requests included. (Upstream bootstraps more — admin, edit, view and the roles of
+ * its own controllers; they are not created here.)
+ */
+export const BOOTSTRAP_RBAC: readonly { plural: string; object: KubeObject }[] = [
+  clusterRole('cluster-admin', [
+    { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
+    { nonResourceURLs: ['*'], verbs: ['*'] },
+  ]),
+  clusterRole('system:discovery', [{ nonResourceURLs: [...PUBLIC_INFO_URLS, '/openapi', '/openapi/*', '/api', '/api/*', '/apis', '/apis/*'], verbs: ['get'] }]),
+  clusterRole('system:basic-user', [
+    { apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'] },
+    { apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },
+  ]),
+  clusterRole('system:public-info-viewer', [{ nonResourceURLs: PUBLIC_INFO_URLS, verbs: ['get'] }]),
+  groupBinding('cluster-admin', ['system:masters']),
+  groupBinding('system:discovery', ['system:authenticated']),
+  groupBinding('system:basic-user', ['system:authenticated']),
+  groupBinding('system:public-info-viewer', ['system:authenticated', 'system:unauthenticated']),
 ];

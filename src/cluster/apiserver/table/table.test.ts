@@ -99,11 +99,27 @@ describe('other printers', () => {
 
 describe('custom resource printer columns', () => {
   const crd = parseYaml(readFileSync(new URL('../../../../deploy/crds/apps.kruise.io_workloadspreads.yaml', import.meta.url), 'utf8')) as KubeObject;
-  const ws: KubeObject = { metadata: { name: 'ws', creationTimestamp: CREATED }, spec: { targetRef: { name: 'web', kind: 'Deployment' }, scheduleStrategy: { type: 'Adaptive' } }, status: { subsetCount: 2, ready: '3/4', placed: '4/4' } };
-  test('the WorkloadSpread columns, with the boolean-typed filter column empty as upstream prints it', () => {
+  const ws: KubeObject = {
+    metadata: { name: 'ws', creationTimestamp: CREATED },
+    spec: { targetRef: { name: 'web', kind: 'Deployment' }, scheduleStrategy: { type: 'Adaptive' } },
+    status: {
+      subsetCount: 2,
+      ready: '3/4',
+      placed: '4/4',
+      workloadReplicas: 4,
+      placedReplicas: 4,
+      readyReplicas: 3,
+      conditions: [
+        { type: 'DuplicateTarget', status: 'False', reason: 'Other' },
+        { type: 'Ready', status: 'False', reason: 'Converging' },
+        { type: 'Reconciling', status: 'True', reason: 'Converging' },
+      ],
+    },
+  };
+  test('the WorkloadSpread columns: the boolean-typed filter column empty as upstream prints it, Ready and Reason picked from the conditions by type, integer counts', () => {
     const p = customResourcePrinter(crd, 'v1alpha1');
-    assert.deepEqual(p.columns.map((c) => c.name), ['Name', 'WorkloadName', 'WorkloadKind', 'Adaptive', 'Subsets', 'Ready', 'Placed', 'Age']);
-    assert.deepEqual(p.cells(ws, NOW), ['ws', 'web', 'Deployment', null, 2, '3/4', '4/4', '60m']);
+    assert.deepEqual(p.columns.map((c) => c.name), ['Name', 'WorkloadName', 'WorkloadKind', 'Adaptive', 'Subsets', 'Ready', 'Reason', 'Desired', 'Placed', 'Ready-Pods', 'Age']);
+    assert.deepEqual(p.cells(ws, NOW), ['ws', 'web', 'Deployment', null, 2, 'False', 'Converging', 4, 4, 3, '60m']);
   });
   test('types, filters, missing values, priority and the default Age column', () => {
     const custom: KubeObject = {

@@ -27,15 +27,15 @@
  * `SOAK_DEBUG=1` it prints every 5 s what the virtual clock is waiting for.
  * Start at `runSoak`.
  */
-import { realClock } from '../clock/clock.ts';
-import { QuiescenceTimeout } from '../clock/virtual-clock.ts';
-import { describeError } from '../client/errors.ts';
-import { BUILTIN } from '../client/resources.ts';
-import type { WorkloadSpread } from '../api/workloadspread.ts';
-import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
-import type { Pod } from '../k8s/types.ts';
-import { onClock, startForwarder, startManagerCluster, startTestManager, stopOnClock, type Forwarder, type ManagerCluster, type TestManager } from './manager-bed.ts';
-import { deployment, workloadSpreadObject, ZONE_LABEL, ZONED_NODES, zoneTerm } from './webhook-bed.ts';
+import { realClock } from '../../src/clock/clock.ts';
+import { QuiescenceTimeout } from '../../src/clock/virtual-clock.ts';
+import { describeError } from '../../src/client/errors.ts';
+import { BUILTIN } from '../../src/client/resources.ts';
+import type { WorkloadSpread } from '../../src/api/workloadspread.ts';
+import { WORKLOADSPREAD_REF } from '../../src/kube/refs.ts';
+import type { Pod } from '../../src/k8s/types.ts';
+import { onClock, startForwarder, startManagerCluster, startTestManager, stopOnClock, type Forwarder, type ManagerCluster, type TestManager } from '../../src/testing/manager-bed.ts';
+import { deployment, workloadSpreadObject, ZONE_LABEL, ZONED_NODES, zoneTerm } from '../../src/testing/webhook-bed.ts';
 
 export interface SoakOptions {
   /** Wall-clock budget of the fault phase, in ms. */

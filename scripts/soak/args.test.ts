@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
-import { parseSoakArgs } from './soak-args.ts';
+import { parseSoakArgs } from './args.ts';
 
 describe('soak arguments', () => {
   test('defaults: 10 minutes, no seed', () => {
