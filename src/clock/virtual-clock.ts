@@ -67,6 +67,8 @@ export class VirtualClock implements Clock {
   #seq = 0;
   #timers: VirtualTimer[] = [];
   #busy = 0;
+  /** How many times a tracked activity stopped being busy (quiesce looks again when this moved). */
+  #ends = 0;
   #labels = new Map<number, string>();
   #labelSeq = 0;
   #streams = new Map<string, number>();
@@ -190,9 +192,13 @@ export class VirtualClock implements Clock {
         continue;
       }
       // Let I/O callbacks that are already queued (socket data) run, then look again.
+      const ends = this.#ends;
       await new Promise((r) => setImmediate(r));
       await new Promise((r) => setImmediate(r));
-      if (this.#busy === 0 && !this.#hasDue()) return;
+      // Work that began and ended in those turns (a server answering at once) may have left
+      // bytes on their way to a caller that is not busy meanwhile: give them their turns too.
+      if (this.#busy === 0 && !this.#hasDue() && this.#ends === ends) return;
+      if (performance.now() - started > this.#realWaitMs) throw new QuiescenceTimeout(this.busyLabels());
     }
   }
 
@@ -360,6 +366,7 @@ export class VirtualClock implements Clock {
 
   #decrement(): void {
     this.#busy--;
+    this.#ends++;
     if (this.#busy <= 0) {
       this.#busy = Math.max(0, this.#busy);
       const waiters = this.#idleWaiters;

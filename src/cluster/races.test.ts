@@ -8,7 +8,7 @@
  * decides: the same for the same seed, different between seeds, and the
  * fixed order without one.
  */
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { seededRaces, type Races } from '../clock/races.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
@@ -99,13 +99,16 @@ describe('watch streams in race mode', () => {
 });
 
 describe('admission webhook calls in race mode', () => {
-  const hooks = startWebhookServer({ handlers: { '/validate': () => allow() } });
-  after(async () => (await hooks).close());
-
-  /** Clock milliseconds each of `n` ConfigMap creations took, through a validating webhook. */
+  /**
+   * Clock milliseconds each of `n` ConfigMap creations took, through a
+   * validating webhook whose server runs its requests on the cluster's clock
+   * (as the manager's does), so that only race mode's delays take clock time.
+   */
   async function createTimes(seed: number | undefined, n: number): Promise<number[]> {
-    const server = await hooks;
-    const c = await raceCluster(seed);
+    const races: Races | undefined = seed === undefined ? undefined : seededRaces(seed);
+    const clock = new VirtualClock(T0, { races });
+    const server = await startWebhookServer({ handlers: { '/validate': () => allow() }, clock });
+    const c = await startCluster({ clock, certificate, controllers: [], ...(races === undefined ? {} : { races }) });
     try {
       const r = await c.apiServer.control.create({
         apiVersion: 'admissionregistration.k8s.io/v1',
@@ -123,7 +126,6 @@ describe('admission webhook calls in race mode', () => {
         ],
       });
       assert.ok(r.ok);
-      const clock = c.virtualClock!;
       const times: number[] = [];
       for (let i = 0; i < n; i++) {
         const before = clock.now();
@@ -133,6 +135,7 @@ describe('admission webhook calls in race mode', () => {
       return times;
     } finally {
       await c.stop();
+      await server.close();
     }
   }
 
