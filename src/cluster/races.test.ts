@@ -2,6 +2,7 @@
  * Race mode of the embedded cluster (cluster.ts `races`): watch events
  * reach their readers later on the virtual clock but in the order of their
  * stream (and `deliverWatchEvents` hands over what is held back at once);
+ * generated names and uids come from the seed;
  * admission webhook calls take clock time; components get the races through
  * their context, so two probe controllers — each an informer and a work
  * queue, as the cluster's own controllers are — act in an order the seed
@@ -95,6 +96,35 @@ describe('watch streams in race mode', () => {
       await watching;
       await c.stop();
     }
+  });
+});
+
+describe('generated names and uids in race mode', () => {
+  /** The names and uids of ConfigMaps created with generateName (two prefixes, interleaved). */
+  async function identities(seed: number | undefined): Promise<string[]> {
+    const c = await raceCluster(seed);
+    try {
+      const out: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const made = await c.client.create<KubeObject>(BUILTIN.configmaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: i % 2 === 0 ? 'web-' : 'api-', namespace: 'default' } });
+        out.push(`${made.metadata?.name} ${made.metadata?.uid}`);
+      }
+      return out;
+    } finally {
+      await c.stop();
+    }
+  }
+
+  test('come from the seed: the same for the same seed, others for another seed; random without races', async () => {
+    const first = await identities(21);
+    assert.deepEqual(await identities(21), first, 'seed 21 replays its names and uids');
+    const other = await identities(22);
+    for (const line of first) assert.ok(!other.includes(line), `${line} under seed 22 too`);
+    for (const line of first) {
+      assert.match(line, /^(web|api)-[bcdfghjklmnpqrstvwxz2456789]{5} [0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    }
+    assert.equal(new Set(first.map((l) => l.split(' ')[1])).size, 6, 'distinct uids');
+    assert.notDeepEqual(await identities(undefined), await identities(undefined));
   });
 });
 

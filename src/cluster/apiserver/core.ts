@@ -32,7 +32,7 @@ import { SERVER_VERSION } from './discovery.ts';
 import { finalizeSubresource, namespaceLifecycleAdmission, NamespaceController } from './namespace-lifecycle.ts';
 import { NamespaceDefaults } from './namespace-defaults.ts';
 import { installOpenApi } from './openapi/openapi.ts';
-import { ObjectOperations } from './operations.ts';
+import { ObjectOperations, seededIdentities } from './operations.ts';
 import type { RequestContext, ResourceDef, UserInfo } from './resource-def.ts';
 import { ResourceRegistry } from './resources.ts';
 import { ObjectStore } from './storage.ts';
@@ -82,7 +82,13 @@ export class ApiServerCore implements ApiServerHost {
     this.clock = options.clock;
     this.races = options.races;
     this.store = new ObjectStore(options.historyLimit === undefined ? {} : { historyLimit: options.historyLimit });
-    this.ops = new ObjectOperations({ store: this.store, registry: this.registry, admission: this.admission, now: () => this.clock.now() });
+    this.ops = new ObjectOperations({
+      store: this.store,
+      registry: this.registry,
+      admission: this.admission,
+      now: () => this.clock.now(),
+      ...(this.races === undefined ? {} : { identities: seededIdentities(this.races) }),
+    });
     this.authorizer = new Authorizer(this.store);
     this.serviceAccountTokens = new ServiceAccountTokens({ store: this.store, clock: this.clock });
     for (const def of builtinResources({ serviceAllocator: this.serviceAllocator, authorizer: this.authorizer })) this.registry.register(def);

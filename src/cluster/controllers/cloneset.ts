@@ -386,5 +386,9 @@ export class CloneSetController {
 /** The CloneSet controller as a component of the embedded cluster (registry.ts). */
 export const cloneSetController: ControllerFactory = {
   name: CLONESET_CONTROLLER,
-  create: (context) => new CloneSetController({ client: context.client, clock: context.clock, logger: context.logger, races: context.races }),
+  create: (context) => {
+    const races = context.races;
+    // Race mode: instance ids (the pods' names) drawn from the seed, so that a seed replays the same pods.
+    return new CloneSetController({ client: context.client, clock: context.clock, logger: context.logger, races, ...(races === undefined ? {} : { random: () => races.rank(`${CLONESET_CONTROLLER} instance ids`) }) });
+  },
 };
