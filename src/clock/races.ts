@@ -45,7 +45,7 @@ export interface RaceLatency {
   long: number;
 }
 
-/** The latencies race mode draws from (documented in docs/scenarios.md, "Races"). */
+/** The latencies race mode draws from (documented in docs/scenarios.md, "Timing races"). */
 export const RACE_PROFILE: Readonly<Record<RaceKind, RaceLatency>> = {
   watch: { zero: 0.4, short: 30, stall: 0.1, long: 300 },
   sync: { zero: 0.4, short: 30, stall: 0.1, long: 300 },

@@ -120,7 +120,7 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Embedded cluster: a serving certificate for 127.0.0.1 to reuse across runs (saves the key generation). */
   certificate?: ServingCertificate;
-  /** Embedded cluster: race mode under this seed (docs/scenarios.md, "Races"); default none, the fixed order. */
+  /** Embedded cluster: race mode under this seed (docs/scenarios.md, "Timing races"); default none, the fixed order. */
   raceSeed?: number;
 }
 
