@@ -17,7 +17,7 @@
  */
 import { Agent, request } from 'node:https';
 import { realClock } from '../src/clock/clock.ts';
-import { startApiServer, type ApiServer } from '../src/cluster/apiserver/server.ts';
+import { startApiServer, type ApiServer } from '../src/cluster/index.ts';
 import { allow, patch, startWebhookServer } from '../src/testing/webhook-server.ts';
 
 const N = Number(process.argv[2] ?? 2000);

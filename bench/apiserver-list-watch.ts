@@ -29,7 +29,7 @@
  */
 import { Agent, request } from 'node:https';
 import { realClock } from '../src/clock/clock.ts';
-import { startApiServer, type ApiServer } from '../src/cluster/apiserver/server.ts';
+import { startApiServer, type ApiServer } from '../src/cluster/index.ts';
 import { decodeKubernetesProtobuf } from '../src/cluster/apiserver/protobuf/decode.ts';
 import { deepEqual } from '../src/k8s/json.ts';
 import type { KubeObject } from '../src/k8s/types.ts';

@@ -19,8 +19,7 @@
  */
 import { BUILTIN } from '../src/client/resources.ts';
 import { VirtualClock } from '../src/clock/virtual-clock.ts';
-import { startCluster, type EmbeddedCluster } from '../src/cluster/cluster.ts';
-import { defaultControllers } from '../src/cluster/controllers/registry.ts';
+import { startCluster, type EmbeddedCluster, defaultControllers } from '../src/cluster/index.ts';
 
 const PODS = Number(process.argv[2] ?? 1000);
 const NODES = Number(process.argv[3] ?? 100);

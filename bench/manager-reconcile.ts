@@ -23,7 +23,7 @@ import { workloadSpreadCrd } from '../src/api/crd.ts';
 import { MATCHED_WORKLOADSPREAD_ANNOTATION } from '../src/api/keys.ts';
 import type { WorkloadSpread } from '../src/api/workloadspread.ts';
 import { VirtualClock } from '../src/clock/virtual-clock.ts';
-import { generateServingCertificate } from '../src/cluster/apiserver/certs.ts';
+import { generateServingCertificate } from '../src/client/loopback-certificates.ts';
 import { WorkloadSpreadController } from '../src/controller/controller.ts';
 import { formatMarker } from '../src/core/marker.ts';
 import { planReconcile } from '../src/core/reconcile-plan.ts';

@@ -23,7 +23,7 @@ import { parse } from 'yaml';
 import { workloadSpreadCrd } from '../src/api/crd.ts';
 import { realClock } from '../src/clock/clock.ts';
 import { BUILTIN } from '../src/client/resources.ts';
-import { startCluster } from '../src/cluster/cluster.ts';
+import { startCluster } from '../src/cluster/index.ts';
 import type { KubeObject } from '../src/k8s/types.ts';
 import { WORKLOADSPREAD_REF } from '../src/kube/refs.ts';
 import { eventually } from '../src/testing/eventually.ts';

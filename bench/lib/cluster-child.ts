@@ -10,7 +10,7 @@
  * It exits when told to stop or when the parent goes away.
  */
 import { realClock } from '../../src/clock/clock.ts';
-import { generateServingCertificate } from '../../src/cluster/apiserver/certs.ts';
+import { generateServingCertificate } from '../../src/client/loopback-certificates.ts';
 import { LocalCluster } from './scale-cluster.ts';
 
 interface Request {

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { realClock } from '../../src/clock/clock.ts';
-import { renderKubeconfig } from '../../src/cluster/apiserver/kubeconfig.ts';
+import { renderKubeconfig } from '../../src/client/kubeconfig.ts';
 import { MANAGER_NS, type ConnectionInfo } from './scale-cluster.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

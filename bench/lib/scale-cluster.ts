@@ -24,11 +24,9 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Clock } from '../../src/clock/clock.ts';
 import { domainDisruptionBudgetCrd, workloadSpreadCrd } from '../../src/api/crd.ts';
-import type { ServingCertificate } from '../../src/cluster/apiserver/certs.ts';
-import type { RequestCount } from '../../src/cluster/apiserver/control.ts';
+import type { ServingCertificate } from '../../src/client/loopback-certificates.ts';
 import { storageKey } from '../../src/cluster/apiserver/resource-def.ts';
-import { startCluster, type EmbeddedCluster } from '../../src/cluster/cluster.ts';
-import { defaultControllers } from '../../src/cluster/controllers/registry.ts';
+import { defaultControllers, startCluster, type EmbeddedCluster, type RequestCount } from '../../src/cluster/index.ts';
 import type { KubeObject } from '../../src/k8s/types.ts';
 
 export const NS = 'bench';

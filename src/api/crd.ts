@@ -8,8 +8,9 @@
  *
  * Schema conversion keeps every enumerable JSON-Schema keyword and drops only
  * TypeBox's own bookkeeping (non-enumerable and `~`-prefixed keys), so a
- * construct Kubernetes rejects stays visible and `crd-safety.ts` can flag it
- * instead of it silently changing meaning. The root `metadata` is always just
+ * construct Kubernetes rejects stays visible and the CRD validation of
+ * k8s/crd-schema/ (crd-acceptance.test.ts) refuses it instead of it silently
+ * changing meaning. The root `metadata` is always just
  * `{type: object}` (the API server owns its schema).
  */
 import { stringify } from 'yaml';

@@ -15,7 +15,7 @@
  */
 import { formatFieldError } from '../k8s/field-errors.ts';
 import { isPlainObject } from '../k8s/json.ts';
-import { validateStructure } from './structural.ts';
+import { validateResource } from '../k8s/crd-schema/resource-validation.ts';
 import type { WorkloadSpread } from './workloadspread.ts';
 // The schema of workloadspread.ts as plain JSON (json-schema-module.ts): decoding does not load TypeBox.
 import { WORKLOADSPREAD_JSON_SCHEMA as WorkloadSpreadSchema } from './workloadspread-json-schema.ts';
@@ -72,7 +72,7 @@ export function decodeWorkloadSpread(raw: unknown): Decoded<WorkloadSpread> {
     return { ok: false, error: 'a WorkloadSpread must have metadata.name' };
   }
   const label = `WorkloadSpread ${typeof metadata['namespace'] === 'string' ? `${metadata['namespace']}/` : ''}${metadata['name']}`;
-  const errors = validateStructure(raw, WorkloadSpreadSchema);
+  const errors = validateResource(raw, WorkloadSpreadSchema);
   if (errors.length > 0) {
     const quoted = errors.slice(0, QUOTED_ERRORS).map(formatFieldError).join('; ');
     const more = errors.length > QUOTED_ERRORS ? ` (and ${errors.length - QUOTED_ERRORS} more)` : '';

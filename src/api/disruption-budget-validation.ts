@@ -25,9 +25,8 @@ import { forbidden, invalid, required, root, typeInvalid, type FieldError, type 
 import { asRecord, jsonTypeName, type JsonRecord } from '../k8s/raw-json.ts';
 import { isDNS1123Subdomain, isQualifiedName, validateLabelSelector, validateNodeSelectorTerm, validateObjectMetaUpdate } from '../k8s/validation.ts';
 import { DomainDisruptionBudgetSchema } from './disruption-budget.ts';
-import { validateStructure } from './structural.ts';
+import { validateResource } from '../k8s/crd-schema/resource-validation.ts';
 import { metadataErrors } from './validation.ts';
-import { OBJECT_META_FIELDS } from '../k8s/meta-validation.ts';
 
 const present = (v: unknown): boolean => v !== undefined && v !== null;
 
@@ -118,10 +117,7 @@ export function validateDomainDisruptionBudget(budget: unknown, options: { stric
     const actual = jsonTypeName(budget);
     return [typeInvalid(root(''), actual, `must be of type object: "${actual}"`)];
   }
-  const structural = validateStructure(budget, DomainDisruptionBudgetSchema, {
-    skipRequired: SEMANTIC_REQUIRED,
-    ...(options.strict === true ? { unknownFields: 'error' as const, metadataFields: OBJECT_META_FIELDS } : {}),
-  });
+  const structural = validateResource(budget as JsonRecord, DomainDisruptionBudgetSchema, { skipRequired: SEMANTIC_REQUIRED, ...(options.strict === true ? { unknownFields: 'error' as const } : {}) });
   if (structural.length > 0) return structural;
   const obj = budget as JsonRecord;
   const errs: FieldError[] = metadataErrors(obj['metadata']);

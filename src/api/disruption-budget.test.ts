@@ -1,7 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse } from 'yaml';
-import { crdViolations } from './crd-safety.ts';
+import { validateCustomResourceDefinition } from '../k8s/crd-schema/crd-validation.ts';
+import type { KubeObject } from '../k8s/types.ts';
 import { domainDisruptionBudgetCrd, generatedCrdFiles } from './crd.ts';
 import { budgetKey } from './disruption-budget.ts';
 
@@ -57,7 +58,7 @@ describe('the DomainDisruptionBudget CRD (D14)', () => {
     const file = generatedCrdFiles().find((f) => f.fileName === 'policy.workloadspread.io_domaindisruptionbudgets.yaml');
     assert.ok(file, 'generatedCrdFiles lists the budget CRD');
     assert.deepEqual(parse(file.content), crd);
-    assert.deepEqual(crdViolations(crd), []);
+    assert.deepEqual(validateCustomResourceDefinition(crd as KubeObject), []);
   });
 });
 

@@ -6,8 +6,9 @@
  * and `anyOf` only for int-or-string style alternatives without `type` inside
  * the branches' siblings. Plain TypeBox emits several of those (Literal unions,
  * Record, nullable unions), so every schema of this project is built from the
- * helpers below; `crd-safety.test.ts` walks the generated schemas and fails on
- * anything Kubernetes would reject.
+ * helpers below; `crd-acceptance.test.ts` checks the generated CRDs with the
+ * CRD validation of k8s/crd-schema/ and applies them to the embedded API server,
+ * and fails on anything Kubernetes would reject.
  */
 import Type, { type TSchema, type TUnsafe } from 'typebox';
 

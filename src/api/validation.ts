@@ -39,11 +39,11 @@ import { apiVersionGroup } from '../k8s/pod.ts';
 import { asArray, asRecord, asString, jsonTypeName, type JsonRecord } from '../k8s/raw-json.ts';
 import type { KubeObject, LabelSelector } from '../k8s/types.ts';
 import { isDNS1123Subdomain, validateNodeSelectorTerm, validateObjectMetaUpdate, validatePreferredSchedulingTerms, validateTolerations } from '../k8s/validation.ts';
-import { nameIsDNSLabel, nameIsDNSSubdomain, OBJECT_META_FIELDS, validateAnnotations, validateLabels } from '../k8s/meta-validation.ts';
+import { nameIsDNSLabel, nameIsDNSSubdomain, validateAnnotations, validateLabels } from '../k8s/meta-validation.ts';
+import { validateResource } from '../k8s/crd-schema/resource-validation.ts';
 import { isQualifiedName } from '../k8s/name-formats.ts';
 import { DEFAULT_UNSCHEDULABLE_RECOVERY_SECONDS, MAX_INT32 } from './keys.ts';
 import { validateRebalanceAnnotations } from './rebalance-settings.ts';
-import { validateStructure } from './structural.ts';
 import { podTemplateForPatches, subsetPatchErrors } from './subset-patch-validation.ts';
 import { subsetPatchPolicyErrors, type SubsetPatchPolicy } from './subset-patch-policy.ts';
 import { isWhitelistedTarget, type Whitelist } from './whitelist.ts';
@@ -294,10 +294,7 @@ function structureAndName(ws: unknown, strict = false): FieldError[] {
     const actual = jsonTypeName(ws);
     return [typeInvalid(root(''), actual, `must be of type object: "${actual}"`)];
   }
-  const structural = validateStructure(ws, WorkloadSpreadSchema, {
-    skipRequired: SEMANTIC_REQUIRED,
-    ...(strict ? { unknownFields: 'error' as const, metadataFields: OBJECT_META_FIELDS } : {}),
-  });
+  const structural = validateResource(ws as JsonRecord, WorkloadSpreadSchema, { skipRequired: SEMANTIC_REQUIRED, ...(strict ? { unknownFields: 'error' as const } : {}) });
   if (structural.length > 0) return structural;
   // D18: the rebalancing annotations (ours; reported with the metadata, so the spec rules still run).
   return [...metadataErrors((ws as JsonRecord)['metadata']), ...validateRebalanceAnnotations(ws)];

@@ -381,7 +381,7 @@ export const WORKLOADSPREAD_JSON_SCHEMA: Record<string, unknown> = {
             "properties": {
               "type": {
                 "type": "string",
-                "description": "Condition type: DuplicateTarget (True while another WorkloadSpread of the same workload takes precedence)."
+                "description": "Condition type: Ready (True when the spread holds for the current spec and pods), Reconciling (True while it converges), Stalled (True when it cannot converge without a change), DuplicateTarget (True while another WorkloadSpread of the same workload takes precedence)."
               },
               "status": {
                 "type": "string",
@@ -399,7 +399,7 @@ export const WORKLOADSPREAD_JSON_SCHEMA: Record<string, unknown> = {
               },
               "reason": {
                 "type": "string",
-                "description": "A CamelCase reason."
+                "description": "A CamelCase reason. Ready: Spread (True); WorkloadNotFound, PodsPending, Converging, SubsetUnschedulable, SubsetOverLimit, PodsOutsideSubsets, Rebalancing, PodsChanging, DuplicateTarget (False)."
               },
               "message": {
                 "type": "string",
@@ -408,7 +408,7 @@ export const WORKLOADSPREAD_JSON_SCHEMA: Record<string, unknown> = {
             },
             "description": "A condition of the WorkloadSpread (workloadspread extension; not in OpenKruise)."
           },
-          "description": "Conditions of the WorkloadSpread as a whole; DuplicateTarget=True means it is ignored because an older one spreads the same workload."
+          "description": "Conditions of the WorkloadSpread as a whole: Ready, with Reconciling or Stalled while it is not (kstatus conventions); DuplicateTarget=True means it is ignored because an older one spreads the same workload."
         },
         "subsetStatuses": {
           "type": "array",
@@ -585,6 +585,21 @@ export const WORKLOADSPREAD_JSON_SCHEMA: Record<string, unknown> = {
         "placed": {
           "type": "string",
           "description": "Active pods placed in a subset, ready or not, over workload replicas, e.g. 9/10 (for display)."
+        },
+        "workloadReplicas": {
+          "type": "integer",
+          "format": "int32",
+          "description": "The workload's replicas this status was computed against (absent when unknown)."
+        },
+        "placedReplicas": {
+          "type": "integer",
+          "format": "int32",
+          "description": "Active pods placed in a subset, ready or not."
+        },
+        "readyReplicas": {
+          "type": "integer",
+          "format": "int32",
+          "description": "Ready pods placed in a subset."
         },
         "rebalance": {
           "type": "object",

@@ -79,7 +79,9 @@ describe('helm install, upgrade, rollback and uninstall on the embedded cluster'
 
       // Validation against the cluster, before anything is installed.
       await h('template', RELEASE, CHART_DIR, '-n', 'default', '--validate');
-      const rendered = await h('template', RELEASE, CHART_DIR, '-n', 'default');
+      // Without `helm test`'s hooks, which only `helm test` creates (its pod needs its ServiceAccount stored first).
+      const rendered = await h('template', RELEASE, CHART_DIR, '-n', 'default', '--skip-tests');
+      assert.doesNotMatch(rendered, /workloadspread-test/);
       const dry = ok(await kubectl(['apply', '--dry-run=server', '-f', '-'], { kubeconfig, home, input: rendered }), 'kubectl apply --dry-run=server');
       assert.match(dry, /customresourcedefinition\.apiextensions\.k8s\.io\/workloadspreads\.apps\.kruise\.io created \(server dry run\)/);
       assert.match(dry, /clusterrolebinding\.rbac\.authorization\.k8s\.io\/workloadspread-manager created \(server dry run\)/);

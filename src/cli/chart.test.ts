@@ -3,8 +3,10 @@
  * `helm lint --strict`, `helm template` with default and non-default values (every document
  * parses, the kinds and key fields are there), values.yaml equals the TS defaults, the chart
  * refuses bad values with helm's own messages, and it renders exactly the objects
- * `workloadspread manifests` builds for the same values (Helm's own labels aside). The install
- * round trip against the embedded cluster is chart-install.test.ts.
+ * `workloadspread manifests` builds for the same values (Helm's own labels and `helm test`'s hooks
+ * aside): the webhook URL mode, a manager outside the cluster, name overrides, the ServiceAccount,
+ * security contexts and the PrometheusRule included. The install round trips against the embedded
+ * cluster are chart-install.test.ts and chart-upgrade.test.ts.
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,16 +19,24 @@ import { parseManifests } from '../k8s/yaml.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { webhookConfigurations } from '../webhook/registration.ts';
 import { CHART_DIR, helm, helmTemplate, helmTemplateRaw, helmValues } from '../testing/helm.ts';
+import { alertRulesFile, managerAlerts } from './install-alerts.ts';
 import { installObjects, rbacOptions } from './install-manifests.ts';
 import { managerClusterRules, managerNamespaceRules } from './install-rbac.ts';
-import { defaultInstallValues, INSTALL_NAMES, INSTALL_VERSION, type InstallValues } from './install-values.ts';
+import { defaultInstallValues, INSTALL_NAMES, INSTALL_VERSION, MANAGER_DEFAULT_NAMES, type InstallValues } from './install-values.ts';
 
 const HELM_LABELS = ['helm.sh/chart', 'app.kubernetes.io/managed-by', 'app.kubernetes.io/instance'];
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- test navigation of parsed YAML
 
-function render(values: Record<string, unknown> = {}): Promise<KubeObject[]> {
-  return helmTemplate(values, { release: 'ws', namespace: 'workloadspread-system' });
+const isHook = (o: KubeObject) => o.metadata?.annotations?.['helm.sh/hook'] !== undefined;
+
+/** The release's objects (`helm test`'s hooks left out; `renderHooks` has them). */
+async function render(values: Record<string, unknown> = {}): Promise<KubeObject[]> {
+  return (await helmTemplate(values, { release: 'ws', namespace: 'workloadspread-system' })).filter((o) => !isHook(o));
+}
+
+async function renderHooks(values: Record<string, unknown> = {}): Promise<KubeObject[]> {
+  return (await helmTemplate(values, { release: 'ws', namespace: 'workloadspread-system' })).filter(isHook);
 }
 
 /** The rendered objects without the CRDs (checked on their own). */
@@ -63,8 +73,9 @@ const NON_DEFAULT: Record<string, unknown> = {
   image: { repository: 'registry.example.com:5000/platform/workloadspread', tag: '1.2.3', pullPolicy: 'Always' },
   imagePullSecrets: [{ name: 'pull' }],
   replicas: 3,
+  leaderElection: { leaseDuration: '1m30s', renewDeadline: '1500ms', retryPeriod: '1.2s' },
   logLevel: 'debug',
-  manager: { workers: 8, unschedulableRecoverySeconds: 120, extraArgs: ['--extra=1'], guardPodDeletion: true },
+  manager: { workers: 8, unschedulableRecoverySeconds: 120, kubeApi: { qps: 7.5, burst: 120 }, extraArgs: ['--extra=1'], guardPodDeletion: true },
   webhook: { port: 10250, failurePolicy: 'Ignore', timeoutSeconds: 5, scope: 'cluster', excludeNamespaces: ['team-a', 'kube-system'], namespaceSelector: { matchExpressions: [{ key: 'workloadspread.io/enabled', operator: 'In', values: ['true'] }] } },
   certificates: { certManager: { enabled: true } },
   metrics: { port: 9090, serviceMonitor: { enabled: true, interval: '30s', scrapeTimeout: '10s', labels: { release: 'prometheus' } } },
@@ -104,6 +115,14 @@ describe('chart metadata and sources of truth', () => {
     assert.equal(metadata['appVersion'], pkg.version);
     assert.equal(metadata['version'], pkg.version);
     assert.equal(INSTALL_VERSION, pkg.version);
+  });
+
+  test('files/prometheus-rules.yaml holds the generated alerting rules (npx tsx scripts/gen-alerts.ts writes it)', () => {
+    assert.equal(readFileSync(`${CHART_DIR}/files/prometheus-rules.yaml`, 'utf8'), alertRulesFile());
+  });
+
+  test('the default names are the manager\'s flag defaults, so the default install passes no name flags', () => {
+    for (const [key, name] of Object.entries(MANAGER_DEFAULT_NAMES)) assert.equal(INSTALL_NAMES[key as keyof typeof MANAGER_DEFAULT_NAMES], name, key);
   });
 
   test('files/crds/ holds the generated CRDs, byte for byte (npx tsx scripts/gen-crds.ts writes both copies); no crds/ folder, which Helm would never upgrade', () => {
@@ -167,6 +186,8 @@ describe('helm template with default values', () => {
     assert.equal(c.image, 'workloadspread:0.1.0');
     assert.deepEqual(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
     assert.ok(c.args.includes('--leader-elect=true'));
+    // The manager's own defaults (controller-runtime's), stated so the Deployment shows them.
+    for (const arg of ['--leader-elect-lease-duration=15s', '--leader-elect-renew-deadline=10s', '--leader-elect-retry-period=2s', '--kube-api-qps=20', '--kube-api-burst=30']) assert.ok(c.args.includes(arg), arg);
     assert.ok(c.args.includes('--namespace=$(POD_NAMESPACE)'));
     assert.ok(c.args.includes('--webhook-port=9443'));
     assert.ok(c.args.includes('--health-addr=:8081'));
@@ -175,7 +196,7 @@ describe('helm template with default values', () => {
     assert.deepEqual(c.livenessProbe.httpGet, { path: '/healthz', port: 'health' });
     assert.deepEqual(c.readinessProbe.httpGet, { path: '/readyz', port: 'health' });
     assert.deepEqual(c.ports.map((p: Obj) => [p.name, p.containerPort]), [['webhook', 9443], ['metrics', 8080], ['health', 8081]]);
-    assert.deepEqual(c.resources, { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } });
+    assert.deepEqual(c.resources, { requests: { cpu: '100m', memory: '192Mi' }, limits: { cpu: '1', memory: '512Mi' } });
     assert.deepEqual(c.volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }]);
     assert.equal(pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey, 'kubernetes.io/hostname');
     assert.equal(pod.topologySpreadConstraints[0].topologyKey, 'topology.kubernetes.io/zone');
@@ -317,6 +338,7 @@ describe('helm template with non-default values', () => {
     assert.equal(c.image, 'registry.example.com:5000/platform/workloadspread:1.2.3');
     assert.equal(c.imagePullPolicy, 'Always');
     for (const arg of ['--webhook-port=10250', '--metrics-addr=:9090', '--health-addr=:9091', '--workers=8', '--unschedulable-recovery-seconds=120', '--log-level=debug', '--cert-dir=/etc/workloadspread/certs', '--extra=1']) assert.ok(c.args.includes(arg), arg);
+    for (const arg of ['--kube-api-qps=7.5', '--kube-api-burst=120', '--leader-elect-lease-duration=1m30s', '--leader-elect-renew-deadline=1500ms', '--leader-elect-retry-period=1.2s']) assert.ok(c.args.includes(arg), arg);
     assert.deepEqual(c.resources, { requests: { cpu: '200m', memory: '256Mi' }, limits: { memory: '1Gi' } });
     assert.deepEqual(c.volumeMounts[1], { name: 'certs', mountPath: '/etc/workloadspread/certs', readOnly: true });
     assert.deepEqual(pod.volumes[1], { name: 'certs', secret: { secretName: 'workloadspread-webhook-tls' } });
@@ -459,6 +481,158 @@ describe('helm template with the security values (issue 14)', () => {
   });
 });
 
+/** What a platform engineer sets (issue 22): names, an existing ServiceAccount, OpenShift-friendly security contexts, alerts. */
+const PLATFORM: Record<string, unknown> = {
+  fullnameOverride: 'platform-ws',
+  serviceAccount: { create: false, name: 'ws-identity' },
+  podSecurityContext: { runAsUser: null, runAsGroup: null },
+  securityContext: { readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+  certificates: { certManager: { enabled: true } },
+  metrics: { prometheusRule: { enabled: true, labels: { release: 'prometheus' } }, serviceMonitor: { enabled: true } },
+  networkPolicy: { enabled: true },
+  webhook: { clientAuth: { caBundle: 'PEM' } },
+};
+
+describe('webhook.url: the webhooks called at a URL, never beside a Service reference', () => {
+  test('helm template --set webhook.url=https://example:9443 renders url (with each webhook\'s path) and no service', async () => {
+    const r = await helm(['template', 'ws', CHART_DIR, '--namespace', 'workloadspread-system', '--set', 'webhook.url=https://example:9443']);
+    assert.equal(r.code, 0, r.stderr);
+    const parsed = parseManifests(r.stdout);
+    assert.ok(parsed.ok);
+    const objects = parsed.documents.map((d) => d.object as KubeObject);
+    const hooks = [...find(objects, 'MutatingWebhookConfiguration').webhooks, ...find(objects, 'ValidatingWebhookConfiguration').webhooks] as Obj[];
+    assert.deepEqual(hooks.map((w) => [w.name, w.clientConfig]), [
+      ['mpod.workloadspread.io', { url: 'https://example:9443/mutate-pod' }],
+      ['vpod.workloadspread.io', { url: 'https://example:9443/validate-pod' }],
+      ['vpodeviction.workloadspread.io', { url: 'https://example:9443/validate-pod' }],
+      ['vworkloadspread.workloadspread.io', { url: 'https://example:9443/validate-apps-kruise-io-workloadspread' }],
+      ['vdomaindisruptionbudget.workloadspread.io', { url: 'https://example:9443/validate-policy-workloadspread-io-domaindisruptionbudget' }],
+    ]);
+    assert.doesNotMatch(r.stdout, /\n\s+service:\n/, 'no service reference anywhere');
+    // The in-cluster manager is told the URL (its generated certificate then covers the host); it never registers.
+    const args = find(objects, 'Deployment').spec.template.spec.containers[0].args as string[];
+    assert.ok(args.includes('--webhook-url=https://example:9443'), args.join(' '));
+    assert.ok(!args.some((a) => a.startsWith('--register-webhooks')), args.join(' '));
+  });
+
+  test('the same configurations src/webhook/registration.ts builds for that URL (trailing slashes dropped)', async () => {
+    const objects = await render({ webhook: { url: 'https://ws.example.com/hooks//' } });
+    const wanted = webhookConfigurations({ managerNamespace: 'workloadspread-system', endpoint: { url: 'https://ws.example.com/hooks' }, scope: { kind: 'namespaces', workloadSpreads: [], budgets: [] } });
+    assert.deepEqual(find(objects, 'MutatingWebhookConfiguration').webhooks, wanted.mutating['webhooks']);
+    assert.deepEqual(find(objects, 'ValidatingWebhookConfiguration').webhooks, wanted.validating['webhooks']);
+  });
+
+  test('manager.enabled=false: no Deployment, Service, PDB, NetworkPolicy or ServiceMonitor; the ServiceAccount and RBAC stay for the manager outside', async () => {
+    const objects = await render({ manager: { enabled: false }, webhook: { url: 'https://10.0.0.5:9443' }, networkPolicy: { enabled: true }, metrics: { serviceMonitor: { enabled: true }, prometheusRule: { enabled: true } } });
+    assert.deepEqual(objects.map((o) => o.kind).filter((k) => k !== 'CustomResourceDefinition').sort(), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'MutatingWebhookConfiguration', 'PrometheusRule', 'Role', 'RoleBinding', 'ServiceAccount', 'ValidatingWebhookConfiguration']);
+    const alerts = (find(objects, 'PrometheusRule').spec.groups[0].rules as Obj[]).map((r) => r.alert);
+    assert.ok(!alerts.includes('WorkloadSpreadManagerUnavailable'), 'no alert on a Deployment that is not there');
+    assert.ok(alerts.includes('WorkloadSpreadAdmissionErrors'));
+  });
+
+  test('refused: manager.enabled=false without a URL; a URL that is not https; --register-webhooks or --webhook-url in extraArgs', async () => {
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ manager: { enabled: false } }, /manager\.enabled=false needs webhook\.url/],
+      [{ webhook: { url: 'http://example:9443' } }, /- webhook\.url: Does not match pattern/],
+      [{ webhook: { url: 'https://user@example:9443' } }, /- webhook\.url: Does not match pattern/],
+      [{ webhook: { url: 'https://example:9443/?x=1' } }, /- webhook\.url: Does not match pattern/],
+      [{ manager: { extraArgs: ['--register-webhooks'] } }, /manager\.extraArgs: --register-webhooks is not for the chart/],
+      [{ manager: { extraArgs: ['--webhook-url=https://x'] } }, /manager\.extraArgs: --webhook-url=https:\/\/x is not for the chart/],
+    ];
+    for (const [values, pattern] of cases) {
+      const r = await helmTemplateRaw(values);
+      assert.notEqual(r.code, 0, JSON.stringify(values));
+      assert.match(r.stderr, pattern);
+    }
+    assert.throws(() => installObjects({ namespace: 'x', values: { ...defaultInstallValues(), manager: { ...defaultInstallValues().manager, enabled: false } } }), /manager\.enabled=false needs webhook\.url/);
+  });
+});
+
+describe('fitting a platform: names, ServiceAccount, security contexts, alerts, helm test', () => {
+  let objects: KubeObject[] = [];
+  before(async () => {
+    objects = await render(PLATFORM);
+  });
+
+  test('fullnameOverride renames every object but the webhook configurations; the manager is told the names it looks up', async () => {
+    const names = objects.filter((o) => o.kind !== 'CustomResourceDefinition').map((o) => `${o.kind}/${o.metadata?.name}`).sort();
+    assert.deepEqual(names, [
+      'Certificate/platform-ws-webhook',
+      'ClusterRole/platform-ws-manager',
+      'ClusterRoleBinding/platform-ws-manager',
+      'ConfigMap/platform-ws-configuration',
+      'ConfigMap/platform-ws-webhook-client-ca',
+      'Deployment/platform-ws-manager',
+      'Issuer/platform-ws-selfsigned',
+      `MutatingWebhookConfiguration/${INSTALL_NAMES.mutating}`,
+      'NetworkPolicy/platform-ws-manager',
+      'PodDisruptionBudget/platform-ws-manager',
+      'PrometheusRule/platform-ws-manager',
+      'Role/platform-ws-manager',
+      'RoleBinding/platform-ws-manager',
+      'Service/platform-ws-metrics',
+      'Service/platform-ws-webhook',
+      'ServiceMonitor/platform-ws-manager',
+      `ValidatingWebhookConfiguration/${INSTALL_NAMES.validating}`,
+    ]);
+    const pod = find(objects, 'Deployment').spec.template.spec;
+    for (const arg of ['--webhook-service=platform-ws-webhook', '--cert-secret=platform-ws-webhook-certs', '--leader-election-id=platform-ws-manager', '--whitelist-configmap=platform-ws-configuration']) assert.ok(pod.containers[0].args.includes(arg), arg);
+    assert.deepEqual(pod.volumes.map((v: Obj) => v.secret?.secretName ?? v.configMap?.name).filter(Boolean), ['platform-ws-webhook-tls', 'platform-ws-webhook-client-ca']);
+    for (const w of find(objects, 'ValidatingWebhookConfiguration').webhooks) assert.equal(w.clientConfig.service.name, 'platform-ws-webhook');
+    assert.equal(find(objects, 'MutatingWebhookConfiguration').metadata.annotations['cert-manager.io/inject-ca-from'], 'workloadspread-system/platform-ws-webhook');
+    const roleNames = (find(objects, 'Role').rules as Obj[]).map((r) => (r.resourceNames ?? []).join()).filter((n) => n !== '');
+    assert.deepEqual(roleNames, ['platform-ws-manager', 'platform-ws-configuration'], 'the Lease and the whitelist (cert-manager: no Secret)');
+    // nameOverride alone does the same; fullnameOverride wins.
+    assert.equal(find(await render({ nameOverride: 'ws2' }), 'Deployment').metadata.name, 'ws2-manager');
+    assert.equal(find(await render({ nameOverride: 'ws2', fullnameOverride: 'ws3' }), 'Deployment').metadata.name, 'ws3-manager');
+    // The generated certificates' Secret follows the name too.
+    assert.ok((find(await render({ fullnameOverride: 'ws3' }), 'Role').rules as Obj[]).some((r) => r.resourceNames?.[0] === 'ws3-webhook-certs'));
+  });
+
+  test('serviceAccount.create=false: none rendered, the Deployment and both bindings use the name given', () => {
+    assert.ok(!objects.some((o) => o.kind === 'ServiceAccount'));
+    assert.equal(find(objects, 'Deployment').spec.template.spec.serviceAccountName, 'ws-identity');
+    for (const binding of ['ClusterRoleBinding', 'RoleBinding']) assert.deepEqual(find(objects, binding).subjects, [{ kind: 'ServiceAccount', name: 'ws-identity', namespace: 'workloadspread-system' }]);
+  });
+
+  test('security contexts: the defaults can lose keys (OpenShift assigns the user) and be replaced', () => {
+    const pod = find(objects, 'Deployment').spec.template.spec;
+    assert.deepEqual(pod.securityContext, { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    assert.deepEqual(pod.containers[0].securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } }, 'maps merge with the defaults');
+  });
+
+  test('the PrometheusRule: every documented alert, names and namespace of this install, your labels', () => {
+    const rule = find(objects, 'PrometheusRule');
+    assert.equal(rule.metadata.labels.release, 'prometheus');
+    assert.deepEqual(rule.spec.groups, [{ name: 'workloadspread', rules: managerAlerts({ namespace: 'workloadspread-system', deployment: 'platform-ws-manager', lease: 'platform-ws-manager', inCluster: true }) }]);
+    const exprs = (rule.spec.groups[0].rules as Obj[]).map((r) => r.expr as string);
+    assert.ok(exprs.some((e) => e.includes('deployment="platform-ws-manager"')));
+    assert.ok(exprs.some((e) => e.includes('leader_election_master_status{namespace="workloadspread-system", name="platform-ws-manager"}')));
+    assert.ok(!exprs.some((e) => e.includes('__')), 'every stand-in name replaced');
+  });
+
+  test('off by default: no PrometheusRule', async () => {
+    assert.ok(!(await render()).some((o) => o.kind === 'PrometheusRule'));
+  });
+
+  test('helm test: a pod in the manager image running files/webhook-test.cjs as a ServiceAccount that may only create WorkloadSpreads; tests.enabled=false drops it', async () => {
+    const hooks = await renderHooks(PLATFORM);
+    assert.deepEqual(hooks.map((o) => `${o.kind}/${o.metadata?.name}`).sort(), ['Pod/platform-ws-test', 'Role/platform-ws-test', 'RoleBinding/platform-ws-test', 'ServiceAccount/platform-ws-test']);
+    for (const o of hooks) assert.equal(o.metadata?.annotations?.['helm.sh/hook'], 'test');
+    const pod = find(hooks, 'Pod');
+    assert.equal(pod.metadata.annotations['helm.sh/hook-weight'], '1', 'after its ServiceAccount and RBAC');
+    assert.equal(pod.spec.serviceAccountName, 'platform-ws-test');
+    assert.equal(pod.spec.restartPolicy, 'Never');
+    const c = pod.spec.containers[0];
+    assert.equal(c.image, 'workloadspread:0.1.0');
+    assert.deepEqual(c.command, ['node', '-e']);
+    assert.deepEqual(c.args, [readFileSync(`${CHART_DIR}/files/webhook-test.cjs`, 'utf8')]);
+    assert.deepEqual(pod.spec.securityContext, { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    assert.deepEqual(find(hooks, 'Role').rules, [{ apiGroups: ['apps.kruise.io'], resources: ['workloadspreads'], verbs: ['create'] }]);
+    assert.deepEqual(await renderHooks({ tests: { enabled: false } }), []);
+  });
+});
+
 describe('the chart refuses bad values', () => {
   const cases: [string, Record<string, unknown>, RegExp][] = [
     ['several replicas without leader election', { replicas: 2, leaderElection: { enabled: false } }, /leaderElection\.enabled must stay true/],
@@ -469,6 +643,12 @@ describe('the chart refuses bad values', () => {
     ['a misspelt top-level key', { replica: 3 }, /- \(root\): Additional property replica is not allowed/],
     ['a DNS policy Kubernetes does not have', { dnsPolicy: 'Cluster' }, /- dnsPolicy: dnsPolicy must be one of the following/],
     ['a scrape interval that is not a duration', { metrics: { serviceMonitor: { interval: 'soon' } } }, /- metrics\.serviceMonitor\.interval: Does not match pattern/],
+    ['a Lease duration that is not a Go duration', { leaderElection: { leaseDuration: '15' } }, /- leaderElection\.leaseDuration: Does not match pattern/],
+    ['a Lease duration not longer than the renew deadline', { leaderElection: { leaseDuration: '10s' } }, /leaderElection\.leaseDuration \(10s\) must be longer than leaderElection\.renewDeadline \(10s\)/],
+    ['a renew deadline not longer than 1.2 × the retry period', { leaderElection: { renewDeadline: '2400ms' } }, /leaderElection\.renewDeadline \(2400ms\) must be longer than 1\.2 × leaderElection\.retryPeriod \(2s\)/],
+    ['a retry period of 0', { leaderElection: { retryPeriod: '0s' } }, /leaderElection\.retryPeriod must be longer than 0, got 0s/],
+    ['a negative API rate', { manager: { kubeApi: { qps: -1 } } }, /- manager\.kubeApi\.qps: Must be greater than or equal to 0/],
+    ['a burst of 0', { manager: { kubeApi: { burst: 0 } } }, /- manager\.kubeApi\.burst: Must be greater than or equal to 1/],
   ];
   for (const [name, values, pattern] of cases) {
     test(name, async () => {
@@ -477,6 +657,19 @@ describe('the chart refuses bad values', () => {
       assert.match(r.stderr, pattern);
     });
   }
+
+  test('`manifests` refuses the Lease timings the chart refuses, with the same words', () => {
+    const lease = (timings: Partial<InstallValues['leaderElection']>) => () => {
+      const values = defaultInstallValues();
+      values.leaderElection = { ...values.leaderElection, ...timings };
+      return installObjects({ namespace: 'x', values });
+    };
+    assert.throws(lease({ leaseDuration: '10s' }), /leaderElection\.leaseDuration \(10s\) must be longer than leaderElection\.renewDeadline \(10s\)/);
+    assert.throws(lease({ renewDeadline: '2400ms' }), /leaderElection\.renewDeadline \(2400ms\) must be longer than 1\.2 × leaderElection\.retryPeriod \(2s\)/);
+    assert.throws(lease({ retryPeriod: '0s' }), /leaderElection\.retryPeriod must be longer than 0, got 0s/);
+    assert.throws(lease({ leaseDuration: '15' }), /leaderElection\.leaseDuration must be a duration like 30s/);
+    assert.doesNotThrow(lease({ renewDeadline: '2401ms' }));
+  });
 });
 
 describe('`workloadspread manifests` and the chart render the same objects', () => {
@@ -484,6 +677,9 @@ describe('`workloadspread manifests` and the chart render the same objects', () 
     ['default values (with the namespace object)', { namespace: { create: true, name: 'workloadspread-system' } }],
     ['non-default values', NON_DEFAULT],
     ['the security values', { ...SECURITY, namespace: { name: 'workloadspread-system' } }],
+    ['a webhook URL with the manager in the cluster, cert-manager covering the URL host', { namespace: { name: 'workloadspread-system' }, webhook: { url: 'https://webhook.example.com:9443/ws/' }, certificates: { certManager: { enabled: true } }, metrics: { prometheusRule: { enabled: true } } }],
+    ['a manager outside the cluster (URL, manager.enabled=false), with everything that needs the pods turned on', { namespace: { name: 'workloadspread-system' }, manager: { enabled: false }, webhook: { url: 'https://10.0.0.5:9443', clientAuth: { caBundle: 'PEM' } }, networkPolicy: { enabled: true }, metrics: { prometheusRule: { enabled: true }, serviceMonitor: { enabled: true } } }],
+    ['a platform: names, an existing ServiceAccount, OpenShift security contexts, a PrometheusRule', { ...PLATFORM, namespace: { name: 'workloadspread-system' } }],
   ];
   for (const [name, overrides] of cases) {
     test(name, async () => {

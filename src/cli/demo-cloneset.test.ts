@@ -8,7 +8,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { captureIo, type CapturedIo } from '../testing/cli-io.ts';
-import { CLONESET_DEMO_CHAPTERS } from '../sim/cloneset-demo.ts';
+import { CLONESET_DEMO_CHAPTERS } from '../sim/index.ts';
 import { runDemo } from './demo.ts';
 
 describe('workloadspread demo --cloneset (a full run, piped)', () => {

@@ -7,7 +7,7 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { captureIo, type CapturedIo } from '../testing/cli-io.ts';
-import { DEMO_CHAPTERS } from '../sim/demo.ts';
+import { DEMO_CHAPTERS } from '../sim/index.ts';
 import { clockTime, renderFrame, runDemo, wrap } from './demo.ts';
 import { createStyle, stripAnsi } from './style.ts';
 

@@ -15,7 +15,7 @@ import { describeError, isAlreadyExists } from '../client/errors.ts';
 import type { KubeClient } from '../client/http-client.ts';
 import type { Logger } from '../client/logger.ts';
 import { BUILTIN } from '../client/resources.ts';
-import type { Controller, ControllerFactory } from '../cluster/controllers/component.ts';
+import type { Controller, ControllerFactory } from '../cluster/index.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import type { BindAddress } from '../manager/endpoints.ts';

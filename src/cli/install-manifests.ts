@@ -2,10 +2,14 @@
  * The whole install as plain objects, for `workloadspread manifests` (kubectl
  * users): CRDs, Namespace, ServiceAccount, RBAC, whitelist ConfigMap,
  * Service, Deployment, PodDisruptionBudget, the webhook configurations,
- * with cert-manager its Issuer and Certificate, and with
- * metrics.serviceMonitor a metrics Service and a ServiceMonitor. The Helm chart renders the
- * same objects from the same values (charts/workloadspread; a test renders
- * both and compares them object by object, Helm's own labels aside).
+ * with cert-manager its Issuer and Certificate, with
+ * metrics.serviceMonitor a metrics Service and a ServiceMonitor, with
+ * metrics.prometheusRule the alerting rules (install-alerts.ts). With
+ * `manager.enabled: false` (a manager outside the cluster, `webhook.url`)
+ * no Deployment, Service, PodDisruptionBudget, NetworkPolicy or
+ * ServiceMonitor. The Helm chart renders the same objects from the same
+ * values (charts/workloadspread; a test renders both and compares them object
+ * by object, Helm's own labels and its `helm test` hooks aside).
  *
  * Shared sources of truth: the webhook configurations are
  * `webhookConfigurations()` of src/webhook/registration.ts (what the manager
@@ -17,8 +21,10 @@ import { domainDisruptionBudgetCrd, workloadSpreadCrd } from '../api/crd.ts';
 import { WHITELIST_CONFIGMAP_KEY } from '../api/keys.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { webhookConfigurations } from '../webhook/registration.ts';
+import { parseDuration } from '../k8s/duration.ts';
+import { managerAlerts } from './install-alerts.ts';
 import { managerClusterRules, managerNamespaceRules, type RbacOptions } from './install-rbac.ts';
-import { commonLabels, INSTALL_NAMES, INSTALL_VERSION, managerSelectorLabels, type InstallValues } from './install-values.ts';
+import { commonLabels, DEFAULT_NAME_BASE, installNames, INSTALL_VERSION, managerSelectorLabels, nameBase, type InstallNames, type InstallValues } from './install-values.ts';
 
 export interface InstallOptions {
   /** The manager's namespace. */
@@ -59,55 +65,91 @@ export function sortedJson(v: unknown): string {
 
 export function rbacOptions(values: InstallValues): RbacOptions {
   const certManager = values.certificates.certManager.enabled;
+  const names = installNames(values);
   return {
     leaderElection: values.leaderElection.enabled,
     keepWebhookConfigurations: !certManager || values.webhook.scope === 'namespaces',
     certificateSecret: !certManager,
-    mutatingConfigurationName: INSTALL_NAMES.mutating,
-    validatingConfigurationName: INSTALL_NAMES.validating,
-    leaseName: INSTALL_NAMES.lease,
-    secretName: INSTALL_NAMES.secret,
-    whitelistConfigMapName: INSTALL_NAMES.whitelistConfigMap,
+    mutatingConfigurationName: names.mutating,
+    validatingConfigurationName: names.validating,
+    leaseName: names.lease,
+    secretName: names.secret,
+    whitelistConfigMapName: names.whitelistConfigMap,
     customWorkloads: values.rbac.customWorkloads,
   };
 }
 
+/**
+ * The Lease timings as the chart checks them (client-go's rules, which the manager checks at
+ * start): each a Go duration, leaseDuration > renewDeadline > 1.2 × retryPeriod > 0.
+ */
+export function checkLeaseTimings(lease: InstallValues['leaderElection']): void {
+  const ms = (key: 'leaseDuration' | 'renewDeadline' | 'retryPeriod'): number => {
+    const parsed = parseDuration(lease[key]);
+    if (!parsed.ok) throw new Error(`leaderElection.${key} ${parsed.error}`);
+    return parsed.ms;
+  };
+  const [duration, renew, retry] = [ms('leaseDuration'), ms('renewDeadline'), ms('retryPeriod')];
+  if (retry < 1) throw new Error(`leaderElection.retryPeriod must be longer than 0, got ${lease.retryPeriod}`);
+  if (duration <= renew) throw new Error(`leaderElection.leaseDuration (${lease.leaseDuration}) must be longer than leaderElection.renewDeadline (${lease.renewDeadline})`);
+  if (renew * 10 <= retry * 12) throw new Error(`leaderElection.renewDeadline (${lease.renewDeadline}) must be longer than 1.2 × leaderElection.retryPeriod (${lease.retryPeriod})`);
+}
+
+/** `webhook.url` without trailing slashes ('' for the Service). */
+export function webhookUrl(values: InstallValues): string {
+  return values.webhook.url.replace(/\/+$/, '');
+}
+
 /** The `workloadspread manager` flags of the Deployment (the image's entrypoint is `… manager`). */
 export function managerArgs(values: InstallValues): string[] {
+  const names = installNames(values);
+  const url = webhookUrl(values);
   const args = [
     '--namespace=$(POD_NAMESPACE)',
     `--webhook-port=${values.webhook.port}`,
     ...(values.webhook.host === '' ? [] : [`--webhook-host=${values.webhook.host}`]),
+    ...(url === '' ? [] : [`--webhook-url=${url}`]),
+    // The names the manager looks up, when they are not its defaults.
+    ...(nameBase(values) === DEFAULT_NAME_BASE ? [] : [`--webhook-service=${names.service}`, `--cert-secret=${names.secret}`, `--leader-election-id=${names.lease}`, `--whitelist-configmap=${names.whitelistConfigMap}`]),
     `--metrics-addr=:${values.metrics.port}`,
     `--health-addr=:${values.health.port}`,
     `--workers=${values.manager.workers}`,
     `--unschedulable-recovery-seconds=${values.manager.unschedulableRecoverySeconds}`,
     `--log-level=${values.logLevel}`,
+    `--kube-api-qps=${values.manager.kubeApi.qps}`,
+    `--kube-api-burst=${values.manager.kubeApi.burst}`,
   ];
+  if (values.manager.watchNamespaces.length > 0) {
+    if (values.webhook.scope !== 'namespaces') throw new Error("manager.watchNamespaces needs webhook.scope: namespaces (the cluster scope sends every namespace's pods to the manager)");
+    args.push(`--watch-namespaces=${values.manager.watchNamespaces.join(',')}`);
+  }
   if (values.webhook.scope !== 'namespaces') args.push(`--webhook-scope=${values.webhook.scope}`);
-  if (values.leaderElection.enabled) args.push('--leader-elect=true');
-  if (values.certificates.certManager.enabled) args.push(`--cert-dir=${INSTALL_NAMES.certDir}`);
+  if (values.leaderElection.enabled) {
+    const lease = values.leaderElection;
+    args.push('--leader-elect=true', `--leader-elect-lease-duration=${lease.leaseDuration}`, `--leader-elect-renew-deadline=${lease.renewDeadline}`, `--leader-elect-retry-period=${lease.retryPeriod}`);
+  }
+  if (values.certificates.certManager.enabled) args.push(`--cert-dir=${names.certDir}`);
   if (values.manager.guardPodDeletion) args.push('--guard-pod-deletion=true');
   if (values.manager.allowPrivilegedSubsetPatches) args.push('--allow-privileged-subset-patches=true');
   if (values.webhook.clientAuth.caBundle !== '') {
-    args.push(`--client-ca-file=${INSTALL_NAMES.clientCaDir}/ca.crt`);
+    args.push(`--client-ca-file=${names.clientCaDir}/ca.crt`);
     if (values.webhook.clientAuth.allowedNames.length > 0) args.push(`--client-cert-allowed-names=${values.webhook.clientAuth.allowedNames.join(',')}`);
   }
   return [...args, ...values.manager.extraArgs];
 }
 
-function deployment(namespace: string, values: InstallValues): Obj {
+function deployment(namespace: string, values: InstallValues, names: InstallNames): Obj {
   const certManager = values.certificates.certManager.enabled;
   const tag = values.image.tag === '' ? INSTALL_VERSION : values.image.tag;
   const volumeMounts: Obj[] = [{ name: 'tmp', mountPath: '/tmp' }];
   const volumes: Obj[] = [{ name: 'tmp', emptyDir: {} }];
   if (certManager) {
-    volumeMounts.push({ name: 'certs', mountPath: INSTALL_NAMES.certDir, readOnly: true });
-    volumes.push({ name: 'certs', secret: { secretName: INSTALL_NAMES.certificateSecret } });
+    volumeMounts.push({ name: 'certs', mountPath: names.certDir, readOnly: true });
+    volumes.push({ name: 'certs', secret: { secretName: names.certificateSecret } });
   }
   if (values.webhook.clientAuth.caBundle !== '') {
-    volumeMounts.push({ name: 'client-ca', mountPath: INSTALL_NAMES.clientCaDir, readOnly: true });
-    volumes.push({ name: 'client-ca', configMap: { name: INSTALL_NAMES.clientCaConfigMap } });
+    volumeMounts.push({ name: 'client-ca', mountPath: names.clientCaDir, readOnly: true });
+    volumes.push({ name: 'client-ca', configMap: { name: names.clientCaConfigMap } });
   }
   const container: Obj = {
     name: 'manager',
@@ -125,15 +167,13 @@ function deployment(namespace: string, values: InstallValues): Obj {
     ],
     livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, initialDelaySeconds: 15, periodSeconds: 20, failureThreshold: 3 },
     readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, initialDelaySeconds: 5, periodSeconds: 10, failureThreshold: 3 },
-    securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } },
-    volumeMounts,
   };
+  withValue(container, 'securityContext', values.securityContext);
   withValue(container, 'resources', values.resources);
-  const podSpec: Obj = {
-    serviceAccountName: INSTALL_NAMES.manager,
-    securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } },
-    terminationGracePeriodSeconds: 30,
-  };
+  container['volumeMounts'] = volumeMounts;
+  const podSpec: Obj = { serviceAccountName: names.serviceAccount };
+  withValue(podSpec, 'securityContext', values.podSecurityContext);
+  podSpec['terminationGracePeriodSeconds'] = 30;
   if (values.hostNetwork) podSpec['hostNetwork'] = true;
   withValue(podSpec, 'dnsPolicy', values.dnsPolicy !== '' ? values.dnsPolicy : values.hostNetwork ? 'ClusterFirstWithHostNet' : '');
   podSpec['containers'] = [container];
@@ -149,7 +189,7 @@ function deployment(namespace: string, values: InstallValues): Obj {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: meta(INSTALL_NAMES.manager, namespace),
+    metadata: meta(names.manager, namespace),
     spec: {
       replicas: values.replicas,
       selector: { matchLabels: managerSelectorLabels() },
@@ -161,17 +201,18 @@ function deployment(namespace: string, values: InstallValues): Obj {
 }
 
 /** The webhook configurations the manager would register, with the install's policy on top. */
-function webhooks(namespace: string, values: InstallValues): Obj[] {
+function webhooks(namespace: string, values: InstallValues, names: InstallNames): Obj[] {
+  const url = webhookUrl(values);
   const built = webhookConfigurations({
     managerNamespace: namespace,
-    endpoint: { service: { name: INSTALL_NAMES.service, namespace, port: 443 } },
+    endpoint: url !== '' ? { url } : { service: { name: names.service, namespace, port: 443 } },
     timeoutSeconds: values.webhook.timeoutSeconds,
     labels: commonLabels(),
     guardPodDeletion: values.manager.guardPodDeletion,
     // Installed, the namespaces scope reaches no namespace; the elected manager fills them in.
     scope: values.webhook.scope === 'namespaces' ? { kind: 'namespaces', workloadSpreads: [], budgets: [] } : { kind: 'cluster' },
   });
-  const annotations = values.certificates.certManager.enabled ? { 'cert-manager.io/inject-ca-from': `${namespace}/${INSTALL_NAMES.certificate}` } : undefined;
+  const annotations = values.certificates.certManager.enabled ? { 'cert-manager.io/inject-ca-from': `${namespace}/${names.certificate}` } : undefined;
   const adjust = (config: KubeObject): Obj => {
     const list = Array.isArray(config['webhooks']) ? (config['webhooks'] as Obj[]) : [];
     return {
@@ -191,34 +232,40 @@ function webhooks(namespace: string, values: InstallValues): Obj[] {
   return [adjust(built.mutating), adjust(built.validating)];
 }
 
-function certManagerObjects(namespace: string, values: InstallValues): Obj[] {
+/** The host of `webhook.url` as a certificate names it: a DNS name, or an IP address (IPv6 without brackets). */
+export function urlHost(url: string): { dns: string } | { ip: string } | undefined {
+  if (url === '') return undefined;
+  const host = new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
+  return /^[0-9.]+$/.test(host) || host.includes(':') ? { ip: host } : { dns: host };
+}
+
+function certManagerObjects(namespace: string, values: InstallValues, names: InstallNames): Obj[] {
   const out: Obj[] = [];
   let issuerRef = values.certificates.certManager.issuerRef;
   if (isEmptyValue(issuerRef)) {
-    issuerRef = { kind: 'Issuer', name: INSTALL_NAMES.issuer };
-    out.push({ apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: meta(INSTALL_NAMES.issuer, namespace), spec: { selfSigned: {} } });
+    issuerRef = { kind: 'Issuer', name: names.issuer };
+    out.push({ apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: meta(names.issuer, namespace), spec: { selfSigned: {} } });
   }
-  const service = INSTALL_NAMES.service;
-  out.push({
-    apiVersion: 'cert-manager.io/v1',
-    kind: 'Certificate',
-    metadata: meta(INSTALL_NAMES.certificate, namespace),
-    spec: {
-      secretName: INSTALL_NAMES.certificateSecret,
-      dnsNames: [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`],
-      issuerRef,
-    },
-  });
+  const service = names.service;
+  // With webhook.url, the certificate also covers the URL's host.
+  const host = urlHost(webhookUrl(values));
+  const spec: Obj = {
+    secretName: names.certificateSecret,
+    dnsNames: [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`, ...(host !== undefined && 'dns' in host ? [host.dns] : [])],
+  };
+  if (host !== undefined && 'ip' in host) spec['ipAddresses'] = [host.ip];
+  spec['issuerRef'] = issuerRef;
+  out.push({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: meta(names.certificate, namespace), spec });
   return out;
 }
 
 /** The opt-in NetworkPolicy: ingress only to the manager's three ports, each from its peers (none listed: any source). */
-function networkPolicy(namespace: string, values: InstallValues): Obj {
+function networkPolicy(namespace: string, values: InstallValues, names: InstallNames): Obj {
   const rule = (port: number, from: unknown[]): Obj => ({ ports: [{ protocol: 'TCP', port }], ...(from.length === 0 ? {} : { from }) });
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
-    metadata: meta(INSTALL_NAMES.networkPolicy, namespace),
+    metadata: meta(names.networkPolicy, namespace),
     spec: {
       podSelector: { matchLabels: managerSelectorLabels() },
       policyTypes: ['Ingress'],
@@ -236,6 +283,13 @@ export function installObjects(options: InstallOptions): KubeObject[] {
   const { namespace, values } = options;
   if (values.replicas > 1 && !values.leaderElection.enabled) throw new Error('leader election must stay on with more than one replica');
   if (values.webhook.clientAuth.allowedNames.length > 0 && values.webhook.clientAuth.caBundle === '') throw new Error('webhook.clientAuth.allowedNames needs webhook.clientAuth.caBundle');
+  checkLeaseTimings(values.leaderElection);
+  if (!values.manager.enabled && values.webhook.url === '') throw new Error('manager.enabled=false needs webhook.url: where the API server reaches the manager running outside');
+  for (const arg of values.manager.extraArgs) {
+    if (/^--(register-webhooks|webhook-url)([= ]|$)/.test(arg)) throw new Error(`manager.extraArgs: ${arg} is not for the chart (it ships the webhook configurations; set webhook.url for a URL)`);
+  }
+  const names = installNames(values);
+  const inCluster = values.manager.enabled;
   const crds: KubeObject[] = [];
   // The objects behind the generated CRD files (the same, without a YAML round trip: `manifests` starts faster).
   for (const crd of values.crds.install ? [workloadSpreadCrd(), domainDisruptionBudgetCrd()] : []) {
@@ -252,52 +306,64 @@ export function installObjects(options: InstallOptions): KubeObject[] {
     const level = values.hostNetwork ? 'privileged' : 'restricted';
     objects.push({ apiVersion: 'v1', kind: 'Namespace', metadata: meta(namespace, undefined, { labels: { ...commonLabels(), 'pod-security.kubernetes.io/enforce': level } }) });
   }
-  const saMeta = meta(INSTALL_NAMES.manager, namespace);
-  withValue(saMeta, 'annotations', values.serviceAccount.annotations);
-  const subject = [{ kind: 'ServiceAccount', name: INSTALL_NAMES.manager, namespace }];
-  objects.push(
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: saMeta },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: meta(INSTALL_NAMES.manager), rules: managerClusterRules(rbac) },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: meta(INSTALL_NAMES.manager), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: INSTALL_NAMES.manager }, subjects: subject },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: meta(INSTALL_NAMES.manager, namespace), rules: managerNamespaceRules(rbac) },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: meta(INSTALL_NAMES.manager, namespace), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: INSTALL_NAMES.manager }, subjects: subject },
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(INSTALL_NAMES.whitelistConfigMap, namespace), data: { [WHITELIST_CONFIGMAP_KEY]: sortedJson(values.whitelist) } },
-  );
-  if (values.webhook.clientAuth.caBundle !== '') {
-    objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(INSTALL_NAMES.clientCaConfigMap, namespace), data: { 'ca.crt': values.webhook.clientAuth.caBundle } });
+  if (values.serviceAccount.create) {
+    const saMeta = meta(names.serviceAccount, namespace);
+    withValue(saMeta, 'annotations', values.serviceAccount.annotations);
+    objects.push({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: saMeta });
   }
-  if (values.certificates.certManager.enabled) objects.push(...certManagerObjects(namespace, values));
+  const subject = [{ kind: 'ServiceAccount', name: names.serviceAccount, namespace }];
   objects.push(
-    { apiVersion: 'v1', kind: 'Service', metadata: meta(INSTALL_NAMES.service, namespace), spec: { selector, ports: [{ name: 'https', port: 443, targetPort: 'webhook', protocol: 'TCP' }] } },
-    deployment(namespace, values),
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: meta(names.manager), rules: managerClusterRules(rbac) },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: meta(names.manager), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: names.manager }, subjects: subject },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: meta(names.manager, namespace), rules: managerNamespaceRules(rbac) },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: meta(names.manager, namespace), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: names.manager }, subjects: subject },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(names.whitelistConfigMap, namespace), data: { [WHITELIST_CONFIGMAP_KEY]: sortedJson(values.whitelist) } },
   );
+  if (inCluster && values.webhook.clientAuth.caBundle !== '') {
+    objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(names.clientCaConfigMap, namespace), data: { 'ca.crt': values.webhook.clientAuth.caBundle } });
+  }
+  if (values.certificates.certManager.enabled) objects.push(...certManagerObjects(namespace, values, names));
   const monitor = values.metrics.serviceMonitor;
-  if (monitor.enabled) {
-    objects.push({
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: meta(INSTALL_NAMES.metricsService, namespace, { labels: { ...commonLabels(), 'app.kubernetes.io/component': 'metrics' } }),
-      spec: { selector, ports: [{ name: 'metrics', port: values.metrics.port, targetPort: 'metrics', protocol: 'TCP' }] },
-    });
+  if (inCluster) {
+    objects.push(
+      { apiVersion: 'v1', kind: 'Service', metadata: meta(names.service, namespace), spec: { selector, ports: [{ name: 'https', port: 443, targetPort: 'webhook', protocol: 'TCP' }] } },
+      deployment(namespace, values, names),
+    );
+    if (monitor.enabled) {
+      objects.push({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: meta(names.metricsService, namespace, { labels: { ...commonLabels(), 'app.kubernetes.io/component': 'metrics' } }),
+        spec: { selector, ports: [{ name: 'metrics', port: values.metrics.port, targetPort: 'metrics', protocol: 'TCP' }] },
+      });
+    }
+    if (values.podDisruptionBudget.enabled) {
+      objects.push({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: meta(names.manager, namespace), spec: { maxUnavailable: values.podDisruptionBudget.maxUnavailable, selector: { matchLabels: selector } } });
+    }
+    if (values.networkPolicy.enabled) objects.push(networkPolicy(namespace, values, names));
   }
-  if (values.podDisruptionBudget.enabled) {
-    objects.push({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: meta(INSTALL_NAMES.manager, namespace), spec: { maxUnavailable: values.podDisruptionBudget.maxUnavailable, selector: { matchLabels: selector } } });
-  }
-  if (values.networkPolicy.enabled) objects.push(networkPolicy(namespace, values));
-  objects.push(...webhooks(namespace, values));
-  if (monitor.enabled) {
+  objects.push(...webhooks(namespace, values, names));
+  if (inCluster && monitor.enabled) {
     const endpoint: Obj = { port: 'metrics', path: '/metrics', scheme: 'http' };
     withValue(endpoint, 'interval', monitor.interval);
     withValue(endpoint, 'scrapeTimeout', monitor.scrapeTimeout);
     objects.push({
       apiVersion: 'monitoring.coreos.com/v1',
       kind: 'ServiceMonitor',
-      metadata: meta(INSTALL_NAMES.manager, namespace, { labels: { ...commonLabels(), ...monitor.labels } }),
+      metadata: meta(names.manager, namespace, { labels: { ...commonLabels(), ...monitor.labels } }),
       spec: {
         namespaceSelector: { matchNames: [namespace] },
         selector: { matchLabels: { 'app.kubernetes.io/name': 'workloadspread', 'app.kubernetes.io/component': 'metrics' } },
         endpoints: [endpoint],
       },
+    });
+  }
+  if (values.metrics.prometheusRule.enabled) {
+    objects.push({
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'PrometheusRule',
+      metadata: meta(names.manager, namespace, { labels: { ...commonLabels(), ...values.metrics.prometheusRule.labels } }),
+      spec: { groups: [{ name: 'workloadspread', rules: managerAlerts({ namespace, deployment: names.manager, lease: names.lease, inCluster }) }] },
     });
   }
   return objects as KubeObject[];

@@ -19,6 +19,7 @@
 import { Command, CommanderError, Option, type Argument } from 'commander';
 import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
 import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE, VERSION } from '../manager/defaults.ts';
+import { DEFAULT_SECRET_NAME } from '../webhook/names.ts';
 import {
   DEFAULT_CLUSTER_LOG_LEVEL,
   DEFAULT_KUBECONFIG_DISPLAY,
@@ -79,9 +80,10 @@ export function registerManagerCommand(program: Command, io: CliIo, setExit: (co
     .option('--webhook-service <name>', 'the Service in front of the webhook, in --namespace', DEFAULT_WEBHOOK_SERVICE)
     .option('--webhook-scope <scope>', 'which namespaces\' pods reach the pod webhooks: "namespaces" (only those holding a WorkloadSpread or DomainDisruptionBudget, kept current by the leader) or "cluster" (every namespace but the manager\'s and kube-system)', 'namespaces')
     .option('--cert-dir <dir>', 'use tls.crt/tls.key (and ca.crt) from this directory instead of generated certificates')
+    .option('--cert-secret <name>', 'the Secret (in --namespace) that keeps the generated certificates', DEFAULT_SECRET_NAME)
     .option('--client-ca-file <file>', 'accept only callers (the API server) presenting a client certificate signed by this CA (PEM); re-read when it changes')
     .option('--client-cert-allowed-names <names>', 'with --client-ca-file: comma-separated common/DNS names the client certificate must carry (default any the CA signed)')
-    .option('--register-webhooks [bool]', 'create/update the webhook configurations at start (the Helm chart ships them)')
+    .option('--register-webhooks [bool]', 'create/update the webhook configurations at start (the Helm chart ships them; those Helm or kubectl apply installed are left alone)')
     .option('--metrics-addr <addr>', 'address of /metrics (host:port, :port, or 0 for off)', ':8080')
     .option('--health-addr <addr>', 'address of /healthz and /readyz (host:port, :port, or 0 for off)', ':8081')
     .option('--leader-elect [bool]', 'elect a leader (Lease) to run the controller; required with more than one replica')
@@ -91,6 +93,7 @@ export function registerManagerCommand(program: Command, io: CliIo, setExit: (co
     .option('--leader-elect-retry-period <duration>', 'how often replicas try to acquire or renew the lease', '2s')
     .option('--kube-api-qps <qps>', 'requests per second to the API server (a client-side token bucket, as client-go\'s); 0 or less turns it off', '20')
     .option('--kube-api-burst <n>', 'requests allowed at once above --kube-api-qps', '30')
+    .option('--watch-namespaces <list>', 'cache and act on only these namespaces (comma-separated); WorkloadSpreads elsewhere are admitted with a warning and left alone (default: every namespace)')
     .option('--workers <n>', 'parallel reconciles', '3')
     .option('--unschedulable-recovery-seconds <n>', 'how long a subset stays unschedulable before it is retried (also bounds rescheduleCriticalSeconds in validation)', '300')
     .option('--whitelist-configmap <name>', 'config map (in --namespace) holding the custom-workload whitelist', DEFAULT_CONFIGMAP_NAME)

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { realClock } from '../clock/clock.ts';
 import { BUILTIN } from '../client/resources.ts';
-import { startCluster, type EmbeddedCluster } from '../cluster/cluster.ts';
+import { startCluster, type EmbeddedCluster } from '../cluster/index.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import type { Manager } from '../manager/manager.ts';
@@ -47,6 +47,7 @@ describe('flags', () => {
       clientCertAllowedNames: [],
       webhookService: 'workloadspread-webhook',
       webhookScope: 'namespaces',
+      certSecret: 'workloadspread-webhook-certs',
       registerWebhooks: false,
       metricsAddress: { host: '0.0.0.0', port: 8080 },
       healthAddress: { host: '0.0.0.0', port: 8081 },
@@ -76,6 +77,7 @@ describe('flags', () => {
         webhookService: 'ws-hook',
         webhookScope: 'cluster',
         certDir: '/certs',
+        certSecret: 'ws-certs',
         registerWebhooks: true,
         metricsAddr: '127.0.0.1:0',
         healthAddr: '[::1]:9000',
@@ -107,6 +109,7 @@ describe('flags', () => {
       webhookService: 'ws-hook',
       webhookScope: 'cluster',
       certDir: '/certs',
+      certSecret: 'ws-certs',
       clientCaFile: '/ca/ca.crt',
       clientCertAllowedNames: ['kube-apiserver-admission', 'apiserver-2'],
       registerWebhooks: true,
@@ -148,9 +151,13 @@ describe('flags', () => {
     [{ leaderElectRetryPeriod: '9s' }, '--leader-elect-renew-deadline (10s) must be longer than 1.2 × --leader-elect-retry-period (9s)'],
     [{ kubeApiQps: 'fast' }, '--kube-api-qps must be a number of requests per second (0 or less: no limit), got "fast"'],
     [{ kubeApiBurst: '0' }, '--kube-api-burst must be an integer from 1 to 100000, got "0"'],
+    [{ watchNamespaces: ' , ' }, '--watch-namespaces must name at least one namespace (leave it out for all)'],
+    [{ watchNamespaces: 'team-a,Team_B' }, '--watch-namespaces: "Team_B" is not a valid Kubernetes name'],
+    [{ watchNamespaces: 'team-a', webhookScope: 'cluster' }, "--watch-namespaces needs --webhook-scope=namespaces: the cluster scope sends every namespace's pods to the manager"],
     [{ workers: '0' }, '--workers must be an integer from 1 to 1000, got "0"'],
     [{ unschedulableRecoverySeconds: '5' }, '--unschedulable-recovery-seconds must be an integer from 6 to 86400, got "5"'],
     [{ whitelistConfigmap: '' }, '--whitelist-configmap: "" is not a valid Kubernetes name'],
+    [{ certSecret: 'Certs!' }, '--cert-secret: "Certs!" is not a valid Kubernetes name'],
     [{ logLevel: 'loud' }, '--log-level must be one of debug, info, warn, error, got "loud"'],
     [{ webhookHost: 'not a host!' }, '--webhook-host must be an IP address or a host name to listen on (e.g. 0.0.0.0, 127.0.0.1, ::), got "not a host!"'],
     [{ clientCertAllowedNames: 'apiserver' }, '--client-cert-allowed-names needs --client-ca-file'],
@@ -161,6 +168,11 @@ describe('flags', () => {
       assert.throws(() => managerSettings(flags, io), (err: unknown) => err instanceof UsageError && err.message === message);
     });
   }
+
+  test('--watch-namespaces: a comma-separated list, trimmed, without repeats', () => {
+    assert.deepEqual(managerSettings({ watchNamespaces: 'team-a, team-b,team-a' }, io).watchNamespaces, ['team-a', 'team-b']);
+    assert.equal(managerSettings({}, io).watchNamespaces, undefined, 'every namespace by default');
+  });
 
   test('the namespace: flag, then $POD_NAMESPACE, then the service account file, then the default', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ws-sa-'));
@@ -208,8 +220,10 @@ describe('the command against the embedded cluster (virtual clock)', () => {
     let started: ((m: Manager) => void) | undefined;
     const manager = new Promise<Manager>((resolve) => (started = resolve));
     const port = await freePort();
+    // No client-side rate limit here: on a virtual clock a request waiting for a token waits for
+    // virtual time, which does not pass while this test awaits an answer (the process test below keeps it).
     const exit = runManager(
-      { kubeconfig, namespace: MANAGER_NAMESPACE, webhookPort: String(port), webhookUrl: `https://127.0.0.1:${port}`, registerWebhooks: true, metricsAddr: '127.0.0.1:0', healthAddr: '127.0.0.1:0', logLevel: 'debug', ...extra },
+      { kubeconfig, namespace: MANAGER_NAMESPACE, webhookPort: String(port), webhookUrl: `https://127.0.0.1:${port}`, registerWebhooks: true, metricsAddr: '127.0.0.1:0', healthAddr: '127.0.0.1:0', logLevel: 'debug', kubeApiQps: '0', ...extra },
       io,
       { clock: env.clock, waitForStop: () => new Promise<string>((resolve) => (stop = resolve)), onStarted: (m) => started?.(m) },
     );
@@ -294,11 +308,11 @@ describe('the command as a process (real clock)', () => {
   test('ready on /readyz, registers its webhooks, SIGTERM exits 0', async () => {
     const kubeconfig = join(dir, 'kubeconfig');
     await cluster.writeKubeconfig(kubeconfig);
-    const [webhookPort, healthPort] = [await freePort(), await freePort()];
+    const [webhookPort, healthPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
     const bin = new URL('../../bin/workloadspread.js', import.meta.url).pathname;
     const child = spawn(
       process.execPath,
-      [bin, 'manager', '--kubeconfig', kubeconfig, '--namespace', MANAGER_NAMESPACE, '--webhook-port', String(webhookPort), '--webhook-url', `https://127.0.0.1:${webhookPort}`, '--register-webhooks', '--metrics-addr', '0', '--health-addr', `127.0.0.1:${healthPort}`],
+      [bin, 'manager', '--kubeconfig', kubeconfig, '--namespace', MANAGER_NAMESPACE, '--webhook-port', String(webhookPort), '--webhook-url', `https://127.0.0.1:${webhookPort}`, '--register-webhooks', '--metrics-addr', `127.0.0.1:${metricsPort}`, '--health-addr', `127.0.0.1:${healthPort}`],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';
@@ -310,6 +324,10 @@ describe('the command as a process (real clock)', () => {
       await eventually(async () => assert.equal((await httpGet(`http://127.0.0.1:${healthPort}/readyz`)).code, 200), { timeoutMs: 60_000, intervalMs: 100 });
       const mutating = await cluster.client.get<KubeObject>(BUILTIN.mutatingwebhookconfigurations, 'workloadspread-mutating-webhook-configuration');
       assert.equal((mutating['webhooks'] as { clientConfig: { url: string } }[])[0]?.clientConfig.url, `https://127.0.0.1:${webhookPort}/mutate-pod`);
+      // The client-side rate limiter is on by default: every request took a token through it.
+      const metrics = (await httpGet(`http://127.0.0.1:${metricsPort}/metrics`)).body;
+      const limited = Number(/^rest_client_rate_limiter_duration_seconds_count (\d+)/m.exec(metrics)?.[1] ?? '0');
+      assert.ok(limited > 5, `requests through the rate limiter: ${limited}`);
       child.kill('SIGTERM');
       assert.equal(await exited, 0, stderr);
       assert.equal(stderr, '');

@@ -28,11 +28,12 @@ import { withFields, type Logger } from '../client/logger.ts';
 import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
 import { parseBindAddress, type BindAddress } from '../manager/endpoints.ts';
 import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE, startManager, type Manager, type ManagerOptions } from '../manager/manager.ts';
+import { DEFAULT_SECRET_NAME } from '../webhook/names.ts';
 import { WEBHOOK_SCOPES, type WebhookScopeKind } from '../webhook/registration.ts';
 import { DEFAULT_MANAGER_NAMESPACE, LOG_LEVELS, type LogLevel } from './defaults.ts';
 import { CommandError, UsageError, type CliIo } from './io.ts';
 import { stopOnSignals } from './signals.ts';
-import { parseDuration } from '../sim/duration.ts';
+import { parseDuration } from '../k8s/duration.ts';
 
 export { DEFAULT_MANAGER_NAMESPACE, LOG_LEVELS, type LogLevel } from './defaults.ts';
 
@@ -46,6 +47,7 @@ export interface ManagerFlags {
   webhookService?: string;
   webhookScope?: string;
   certDir?: string;
+  certSecret?: string;
   clientCaFile?: string;
   clientCertAllowedNames?: string;
   registerWebhooks?: boolean | string;
@@ -58,6 +60,7 @@ export interface ManagerFlags {
   leaderElectRetryPeriod?: string;
   kubeApiQps?: string;
   kubeApiBurst?: string;
+  watchNamespaces?: string;
   workers?: string;
   unschedulableRecoverySeconds?: string;
   whitelistConfigmap?: string;
@@ -78,6 +81,8 @@ export interface ManagerSettings {
   /** Which namespaces' pods reach the pod webhooks. */
   webhookScope: WebhookScopeKind;
   certDir?: string;
+  /** The Secret (in `namespace`) holding generated certificates. */
+  certSecret: string;
   /** Client-certificate authentication of the API server. */
   clientCaFile?: string;
   clientCertAllowedNames: string[];
@@ -93,6 +98,8 @@ export interface ManagerSettings {
   /** Client-side rate limit of API requests (qps ≤ 0: none). */
   kubeApiQps: number;
   kubeApiBurst: number;
+  /** Namespaces cached and acted on (undefined: all). */
+  watchNamespaces?: string[];
   workers: number;
   unschedulableRecoverySeconds: number;
   whitelistConfigMap: string;
@@ -208,6 +215,7 @@ export function managerSettings(flags: ManagerFlags, io: CliIo, serviceAccountDi
     clientCertAllowedNames: nameList(flags.clientCertAllowedNames, '--client-cert-allowed-names'),
     webhookService: name(flags.webhookService ?? DEFAULT_WEBHOOK_SERVICE, '--webhook-service', DNS_LABEL),
     webhookScope: scope(flags.webhookScope),
+    certSecret: name(flags.certSecret ?? DEFAULT_SECRET_NAME, '--cert-secret', DNS_SUBDOMAIN),
     registerWebhooks: bool(flags.registerWebhooks, '--register-webhooks', false),
     metricsAddress: address(flags.metricsAddr, '--metrics-addr', ':8080'),
     healthAddress: address(flags.healthAddr, '--health-addr', ':8081'),
@@ -231,6 +239,13 @@ export function managerSettings(flags: ManagerFlags, io: CliIo, serviceAccountDi
   if (flags.certDir !== undefined && flags.certDir !== '') settings.certDir = flags.certDir;
   if (flags.clientCaFile !== undefined && flags.clientCaFile !== '') settings.clientCaFile = flags.clientCaFile;
   if (settings.clientCertAllowedNames.length > 0 && settings.clientCaFile === undefined) throw new UsageError('--client-cert-allowed-names needs --client-ca-file');
+  if (flags.watchNamespaces !== undefined) {
+    const list = flags.watchNamespaces.split(',').map((n) => n.trim()).filter((n) => n !== '');
+    if (list.length === 0) throw new UsageError('--watch-namespaces must name at least one namespace (leave it out for all)');
+    for (const n of list) name(n, '--watch-namespaces', DNS_LABEL);
+    if (settings.webhookScope === 'cluster') throw new UsageError('--watch-namespaces needs --webhook-scope=namespaces: the cluster scope sends every namespace\'s pods to the manager');
+    settings.watchNamespaces = [...new Set(list)];
+  }
   // client-go's rules: LeaseDuration > RenewDeadline > 1.2 × RetryPeriod.
   if (settings.leaseDurationMs <= settings.renewDeadlineMs) throw new UsageError(`--leader-elect-lease-duration (${flags.leaderElectLeaseDuration ?? '15s'}) must be longer than --leader-elect-renew-deadline (${flags.leaderElectRenewDeadline ?? '10s'})`);
   if (settings.renewDeadlineMs <= 1.2 * settings.retryPeriodMs) throw new UsageError(`--leader-elect-renew-deadline (${flags.leaderElectRenewDeadline ?? '10s'}) must be longer than 1.2 × --leader-elect-retry-period (${flags.leaderElectRetryPeriod ?? '2s'})`);
@@ -248,6 +263,7 @@ export function managerOptions(s: ManagerSettings): Omit<ManagerOptions, 'connec
       serviceName: s.webhookService,
       register: s.registerWebhooks,
       scope: s.webhookScope,
+      secretName: s.certSecret,
       ...(s.webhookUrl === undefined ? {} : { url: s.webhookUrl }),
       ...(s.certDir === undefined ? {} : { certDir: s.certDir }),
       ...(s.clientCaFile === undefined ? {} : { clientCaFile: s.clientCaFile, clientCertAllowedNames: s.clientCertAllowedNames }),
@@ -256,6 +272,7 @@ export function managerOptions(s: ManagerSettings): Omit<ManagerOptions, 'connec
     ...(s.healthAddress === undefined ? {} : { healthAddress: s.healthAddress }),
     leaderElection: s.leaderElect ? { leaseName: s.leaderElectionId, leaseDurationMs: s.leaseDurationMs, renewDeadlineMs: s.renewDeadlineMs, retryPeriodMs: s.retryPeriodMs } : false,
     kubeApi: { qps: s.kubeApiQps, burst: s.kubeApiBurst },
+    ...(s.watchNamespaces === undefined ? {} : { watchNamespaces: s.watchNamespaces }),
     workers: s.workers,
     unschedulableRecoverySeconds: s.unschedulableRecoverySeconds,
     whitelistConfigMap: s.whitelistConfigMap,

@@ -172,6 +172,7 @@ describe('the install through kubectl', () => {
     await cluster.server.writeKubeconfig(join(dir, 'kubeconfig'));
     const standIns = [
       standIn('monitoring.coreos.com', 'v1', 'ServiceMonitor', 'servicemonitors', 'Namespaced'),
+      standIn('monitoring.coreos.com', 'v1', 'PrometheusRule', 'prometheusrules', 'Namespaced'),
       standIn('cert-manager.io', 'v1', 'Issuer', 'issuers', 'Namespaced'),
       standIn('cert-manager.io', 'v1', 'Certificate', 'certificates', 'Namespaced'),
     ];
@@ -272,5 +273,28 @@ describe('the install through kubectl', () => {
     assert.match(r.stdout, /certificate\.cert-manager\.io\/workloadspread-webhook created/);
     assert.match(r.stdout, /deployment\.apps\/workloadspread-manager created/);
     assert.match(r.stdout, /servicemonitor\.monitoring\.coreos\.com\/workloadspread-manager created/);
+  });
+
+  test('the chart with a webhook URL, other names, its own ServiceAccount and security contexts, the PrometheusRule and the helm test hooks applies with strict validation', async () => {
+    const rendered = await helmTemplateRaw(
+      {
+        namespace: { create: true },
+        fullnameOverride: 'platform-ws',
+        webhook: { url: 'https://webhook.example.com:9443' },
+        serviceAccount: { create: true, name: 'ws-identity' },
+        podSecurityContext: { runAsUser: null, runAsGroup: null },
+        metrics: { prometheusRule: { enabled: true, labels: { release: 'prometheus' } } },
+      },
+      { release: 'ws2', namespace: 'chart-ws2' },
+    );
+    assert.equal(rendered.code, 0, rendered.stderr);
+    const docs = rendered.stdout.split(/^---$/m).filter((d) => d.trim() !== '' && !d.includes('CustomResourceDefinition'));
+    const text = [...docs.filter((d) => d.includes('templates/namespace.yaml')), ...docs.filter((d) => !d.includes('templates/namespace.yaml'))].join('---');
+    const r = await kubectl(['apply', '--validate=strict', '-f', '-'], text);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    for (const made of ['serviceaccount/ws-identity', 'deployment.apps/platform-ws-manager', 'prometheusrule.monitoring.coreos.com/platform-ws-manager', 'pod/platform-ws-test', 'serviceaccount/platform-ws-test']) assert.match(r.stdout, new RegExp(`^${made.replaceAll('.', '\\.')} created$`, 'm'));
+    const url = await kubectl(['get', 'validatingwebhookconfiguration', 'workloadspread-validating-webhook-configuration', '-o', 'jsonpath={.webhooks[*].clientConfig.url}']);
+    assert.equal(url.stdout, ['validate-pod', 'validate-pod', 'validate-apps-kruise-io-workloadspread', 'validate-policy-workloadspread-io-domaindisruptionbudget'].map((p) => `https://webhook.example.com:9443/${p}`).join(' '));
   });
 });

@@ -18,7 +18,7 @@ import { delimiter, dirname, join, resolve } from 'node:path';
 import { workloadSpreadCrd } from '../api/crd.ts';
 import { realClock } from '../clock/clock.ts';
 import { BUILTIN } from '../client/resources.ts';
-import { startCluster, type EmbeddedCluster } from '../cluster/cluster.ts';
+import { startCluster, type EmbeddedCluster } from '../cluster/index.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { VERSION } from '../manager/defaults.ts';

@@ -16,7 +16,7 @@ import { formatFieldError } from '../k8s/field-errors.ts';
 import { stringify } from 'yaml';
 import { CommandError, UsageError, inputName, parseMaxInputSize, type CliIo } from './io.ts';
 import { describeObject, groupOf, isWorkloadSpread, namespaceOf, readDocuments } from './documents.ts';
-import { showCosts } from '../sim/spread-summary.ts';
+import { showCosts } from '../k8s/deletion-cost-text.ts';
 import { renderTable } from './table.ts';
 
 export interface PlanCommandOptions {

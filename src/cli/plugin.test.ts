@@ -17,7 +17,7 @@ import { parse } from 'yaml';
 import { workloadSpreadCrd } from '../api/crd.ts';
 import { realClock } from '../clock/clock.ts';
 import { BUILTIN } from '../client/resources.ts';
-import { startCluster, type EmbeddedCluster } from '../cluster/cluster.ts';
+import { startCluster, type EmbeddedCluster } from '../cluster/index.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { eventually } from '../testing/eventually.ts';

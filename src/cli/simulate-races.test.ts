@@ -8,8 +8,8 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
-import type { RaceReport } from '../sim/race-runs.ts';
+import { generateServingCertificate } from '../client/loopback-certificates.ts';
+import type { RaceReport } from '../sim/index.ts';
 import { captureIo, type CapturedIo } from '../testing/cli-io.ts';
 import { main } from './main.ts';
 import { runSimulate, type SimulateOptions } from './simulate.ts';

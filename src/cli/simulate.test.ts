@@ -9,7 +9,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate } from '../client/loopback-certificates.ts';
 import { captureIo, type CapturedIo } from '../testing/cli-io.ts';
 import { main } from './main.ts';
 import { INTERRUPTED_EXIT_CODE, runSimulate, type SimulateOptions } from './simulate.ts';

@@ -23,16 +23,14 @@
  */
 import { basename, extname, resolve } from 'node:path';
 import type { Logger } from '../client/logger.ts';
-import type { ServingCertificate } from '../cluster/apiserver/certs.ts';
-import { jsonLine, setupJsonLine } from '../sim/output-json.ts';
-import { renderHtmlReport } from '../sim/html-report.ts';
-import { renderHeader, renderSetup, renderStep, renderSummary } from '../sim/report-table.ts';
-import { renderRaceHtmlReport } from '../sim/race-html.ts';
-import { raceReportJson, raceSummaryLine, renderRaceHeader, renderRaceReport, renderRaceRun } from '../sim/race-report.ts';
-import { runRaces, type RaceReport, type RaceRunOptions } from '../sim/race-runs.ts';
+import type { ServingCertificate } from '../client/loopback-certificates.ts';
 import { MAX_RACE_SEED } from '../clock/races.ts';
-import { runScenario, type RunOptions, type ScenarioRunResult } from '../sim/runner.ts';
-import { formatProblems, parseScenario, type Scenario } from '../sim/scenario.ts';
+import { jsonLine, setupJsonLine } from '../sim/index.ts';
+import { renderHtmlReport } from '../sim/index.ts';
+import { renderHeader, renderSetup, renderStep, renderSummary } from '../sim/index.ts';
+import { raceReportJson, raceSummaryLine, renderRaceHeader, renderRaceHtmlReport, renderRaceReport, renderRaceRun, runRaces, type RaceReport, type RaceRunOptions } from '../sim/index.ts';
+import { runScenario, type RunOptions, type ScenarioRunResult } from '../sim/index.ts';
+import { formatProblems, parseScenario, type Scenario } from '../sim/index.ts';
 import { INTERRUPTED_EXIT_CODE, SIMULATE_OUTPUTS } from './defaults.ts';
 import { inputName, parseMaxInputSize, readInput, STDIN, UsageError, type CliIo } from './io.ts';
 import { stopOnSignals } from './signals.ts';

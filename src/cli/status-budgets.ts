@@ -7,14 +7,14 @@
  * now, healthy / desired / expected pods and the pods whose eviction was
  * approved and whose deletion is awaited. The figures are the budgets'
  * stored status (their controllers keep it), read as the simulator reads it
- * (sim/budget-observation.ts). Pure; start at `budgetViews`.
+ * (core/budget-records.ts). Pure; start at `budgetViews`.
  */
 import { budgetSelects } from '../core/disruption-budget.ts';
 import type { DomainDisruptionBudget } from '../api/disruption-budget.ts';
 import { labelSelectorAsSelector } from '../k8s/label-selector.ts';
 import { asRecord } from '../k8s/raw-json.ts';
 import type { KubeObject, LabelSelector, Pod } from '../k8s/types.ts';
-import { budgetRecords, type BudgetRecord } from '../sim/budget-observation.ts';
+import { budgetRecords, type BudgetRecord } from '../core/budget-records.ts';
 import { alignColumns } from './style.ts';
 import type { Style } from './style.ts';
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { BUILTIN } from '../client/resources.ts';
-import { startCluster } from '../cluster/cluster.ts';
+import { startCluster } from '../cluster/index.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { startManagerCluster, startTestManager, stopOnClock, type ManagerCluster, type TestManager } from '../testing/manager-bed.ts';
 import { captureIo } from '../testing/cli-io.ts';

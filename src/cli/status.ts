@@ -269,7 +269,7 @@ async function listSources(client: KubeClient, namespace: string | undefined, na
   return { workloadSpreads, pods: (ns) => pods.get(ns) ?? [], replicaSets: (ns) => replicaSets.get(ns) ?? [], budgets: (ns) => budgets.get(ns) ?? { ddbs: [], pdbs: [] } };
 }
 
-/** The DomainDisruptionBudget resource, when the cluster serves it (an install without issue 7's CRD shows PDBs only). */
+/** The DomainDisruptionBudget resource, when the cluster serves it (an install without its CRD shows PDBs only). */
 async function budgetRef(client: KubeClient): Promise<ResourceRef | undefined> {
   const resolved = await client.resources.resolve(DDB_API_VERSION, DDB_KIND);
   if (resolved.ok) return resolved.ref as ResourceRef;

@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { stringify } from 'yaml';
 import { VirtualClock } from '../clock/virtual-clock.ts';
-import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
-import { startApiServer, type ApiServer } from '../cluster/apiserver/server.ts';
+import { generateServingCertificate } from './loopback-certificates.ts';
+import { startApiServer, type ApiServer } from '../cluster/index.ts';
 import { connectionFromCluster, connectionFromKubeconfigText, connectionFromToken, loadConnection, SERVICE_ACCOUNT_DIR, type ConfigResult, type Connection } from './config.ts';
 import { KubeClient } from './http-client.ts';
 import { BUILTIN } from './resources.ts';
@@ -250,7 +250,7 @@ describe('what kubectl does without a client library: certificates, impersonatio
   before(async () => {
     const { createServer } = await import('node:https');
     const { createServer: createHttpServer } = await import('node:http');
-    const { createCertificateAuthority, issueServingCertificate } = await import('../cluster/apiserver/certs.ts');
+    const { createCertificateAuthority, issueServingCertificate } = await import('./loopback-certificates.ts');
     const { issueClientCertificate } = await import('./tls-certificates.ts');
     const serving = issueServingCertificate(createCertificateAuthority('echo-ca'));
     const clientCa = createCertificateAuthority('echo-client-ca');

@@ -14,27 +14,10 @@
  * Start at `ApiError` and `isRetryable`.
  */
 
-/** Fields of a `metav1.StatusDetails` this client reads. */
-export interface StatusDetails {
-  name?: string;
-  group?: string;
-  kind?: string;
-  uid?: string;
-  causes?: { reason?: string; message?: string; field?: string }[];
-  retryAfterSeconds?: number;
-}
+import type { Status, StatusDetails } from '../k8s/wire.ts';
 
-/** A `metav1.Status` as it travels on the wire (every field optional: servers vary). */
-export interface Status {
-  kind?: string;
-  apiVersion?: string;
-  metadata?: { resourceVersion?: string; continue?: string };
-  status?: string;
-  message?: string;
-  reason?: string;
-  details?: StatusDetails;
-  code?: number;
-}
+/** A `metav1.Status` as a client reads it (every field optional: servers vary). */
+export type { Status, StatusDetails };
 
 export interface RequestDescription {
   method: string;

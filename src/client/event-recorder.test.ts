@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { VirtualClock } from '../clock/virtual-clock.ts';
-import type { ServingCertificate } from '../cluster/apiserver/certs.ts';
+import type { ServingCertificate } from './loopback-certificates.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { startClientTestBed, testBedCertificate, type ClientTestBed } from '../testing/client-test-bed.ts';
 import { EventRecorder, SERIES_WINDOW_MS, type EventRecorderOptions } from './event-recorder.ts';

@@ -17,7 +17,7 @@ import { KubeClient } from './http-client.ts';
 import type { WatchStreamEvent } from './ndjson.ts';
 import { BUILTIN, pathFor } from './resources.ts';
 import { startClientTestBed, testBedCertificate, type ClientTestBed } from '../testing/client-test-bed.ts';
-import type { ServingCertificate } from '../cluster/apiserver/certs.ts';
+import type { ServingCertificate } from './loopback-certificates.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 let cert: ServingCertificate;

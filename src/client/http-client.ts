@@ -11,6 +11,7 @@
  */
 import type { Clock } from '../clock/clock.ts';
 import type { KubeObject } from '../k8s/types.ts';
+import type { DeleteOptions, ListOptions } from '../k8s/wire.ts';
 import type { Connection } from './config.ts';
 import type { Status } from './errors.ts';
 import { BUILTIN, evictionFor, pathFor, ResourceResolver, type ResourceRef, type Scale } from './resources.ts';
@@ -69,15 +70,10 @@ export interface WriteOptions extends CallOptions {
   fieldManager?: string;
 }
 
-export interface ListOptions extends CallOptions {
+/** A list call: the wire's list options (k8s/wire.ts), where, and the call's own options. */
+export interface ListCallOptions extends CallOptions, ListOptions {
   /** Omitted for a namespaced ref: all namespaces. */
   namespace?: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-  limit?: number;
-  continue?: string;
-  resourceVersion?: string;
-  resourceVersionMatch?: 'Exact' | 'NotOlderThan';
 }
 
 export interface KubeList<T> {
@@ -87,11 +83,9 @@ export interface KubeList<T> {
   items: T[];
 }
 
-export interface DeleteOptions extends CallOptions {
+/** A delete call: the wire's delete options (k8s/wire.ts, all but the deprecated orphanDependents), where, dry run, and the call's own options. */
+export interface DeleteCallOptions extends CallOptions, Omit<DeleteOptions, 'orphanDependents'> {
   namespace?: string;
-  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
-  gracePeriodSeconds?: number;
-  preconditions?: { uid?: string; resourceVersion?: string };
   dryRun?: boolean;
 }
 
@@ -185,7 +179,7 @@ export class KubeClient {
     return this.request<T>({ method: 'GET', path, ...this.#call(options) });
   }
 
-  async list<T = KubeObject>(ref: ResourceRef, options: ListOptions = {}): Promise<KubeList<T>> {
+  async list<T = KubeObject>(ref: ResourceRef, options: ListCallOptions = {}): Promise<KubeList<T>> {
     const query: Query = {
       labelSelector: nonEmpty(options.labelSelector),
       fieldSelector: nonEmpty(options.fieldSelector),
@@ -200,7 +194,7 @@ export class KubeClient {
   }
 
   /** Every page of a list; `resourceVersion` is the first page's (the snapshot's). */
-  async listAll<T = KubeObject>(ref: ResourceRef, options: Omit<ListOptions, 'continue'> = {}): Promise<{ items: T[]; resourceVersion: string }> {
+  async listAll<T = KubeObject>(ref: ResourceRef, options: Omit<ListCallOptions, 'continue'> = {}): Promise<{ items: T[]; resourceVersion: string }> {
     const items: T[] = [];
     let token: string | undefined;
     let resourceVersion = '';
@@ -245,7 +239,7 @@ export class KubeClient {
   }
 
   /** DELETE; resolves with the deleted object (or the object with a deletionTimestamp, or a Status). */
-  delete(ref: ResourceRef, name: string, options: DeleteOptions = {}): Promise<KubeObject | Status> {
+  delete(ref: ResourceRef, name: string, options: DeleteCallOptions = {}): Promise<KubeObject | Status> {
     const body: Record<string, unknown> = { apiVersion: 'v1', kind: 'DeleteOptions' };
     if (options.propagationPolicy !== undefined) body['propagationPolicy'] = options.propagationPolicy;
     if (options.gracePeriodSeconds !== undefined) body['gracePeriodSeconds'] = options.gracePeriodSeconds;

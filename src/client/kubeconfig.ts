@@ -19,8 +19,13 @@
  *
  * Errors are data and name the field (`users[1].user.exec.apiVersion: ...`). No I/O here: the
  * caller reads files and runs credential plugins (config.ts).
+ *
+ * `renderKubeconfig` writes the simplest one: one cluster (server URL + CA data), one user (bearer
+ * token), one context, current — what the embedded API server hands to kubectl, client-node's
+ * `KubeConfig.loadFromString` and the manager.
  */
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { stringify } from 'yaml';
 
 export interface ClusterEntry {
   server: string;
@@ -413,4 +418,29 @@ export function impersonationProblem(i: Impersonation): string | undefined {
   if (i.user !== undefined) return undefined;
   if (i.groups.length > 0 || i.uid !== undefined || Object.keys(i.extra).length > 0) return 'impersonating groups, a uid or extra fields needs a user to impersonate (--as)';
   return undefined;
+}
+
+export interface KubeconfigInput {
+  server: string;
+  caPem: string;
+  token: string;
+  /** Cluster and context name (the user is `<name>-admin`). */
+  name?: string;
+  namespace?: string;
+}
+
+export const DEFAULT_KUBECONFIG_NAME = 'workloadspread-embedded';
+
+export function renderKubeconfig(input: KubeconfigInput): string {
+  const name = input.name ?? DEFAULT_KUBECONFIG_NAME;
+  const user = `${name}-admin`;
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name, cluster: { server: input.server, 'certificate-authority-data': Buffer.from(input.caPem, 'utf8').toString('base64') } }],
+    users: [{ name: user, user: { token: input.token } }],
+    contexts: [{ name, context: { cluster: name, user, namespace: input.namespace ?? 'default' } }],
+    'current-context': name,
+    preferences: {},
+  });
 }

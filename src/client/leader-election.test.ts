@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { VirtualClock } from '../clock/virtual-clock.ts';
-import type { ServingCertificate } from '../cluster/apiserver/certs.ts';
+import type { ServingCertificate } from './loopback-certificates.ts';
 import { startClientTestBed, testBedCertificate, type ClientTestBed } from '../testing/client-test-bed.ts';
 import { LeaderElector, type Lease, type LeaderElectionOptions } from './leader-election.ts';
 import { BUILTIN } from './resources.ts';

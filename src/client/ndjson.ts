@@ -13,7 +13,9 @@
 import type { KubeObject } from '../k8s/types.ts';
 import type { Status } from './errors.ts';
 
-export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
+/** The types of the events that carry an object. */
+import type { ObjectWatchEventType as WatchEventType } from '../k8s/wire.ts';
+export type { WatchEventType };
 
 export type WatchStreamEvent =
   | { type: WatchEventType; object: KubeObject }

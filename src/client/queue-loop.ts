@@ -10,11 +10,13 @@
  * - the queue de-duplicates keys, never runs one key twice at once, retries
  *   failures with per-key back-off and honours a sync's requeue-after;
  * - `stop()` unsubscribes, cancels the resync and lets the workers finish
- *   what they hold. A stopped loop does not start again.
+ *   what they hold; each sync gets the queue's signal, which aborts on
+ *   stop, so a sync under way writes nothing more once its loop is stopping
+ *   (a replica that lost its lease). A stopped loop does not start again.
  */
 import type { Clock, Timer } from '../clock/clock.ts';
 import type { Logger } from './logger.ts';
-import { WorkQueue, type RateLimit, type WorkQueueMetrics, type WorkResult } from './workqueue.ts';
+import { WorkQueue, type RateLimit, type WorkContext, type WorkQueueMetrics, type WorkResult } from './workqueue.ts';
 
 export interface QueueLoopOptions {
   /** The queue's name (metrics label `name`, logs). */
@@ -31,8 +33,8 @@ export interface QueueLoopOptions {
   subscribe(add: (keys: Iterable<string>) => void): (() => void)[];
   /** Every key there is (for the first pass and the resync). */
   keys(): Iterable<string>;
-  /** One sync of one key. */
-  handle(key: string): Promise<WorkResult | void>;
+  /** One sync of one key; `context.signal` aborts when the loop stops. */
+  handle(key: string, context: WorkContext): Promise<WorkResult | void>;
 }
 
 export class QueueLoop {
@@ -69,7 +71,7 @@ export class QueueLoop {
     this.#unsubscribe = this.#o.subscribe((keys) => this.add(keys));
     this.enqueueAll();
     if (this.#o.resyncMs > 0) this.#resync = this.#o.clock.setInterval(() => this.enqueueAll(), this.#o.resyncMs, { background: true, name: `${this.#o.name} resync` });
-    this.#running = this.queue.run(this.#o.workers, (key) => this.#o.handle(key));
+    this.#running = this.queue.run(this.#o.workers, (key, context) => this.#o.handle(key, context));
     this.#o.log.info({ workers: this.#o.workers }, `${this.#o.name} controller started`);
   }
 

@@ -209,3 +209,39 @@ describe('Store', () => {
     await store.waitForSync(AbortSignal.abort());
   });
 });
+
+describe('Store fed by one watcher per namespace (sinkFor)', () => {
+  test('a relist replaces its own namespace only; synced once every namespace has listed', () => {
+    const store = new Store<KubeObject>();
+    const a = store.sinkFor('a');
+    const b = store.sinkFor('b');
+    const events: string[] = [];
+    store.onAdd((o) => events.push(`add ${objectKey(o)}`));
+    store.onDelete((o) => events.push(`delete ${objectKey(o)}`));
+    a({ type: 'init' });
+    a({ type: 'initApply', object: obj('x', '1', { ns: 'a' }) });
+    a({ type: 'initDone', resourceVersion: '1' });
+    assert.equal(store.hasSynced(), false, 'namespace b has not listed yet');
+    b({ type: 'init' });
+    b({ type: 'initApply', object: obj('y', '2', { ns: 'b' }) });
+    b({ type: 'initDone', resourceVersion: '2' });
+    assert.equal(store.hasSynced(), true);
+    // b relists (a 410, say) and finds nothing: a's object stays.
+    b({ type: 'init' });
+    b({ type: 'initDone', resourceVersion: '3' });
+    assert.deepEqual(store.keys(), ['a/x']);
+    assert.deepEqual(events, ['add a/x', 'add b/y', 'delete b/y']);
+    // Watch events of either namespace apply as usual.
+    a({ type: 'apply', object: obj('z', '4', { ns: 'a' }) });
+    assert.deepEqual(store.keys().sort(), ['a/x', 'a/z']);
+  });
+
+  test('the same sink is handed out for the same namespace (a relist spans calls)', () => {
+    const store = new Store<KubeObject>();
+    store.sinkFor('a')({ type: 'init' });
+    store.sinkFor('a')({ type: 'initApply', object: obj('x', '1', { ns: 'a' }) });
+    store.sinkFor('a')({ type: 'initDone', resourceVersion: '1' });
+    assert.deepEqual(store.keys(), ['a/x']);
+    assert.equal(store.hasSynced(), true);
+  });
+});

@@ -11,6 +11,10 @@
  *   then see deletes for vanished objects, updates for changed ones (by
  *   resourceVersion), adds for new ones, and the store already holds the
  *   complete new state when they run;
+ * - a store fed by one watcher per namespace (`sinkFor`, as controller-runtime's
+ *   multi-namespace cache) relists each namespace on its own: a relist swaps
+ *   in that namespace's objects only, and the store is synced once every
+ *   namespace has listed once;
  * - an object whose resourceVersion did not change raises no event;
  * - handlers run synchronously, in registration order; one that throws is
  *   logged and does not stop the others or the store;
@@ -81,7 +85,8 @@ export class Store<T extends KubeObject = KubeObject> {
   readonly #freeze: boolean;
   readonly #log: Logger;
   readonly #name: string;
-  #buffer: Map<string, T> | undefined;
+  /** The default sink (`handle`) or the namespaces' sinks (`sinkFor`) and whether each has listed. */
+  readonly #sinks = new Map<string | undefined, { synced: boolean; sink: (event: WatcherEvent) => void }>();
   #synced = false;
   #syncWaiters: (() => void)[] = [];
   #resourceVersion = '';
@@ -97,22 +102,55 @@ export class Store<T extends KubeObject = KubeObject> {
     this.addIndex(NAMESPACE_INDEX, (obj) => [obj.metadata?.namespace ?? '']);
   }
 
-  /** The watcher sink: apply one watcher event. */
-  readonly handle = (event: WatcherEvent): void => {
+  /** The watcher sink of a store fed by one watcher: apply one watcher event. */
+  get handle(): (event: WatcherEvent) => void {
+    return this.#sink(undefined);
+  }
+
+  /**
+   * The sink of the watcher of one namespace, when one watcher per namespace
+   * feeds this store: its relists replace that namespace's objects only.
+   */
+  sinkFor(namespace: string): (event: WatcherEvent) => void {
+    return this.#sink(namespace);
+  }
+
+  #sink(scope: string | undefined): (event: WatcherEvent) => void {
+    const known = this.#sinks.get(scope);
+    if (known !== undefined) return known.sink;
+    const state: { synced: boolean; sink: (event: WatcherEvent) => void } = { synced: false, sink: () => {} };
+    this.#sinks.set(scope, state);
+    let buffer: Map<string, T> | undefined;
+    state.sink = (event) => {
+      switch (event.type) {
+        case 'init':
+          buffer = new Map();
+          return;
+        case 'initApply': {
+          const obj = this.#prepare(event.object);
+          (buffer ??= new Map()).set(objectKey(obj), obj);
+          return;
+        }
+        case 'initDone':
+          this.#swap(buffer ?? new Map(), scope);
+          buffer = undefined;
+          this.#resourceVersion = event.resourceVersion;
+          state.synced = true;
+          if ([...this.#sinks.values()].every((s) => s.synced)) this.#markSynced();
+          return;
+        default:
+          this.#apply(event);
+      }
+    };
+    return state.sink;
+  }
+
+  /** One change of a watch (not part of a relist). */
+  #apply(event: WatcherEvent): void {
     switch (event.type) {
       case 'init':
-        this.#buffer = new Map();
-        return;
-      case 'initApply': {
-        const obj = this.#prepare(event.object);
-        (this.#buffer ??= new Map()).set(objectKey(obj), obj);
-        return;
-      }
+      case 'initApply':
       case 'initDone':
-        this.#swap(this.#buffer ?? new Map());
-        this.#buffer = undefined;
-        this.#resourceVersion = event.resourceVersion;
-        this.#markSynced();
         return;
       case 'apply': {
         const obj = this.#prepare(event.object);
@@ -138,7 +176,7 @@ export class Store<T extends KubeObject = KubeObject> {
         this.#resourceVersion = event.resourceVersion;
         return;
     }
-  };
+  }
 
   get(namespace: string | undefined, name: string): T | undefined {
     return this.#items.get(keyOf(namespace, name));
@@ -269,9 +307,11 @@ export class Store<T extends KubeObject = KubeObject> {
     for (const w of waiters) w();
   }
 
-  #swap(next: Map<string, T>): void {
+  /** Swaps in a relist: of every object, or (`namespace`) of that namespace's. */
+  #swap(next: Map<string, T>, namespace?: string): void {
     const changes: Change<T>[] = [];
-    for (const [key, old] of [...this.#items]) {
+    const before = namespace === undefined ? [...this.#items] : this.byIndex(NAMESPACE_INDEX, namespace).map((o) => [objectKey(o), o] as const);
+    for (const [key, old] of before) {
       if (next.has(key)) continue;
       this.#remove(key, old);
       changes.push({ type: 'delete', obj: old });
@@ -369,12 +409,19 @@ export class Store<T extends KubeObject = KubeObject> {
   }
 }
 
-export type InformerOptions<T extends KubeObject> = WatcherOptions & StoreOptions<T> & { indexes?: Record<string, IndexFunc<T>> };
+export type InformerOptions<T extends KubeObject> = WatcherOptions &
+  StoreOptions<T> & {
+    indexes?: Record<string, IndexFunc<T>>;
+    /** Watch only these namespaces, one watcher each (a namespaced ref; overrides `namespace`). */
+    namespaces?: readonly string[];
+  };
 
 /** A watcher feeding a store: `start()`, `waitForSync()`, read `store`, `stop()`. */
 export class Informer<T extends KubeObject = KubeObject> {
   readonly store: Store<T>;
+  /** The first (with `namespaces`, the first namespace's) watcher. */
   readonly watcher: Watcher;
+  readonly #watchers: Watcher[];
 
   constructor(options: InformerOptions<T>) {
     const storeOptions: StoreOptions<T> = {};
@@ -384,15 +431,21 @@ export class Informer<T extends KubeObject = KubeObject> {
     storeOptions.name = options.name ?? options.ref.resource;
     this.store = new Store<T>(storeOptions);
     for (const [name, fn] of Object.entries(options.indexes ?? {})) this.store.addIndex(name, fn);
-    this.watcher = new Watcher(options, this.store.handle);
+    const namespaces = options.namespaces !== undefined && options.ref.namespaced ? [...new Set(options.namespaces)] : undefined;
+    if (namespaces !== undefined && namespaces.length === 0) throw new Error(`informer ${storeOptions.name}: namespaces must name at least one namespace`);
+    this.#watchers =
+      namespaces === undefined
+        ? [new Watcher(options, this.store.handle)]
+        : namespaces.map((namespace) => new Watcher({ ...options, namespace, name: `${storeOptions.name}/${namespace}` }, this.store.sinkFor(namespace)));
+    this.watcher = this.#watchers[0] as Watcher;
   }
 
   start(): void {
-    this.watcher.start();
+    for (const w of this.#watchers) w.start();
   }
 
-  stop(): Promise<void> {
-    return this.watcher.stop();
+  async stop(): Promise<void> {
+    await Promise.all(this.#watchers.map((w) => w.stop()));
   }
 
   waitForSync(signal?: AbortSignal): Promise<void> {

@@ -116,7 +116,7 @@ export class HttpTransport {
   /** Sends one request; resolves with the parsed JSON body, rejects with `ApiError` or `NetworkError`. */
   async request<T = unknown>(options: RequestOptions): Promise<T> {
     const desc: RequestDescription = { method: options.method, path: options.path };
-    await this.throttle(options.signal, desc);
+    if (this.limiter !== undefined) await this.throttle(options.signal, desc);
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     const deadline = new AbortController();
     let timedOut = false;

@@ -12,7 +12,7 @@ import { createServer, Agent, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { VirtualClock } from '../clock/virtual-clock.ts';
-import type { ServingCertificate } from '../cluster/apiserver/certs.ts';
+import type { ServingCertificate } from './loopback-certificates.ts';
 import { startClientTestBed, testBedCertificate, type ClientTestBed } from '../testing/client-test-bed.ts';
 import { eventually, settleUntil } from '../testing/eventually.ts';
 import { KubeClient } from './http-client.ts';

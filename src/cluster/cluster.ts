@@ -46,12 +46,12 @@ import { BUILTIN } from '../client/resources.ts';
 import { asArray, asRecord } from '../k8s/raw-json.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { Node, Taint } from '../k8s/types.ts';
-import { generateWebhookClientIdentity, type ServingCertificate, type WebhookClientIdentity } from './apiserver/certs.ts';
+import { generateWebhookClientIdentity, type ServingCertificate, type WebhookClientIdentity } from '../client/loopback-certificates.ts';
 import { startApiServer, type ApiServer, type ApiServerPlugin } from './apiserver/server.ts';
 import { Kubelet } from './controllers/kubelet.ts';
 import { componentUserAgent, DEFAULT_SETTINGS, type ClusterSettings, type Controller, type ControllerFactory } from './controllers/component.ts';
 import { defaultControllers } from './controllers/registry.ts';
-import { expandNodeSpecs, type KubeletBehaviour, type NodeSpecInput } from './nodes.ts';
+import { expandNodeSpecs, type KubeletBehaviour, type NodeSpecInput } from '../k8s/node-specs.ts';
 
 export interface ClusterOptions {
   /** Default: a new VirtualClock (time moves only through settle/advance), in race mode with `races`. */

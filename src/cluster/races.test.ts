@@ -17,7 +17,7 @@ import { BUILTIN, pathFor } from '../client/resources.ts';
 import { Informer } from '../client/store.ts';
 import { WorkQueue } from '../client/workqueue.ts';
 import type { KubeObject } from '../k8s/types.ts';
-import { generateServingCertificate } from './apiserver/certs.ts';
+import { generateServingCertificate } from '../client/loopback-certificates.ts';
 import { startCluster, type ClusterOptions, type EmbeddedCluster } from './cluster.ts';
 import type { ControllerFactory } from './controllers/component.ts';
 import { allow, startWebhookServer } from '../testing/webhook-server.ts';

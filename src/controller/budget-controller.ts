@@ -101,7 +101,7 @@ export class BudgetController {
       waitForSync: (signal) => options.caches.waitForSync(signal),
       subscribe: (add) => this.#subscribe(add),
       keys: () => options.budgets.keys(),
-      handle: (key) => this.#handle(key),
+      handle: (key, context) => this.#handle(key, context.signal),
     });
     this.queue = this.#loop.queue;
   }
@@ -119,10 +119,10 @@ export class BudgetController {
     return this.#loop.stop();
   }
 
-  async #handle(key: string): Promise<WorkResult | void> {
+  async #handle(key: string, signal: AbortSignal): Promise<WorkResult | void> {
     const log = withFields(this.#log, { ...objectFields(key), reconcileID: randomUUID() });
     try {
-      const { result, requeueAfterMs, background } = await this.sync(key, log);
+      const { result, requeueAfterMs, background } = await this.sync(key, log, signal);
       this.#o.metrics?.budgetSync?.(result);
       if (requeueAfterMs === undefined) return undefined;
       return background === true ? { requeueAfterMs, background } : { requeueAfterMs };
@@ -134,7 +134,7 @@ export class BudgetController {
   }
 
   /** One reconcile of the budget `namespace/name` (see the module comment). Throws to be retried. */
-  async sync(key: string, log: Logger = withFields(this.#log, objectFields(key))): Promise<{ result: BudgetSyncResult; requeueAfterMs?: number; background?: boolean }> {
+  async sync(key: string, log: Logger = withFields(this.#log, objectFields(key)), signal?: AbortSignal): Promise<{ result: BudgetSyncResult; requeueAfterMs?: number; background?: boolean }> {
     const slash = key.indexOf('/');
     const namespace = key.slice(0, slash);
     const name = key.slice(slash + 1);
@@ -152,6 +152,8 @@ export class BudgetController {
       for (let attempt = 1; ; attempt++) {
         const computed = computeBudgetStatus(current, this.#o.caches.pods.list(namespace), (n) => this.#o.caches.getNode(n), this.#workloadSpreadOf(current), clock.now());
         if (budgetStatusEqual(current.status, computed.status)) return { result: 'unchanged' as const, budget: current, requeue: computed.requeueAfterMs };
+        // Stopping (no longer leading): nothing more is written.
+        signal?.throwIfAborted();
         const written = await writer.writeStatus(current, computed.status, 'controller');
         if (written.ok) {
           if (computed.expired.length > 0) log.debug({ pods: computed.expired }, 'approved evictions expired without the pods being deleted');

@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import { DEFAULT_CONFIGMAP_NAME, MANAGED_LABEL, MANAGED_LABEL_VALUE, MATCHED_WORKLOADSPREAD_ANNOTATION, POD_DELETION_COST_ANNOTATION, WHITELIST_CONFIGMAP_KEY } from '../api/keys.ts';
 import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
-import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate } from '../client/loopback-certificates.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { createNamespace, createObject, customWorkloadCrd, startKubeTestBed, T0, whitelistJson, workloadSpread } from '../testing/kube-bed.ts';
@@ -97,6 +97,24 @@ describe('status (spec §4.4)', () => {
     await withController(ns, async () => {
       await createObject(bed, workloadSpread(ns, 'early', subsets(['a', 2], ['b', undefined]), { name: 'later' }));
       await settleUntil(clock, () => assert.deepEqual(subsetSummary(getWs(bed, ns, 'early')), ['a 0/2', 'b 0/-1']));
+    });
+  });
+
+  test('a sync whose signal is aborted (the controller is stopping) writes nothing', async () => {
+    const ns = await createNamespace(bed);
+    await withController(ns, async (c) => {
+      // The loops stop (as on a lost lease); the caches keep running, and the reconciler is driven by hand.
+      await c.controller.stop();
+      const { rs } = await deployment(ns, 'web', 2);
+      await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', 1], ['b', undefined])));
+      await place(ns, rs, 'ws', { a: 1, b: 1 });
+      await clock.settle();
+      const stopping = new AbortController();
+      stopping.abort();
+      await assert.rejects(c.controller.reconciler.sync(`${ns}/ws`, 'aborted', stopping.signal), (err: unknown) => err instanceof Error && err.name === 'AbortError');
+      assert.equal(getWs(bed, ns, 'ws').status, undefined, 'nothing was written');
+      await c.controller.reconciler.sync(`${ns}/ws`, 'running');
+      assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 1/0', 'b 1/-1'], 'the same sync, not aborted, writes the status');
     });
   });
 

@@ -101,7 +101,7 @@ export class WorkloadSpreadController {
       waitForSync: (signal) => options.caches.waitForSync(signal),
       subscribe: (add) => this.#subscribe(add),
       keys: () => options.caches.workloadSpreads.keys(),
-      handle: (key) => this.#handle(key),
+      handle: (key, context) => this.#handle(key, context.signal),
     });
     this.queue = this.#loop.queue;
     this.reconciler = new Reconciler({ ...options, log: this.#log, podEvents: (key) => this.#podEvents.get(key) ?? 0 });
@@ -131,13 +131,13 @@ export class WorkloadSpreadController {
     return this.#loop.stop();
   }
 
-  async #handle(key: string): Promise<WorkResult | void> {
+  async #handle(key: string, signal: AbortSignal): Promise<WorkResult | void> {
     const metrics = this.#o.metrics;
     const started = this.#o.clock.now();
     this.#active++;
     metrics?.activeWorkers?.(this.#active);
     try {
-      const result = await this.reconciler.sync(key, randomUUID());
+      const result = await this.reconciler.sync(key, randomUUID(), signal);
       metrics?.reconcile?.(result.requeueAfterMs !== undefined ? 'requeue_after' : 'success');
       return result.requeueAfterMs === undefined ? undefined : { requeueAfterMs: result.requeueAfterMs };
     } catch (err) {

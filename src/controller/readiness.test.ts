@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { WorkloadSpread, WorkloadSpreadCondition } from '../api/workloadspread.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
-import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate } from '../client/loopback-certificates.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { ManagerCaches } from '../kube/caches.ts';
 import { CONTROLLER_COMPONENT, createEventRecorder, EngineEventSink } from '../kube/events.ts';

@@ -132,7 +132,7 @@ export class Rebalancer {
       waitForSync: (signal) => options.caches.waitForSync(signal),
       subscribe: (add) => this.#subscribe(add),
       keys: () => this.#keys(),
-      handle: (key) => this.#handle(key),
+      handle: (key, context) => this.#handle(key, context.signal),
     });
     this.queue = this.#loop.queue;
   }
@@ -146,9 +146,9 @@ export class Rebalancer {
     return this.#loop.stop();
   }
 
-  async #handle(key: string): Promise<WorkResult | void> {
+  async #handle(key: string, signal: AbortSignal): Promise<WorkResult | void> {
     try {
-      const { requeueAfterMs, background } = await this.sync(key);
+      const { requeueAfterMs, background } = await this.sync(key, signal);
       if (requeueAfterMs === undefined) return undefined;
       return background === true ? { requeueAfterMs, background } : { requeueAfterMs };
     } catch (err) {
@@ -158,7 +158,8 @@ export class Rebalancer {
   }
 
   /** One look at the WorkloadSpread `namespace/name` (see the module comment). Throws to be retried. */
-  async sync(key: string): Promise<RebalanceSyncResult> {
+  /** One rebalance pass of `key`; `signal` (aborted when the loop stops) is checked before every eviction and status write. */
+  async sync(key: string, signal?: AbortSignal): Promise<RebalanceSyncResult> {
     const parsed = parseKey(key);
     if (parsed === undefined) throw new TerminalError(`malformed WorkloadSpread key ${JSON.stringify(key)}`);
     const { namespace, name } = parsed;
@@ -174,7 +175,7 @@ export class Rebalancer {
     if (!rebalanceRequested(ws)) {
       this.#backoff.delete(key);
       metrics?.forgetRebalance?.(namespace, name);
-      if (ws.status?.rebalance !== undefined) await this.#writeRebalance(ws, undefined);
+      if (ws.status?.rebalance !== undefined) await this.#writeRebalance(ws, undefined, signal);
       return { result: 'off' };
     }
 
@@ -216,6 +217,8 @@ export class Rebalancer {
           outcome = { reason, message: previous?.message ?? '', moves: plan.inFlight, pending: plan.pending, blocked: false };
           requeueAfterMs = sooner(requeueAfterMs, hold.retryAt - now);
         } else {
+          // A replica that is stopping (it lost its lease) starts no eviction.
+          signal?.throwIfAborted();
           const evicted = await this.#evict(namespace, move, log);
           if (evicted.result !== 'gone') metrics?.rebalanceEviction?.(namespace, name, evicted.result);
           if (evicted.result === 'evicted') {
@@ -245,7 +248,7 @@ export class Rebalancer {
     }
 
     const status = rebalanceStatus(previous, outcome, clock.now());
-    await this.#writeRebalance(ws, status);
+    await this.#writeRebalance(ws, status, signal);
     const ref = workloadSpreadRef(ws);
     if (moved !== undefined) this.#o.events.record(rebalancingEvent(ref, moved.pod, moved.from, moved.to), [ws]);
     if (outcome.blocked && blockedIsNews(previous, outcome)) {
@@ -280,7 +283,7 @@ export class Rebalancer {
    * copy, under the per-WorkloadSpread lock; nothing is written when it is
    * already so. A conflict is thrown (the queue retries quietly).
    */
-  async #writeRebalance(ws: WorkloadSpread, rebalance: RebalanceStatus | undefined): Promise<void> {
+  async #writeRebalance(ws: WorkloadSpread, rebalance: RebalanceStatus | undefined, signal: AbortSignal | undefined): Promise<void> {
     const { statusWriter, caches } = this.#o;
     const namespace = ws.metadata.namespace ?? '';
     const name = ws.metadata.name ?? '';
@@ -291,6 +294,7 @@ export class Rebalancer {
       const status: WorkloadSpreadStatus = { ...(fresh.status ?? {}) };
       if (rebalance === undefined) delete status.rebalance;
       else status.rebalance = rebalance;
+      signal?.throwIfAborted();
       const written = await statusWriter.writeStatus(fresh, status, 'controller');
       if (written.ok || written.reason === 'NotFound') return;
       throw written.error instanceof Error ? written.error : new Error(written.message);

@@ -143,7 +143,12 @@ export class Reconciler {
     this.#reader = options.reader ?? new ApiReader(options.caches.client);
   }
 
-  async sync(key: string, reconcileID: string = randomUUID()): Promise<SyncResult> {
+  /**
+   * One reconcile of `key`. `signal` (the controller's, aborted when it
+   * stops) is checked before each write: a sync under way when this replica
+   * stops leading writes nothing more.
+   */
+  async sync(key: string, reconcileID: string = randomUUID(), signal?: AbortSignal): Promise<SyncResult> {
     const parsed = parseKey(key);
     if (parsed === undefined) throw new TerminalError(`malformed WorkloadSpread key ${JSON.stringify(key)}`);
     const { namespace, name } = parsed;
@@ -164,6 +169,7 @@ export class Reconciler {
     const group = apiVersionGroup(ref?.apiVersion ?? '');
     const winner = ref !== undefined && ref !== null && group.ok ? precedingWorkloadSpread(ws, caches.workloadSpreadsForTarget(namespace, group.group, ref.kind, ref.name)) : undefined;
     if (winner !== undefined) {
+      signal?.throwIfAborted();
       await this.#markDuplicate(ws, winner, log);
       return {};
     }
@@ -177,20 +183,25 @@ export class Reconciler {
     if (inputs.writeDeletionCost && !inputs.latestVersion.ok) {
       if (!inputs.latestVersion.notFound) throw new Error(`latest version of ${key}'s workload: ${inputs.latestVersion.error}`);
       const plan = this.#plan(ctx, ws, inputs, pods, false);
+      signal?.throwIfAborted();
       await this.#adopt(namespace, plan, pods, log);
       log.debug({ reason: inputs.latestVersion.error }, 'latest workload version not found yet, looking again soon');
       return { requeueAfterMs: LATEST_VERSION_RETRY_MS };
     }
 
     const plan = this.#plan(ctx, ws, inputs, pods, inputs.writeDeletionCost);
+    signal?.throwIfAborted();
     await this.#adopt(namespace, plan, pods, log);
     if (plan.error !== undefined) {
       // Only validation-rejected input gets here (an unresolvable maxReplicas): retrying cannot help until the spec changes.
       throw new TerminalError(`${key}: ${plan.error}`);
     }
+    signal?.throwIfAborted();
     await this.#writePodMetadata(ws, plan, pods, log);
 
+    signal?.throwIfAborted();
     const final = await this.#writeStatus(ctx, ws, inputs, pods, plan, log);
+    signal?.throwIfAborted();
     const failures = await this.#deleteScheduleFailed(ws, final, pods, log);
     this.#o.events.recordAll(final.events, [ws]);
     this.#o.metrics?.subsets?.(namespace, name, subsetReadings(ws, final.status, pods, inputs.workloadReplicas));

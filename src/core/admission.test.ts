@@ -282,6 +282,22 @@ describe('decidePodCreate', () => {
     assert.equal(customView.readsAsked.length, 0);
   });
 
+  test('D22: a pod beyond the replicas the cache shows (a scale-out from 0 it has not seen) → the target is read first, so the pod does not fall into the unlimited subset', () => {
+    const ws = spread([{ name: 'a', maxReplicas: '20%' }, { name: 'b', maxReplicas: '30%' }, { name: 'rest' }]);
+    const atZero = { ...deployment, spec: { replicas: 0 } };
+    const v = view(ws, [atZero, replicaSet]);
+    v.apiServer = [deployment, replicaSet];
+    assert.deepEqual(create(v, newPod('p'), ws), { kind: 'read', read: { kind: 'object', namespace: 'ns', ref: ws.spec.targetRef, exactVersion: true } });
+    v.fetched = true;
+    assert.equal(subsetOf(create(v, newPod('p'), ws)), 'a', 'decided at the replicas the API server has (10): 20 % leaves room in a');
+    assert.equal(v.readsAsked.length, 1);
+    // The cache is current (10 replicas, no pod yet): no read.
+    const current = view(ws, [deployment, replicaSet]);
+    current.apiServer = [deployment, replicaSet];
+    assert.equal(subsetOf(create(current, newPod('p'), ws)), 'a');
+    assert.equal(current.readsAsked.length, 0);
+  });
+
   test('an unreadable whitelist refuses a custom owner, but places a built-in one', () => {
     const ws = spread([{ name: 'only' }]);
     const v = view(ws);

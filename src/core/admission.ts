@@ -230,14 +230,7 @@ export function reserveAhead(input: ReserveAheadInput): { status: WorkloadSpread
   const replicas = workloadReplicasIn(view, namespace, ws, 'error' in wl ? EMPTY_WHITELIST : wl);
   const total = replicas.get();
   if (!total.ok) return undefined;
-  const statuses = ws.status?.versionedSubsetStatuses?.[version] ?? [];
-  const placedHere = countPlaced(view.placedTally(namespace, ws.metadata.name ?? '', version, {}), view.recentPlacements(ws.metadata.uid ?? ''), version);
-  let known = 0;
-  for (const subset of ws.spec.subsets) {
-    const stored = statuses.find((st) => st.name === subset.name);
-    known += reservesPlaces(subset) ? (stored === undefined ? 0 : Math.max(0, occupancy(stored))) : placedHere(subset.name);
-  }
-  const n = Math.min(input.want, total.replicas - known);
+  const n = Math.min(input.want, total.replicas - knownPlacements(view, namespace, ws, version));
   ws = withRoomAtReplicas(ws, version, () => total);
   const uids: { subset: string; uid: string }[] = [];
   const phantom: Pod = { metadata: { namespace }, spec: { containers: [] } };
@@ -345,6 +338,22 @@ function placeInOnlySubset(input: PodCreateInput, ws: WorkloadSpread, subset: st
   return decision;
 }
 
+/**
+ * The places of a version the stored status and the caches know of: each
+ * limited subset's occupancy (pods and reservations), each unlimited one's
+ * placed pods (cached, or answered and not seen yet).
+ */
+function knownPlacements(view: ClusterView, namespace: string, ws: WorkloadSpread, version: string): number {
+  const statuses = ws.status?.versionedSubsetStatuses?.[version] ?? [];
+  const placedHere = countPlaced(view.placedTally(namespace, ws.metadata.name ?? '', version, {}), view.recentPlacements(ws.metadata.uid ?? ''), version);
+  let known = 0;
+  for (const subset of ws.spec.subsets) {
+    const stored = statuses.find((st) => st.name === subset.name);
+    known += reservesPlaces(subset) ? (stored === undefined ? 0 : Math.max(0, occupancy(stored))) : placedHere(subset.name);
+  }
+  return known;
+}
+
 /** §2.3 C on the freshest copy: version, quota, simulation, reservation. */
 function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDecision {
   const { view, pod, namespace } = input;
@@ -366,6 +375,17 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
     const decision = place(input, ws, claimed.subset, claimed.uid, undefined, cost);
     if (decision.kind === 'placed') decision.claimed = true;
     return decision;
+  }
+  if (subsetsUsePercent(ws) && admissionReadsReplicas(ws, whitelist.whitelist)) {
+    // D22: a pod beyond the workload's replicas as the cache has them is the sign of a scale-out the cache has
+    // not seen yet (its watch lags the pods'): percentages sized at the old count would send this pod to an
+    // unlimited subset. The target is read from the API server first (once; then decided again).
+    const total = replicas.get();
+    if (replicas.read !== undefined) return { kind: 'read', read: replicas.read };
+    if (total.ok && knownPlacements(view, namespace, ws, version.version) >= total.replicas) {
+      const fresh = view.freshObject?.(namespace, ws.spec.targetRef, { exactVersion: true });
+      if (fresh !== undefined && 'read' in fresh) return { kind: 'read', read: fresh.read };
+    }
   }
   // D22: percentage limits leave the room they leave at the workload's replicas now, not at those the stored status was computed for.
   const sized = withRoomAtReplicas(ws, version.version, replicas.get);

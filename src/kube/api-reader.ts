@@ -19,12 +19,40 @@ import { describeError, isNotFound } from '../client/errors.ts';
 import type { KubeClient } from '../client/http-client.ts';
 import { BUILTIN } from '../client/resources.ts';
 
+/**
+ * Objects an admission read from the API server, each with the
+ * resourceVersion the cache had then; `get` answers with the read copy while
+ * the cache still has that version (it lags), and forgets it once the cache
+ * moves (it caught up, or something newer came). Bounded.
+ */
+export class FresherThanCache {
+  static readonly MAX = 1_024;
+  readonly #entries = new Map<string, { object: KubeObject; cachedVersion: string | undefined }>();
+
+  remember(key: string, object: KubeObject, cached: KubeObject | undefined): void {
+    const cachedVersion = cached?.metadata?.resourceVersion;
+    if (cachedVersion !== undefined && cachedVersion === object.metadata?.resourceVersion) return;
+    if (this.#entries.size >= FresherThanCache.MAX) this.#entries.delete(this.#entries.keys().next().value as string);
+    this.#entries.set(key, { object, cachedVersion });
+  }
+
+  get(key: string, cached: KubeObject | undefined): KubeObject | undefined {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.cachedVersion === cached?.metadata?.resourceVersion) return entry.object;
+    this.#entries.delete(key);
+    return undefined;
+  }
+}
+
 /** Whole pods remembered for `fullPods` (by UID, valid for one resourceVersion). */
 const FULL_POD_MEMORY = 4_096;
 /** Full-pod reads in flight at once. */
 const READ_CONCURRENCY = 16;
 
 export class ApiReader {
+  /** Objects read that the cache has not caught up with (view-reads.ts). */
+  readonly fresher = new FresherThanCache();
   readonly #client: KubeClient;
   readonly #fullPods = new Map<string, Pod>();
 

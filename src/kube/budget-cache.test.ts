@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { domainDisruptionBudgetCrd } from '../api/crd.ts';
 import { DDB_API_VERSION, DDB_KIND, type DomainDisruptionBudget } from '../api/disruption-budget.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
-import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate } from '../client/loopback-certificates.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import type { ClientTestBed } from '../testing/client-test-bed.ts';
 import { settleUntil } from '../testing/eventually.ts';

@@ -43,6 +43,8 @@ export interface BudgetCacheOptions {
   discoveryRecheckMs?: number;
   watcher?: Partial<Pick<WatcherOptions, 'resyncMs' | 'backoff' | 'random' | 'watchTimeoutSeconds' | 'pageSize' | 'metrics'>>;
   freeze?: boolean;
+  /** Cache only these namespaces' budgets (`--watch-namespaces`); undefined: every namespace. */
+  namespaces?: readonly string[];
 }
 
 function byName(a: DomainDisruptionBudget, b: DomainDisruptionBudget): number {
@@ -79,6 +81,7 @@ export class BudgetCache {
       ...options.watcher,
     };
     if (options.freeze === true) informerOptions.freeze = true;
+    if (options.namespaces !== undefined) informerOptions.namespaces = options.namespaces;
     this.#informer = new Informer<CachedBudget>(informerOptions);
     this.store = this.#informer.store;
   }

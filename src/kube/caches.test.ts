@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { EMPTY_WHITELIST } from '../api/whitelist.ts';
 import { DEFAULT_CONFIGMAP_NAME, MATCHED_WORKLOADSPREAD_ANNOTATION, WHITELIST_CONFIGMAP_KEY } from '../api/keys.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
-import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate } from '../client/loopback-certificates.ts';
 import { EventRecorder } from '../client/event-recorder.ts';
 import { memoryLogger } from '../client/logger.ts';
 import type { KubeObject } from '../k8s/types.ts';

@@ -112,6 +112,12 @@ export interface ManagerCachesOptions {
   watcher?: Partial<Pick<WatcherOptions, 'resyncMs' | 'backoff' | 'random' | 'watchTimeoutSeconds' | 'pageSize'>>;
   /** Deep-freeze cached objects (tests). */
   freeze?: boolean;
+  /**
+   * Cache only these namespaces' objects (`--watch-namespaces`): one watch
+   * per namespace for every namespaced kind; nodes are cluster-wide as ever.
+   * Undefined: every namespace.
+   */
+  namespaces?: readonly string[];
 }
 
 /** `group/Kind`, the key of workload stores. */
@@ -176,6 +182,8 @@ export class ManagerCaches {
   readonly statefulSets: Store<KubeObject>;
   readonly jobs: Store<KubeObject>;
   readonly whitelistSource: WhitelistSource;
+  /** The namespaces cached (`--watch-namespaces`); undefined: every namespace. */
+  readonly namespaces: readonly string[] | undefined;
   readonly #opts: ManagerCachesOptions;
   readonly #log: Logger;
   readonly #builtin: Informer<KubeObject>[] = [];
@@ -191,6 +199,7 @@ export class ManagerCaches {
     this.client = options.client;
     this.clock = options.client.clock;
     this.#opts = options;
+    this.namespaces = options.namespaces;
     this.#log = options.log ?? silentLogger;
     const pool = new Interner();
 
@@ -245,6 +254,7 @@ export class ManagerCaches {
       ...this.#opts.watcher,
     };
     if (this.#opts.freeze === true) options.freeze = true;
+    if (this.#opts.namespaces !== undefined) options.namespaces = this.#opts.namespaces;
     const informer = new Informer<T>(options);
     this.#builtin.push(informer as unknown as Informer<KubeObject>);
     return informer;
@@ -434,6 +444,7 @@ export class ManagerCaches {
       ...this.#opts.watcher,
     };
     if (this.#opts.freeze === true) options.freeze = true;
+    if (this.#opts.namespaces !== undefined) options.namespaces = this.#opts.namespaces;
     const informer = new Informer<KubeObject>(options);
     const unsubscribe = this.#subscribeWorkload(informer.store, ref);
     this.#dynamic.set(key, { informer, ref, unsubscribe });

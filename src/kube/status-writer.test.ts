@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
-import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate } from '../client/loopback-certificates.ts';
 import type { ClientTestBed } from '../testing/client-test-bed.ts';
 import { createNamespace, createObject, startKubeTestBed, T0, workloadSpread } from '../testing/kube-bed.ts';
 import { StatusWriter } from './status-writer.ts';

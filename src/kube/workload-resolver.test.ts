@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { DEFAULT_CONFIGMAP_NAME, WHITELIST_CONFIGMAP_KEY } from '../api/keys.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
-import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate } from '../client/loopback-certificates.ts';
 import type { KubeObject, OwnerReference } from '../k8s/types.ts';
 import type { ClientTestBed } from '../testing/client-test-bed.ts';
 import { settleUntil } from '../testing/eventually.ts';

@@ -53,7 +53,12 @@ export class ManagerBudgets {
     this.#o = options;
     const settings = options.settings ?? {};
     this.guardPodDeletion = settings.guardPodDeletion ?? false;
-    this.cache = new BudgetCache({ client: options.client, log: withFields(options.log, { logger: 'caches' }), ...(options.watcher === undefined ? {} : { watcher: options.watcher }) });
+    this.cache = new BudgetCache({
+      client: options.client,
+      log: withFields(options.log, { logger: 'caches' }),
+      ...(options.watcher === undefined ? {} : { watcher: options.watcher }),
+      ...(options.caches.namespaces === undefined ? {} : { namespaces: options.caches.namespaces }),
+    });
     this.writer = new BudgetStatusWriter({ client: options.client, metrics: options.metrics.budgets });
     this.enforcement = budgetEnforcementFromKube({
       clock: options.clock,

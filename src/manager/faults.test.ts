@@ -16,7 +16,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
-import type { FaultHandle } from '../cluster/apiserver/control.ts';
+import type { FaultHandle } from '../cluster/index.ts';
 import { BUILTIN } from '../client/resources.ts';
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
 import { countBySubset, deployment, podsOf, readSpread, workloadSpreadObject, zoneTerm } from '../testing/webhook-bed.ts';

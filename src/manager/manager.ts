@@ -122,6 +122,13 @@ export interface ManagerOptions {
   /** Where the API server is (the manager makes its own client), or a ready client. */
   connection?: Connection;
   /**
+   * Cache and act on only these namespaces (`--watch-namespaces`): one watch
+   * per namespace and kind; WorkloadSpreads and budgets elsewhere are
+   * admitted with a warning and left alone; the pod webhooks never reach
+   * other namespaces (needs the `namespaces` webhook scope). Undefined: all.
+   */
+  watchNamespaces?: readonly string[];
+  /**
    * Client-side rate limiting of the client the manager makes from
    * `connection` (`--kube-api-qps`, `--kube-api-burst`; client-go's token
    * bucket). Default controller-runtime's: 20 requests a second, bursts of
@@ -319,6 +326,8 @@ class ManagerRun {
   async #start(): Promise<void> {
     const o = this.#o;
     if (o.client === undefined && o.connection === undefined) throw new Error('startManager needs a connection or a client');
+    if (o.watchNamespaces !== undefined && o.watchNamespaces.length === 0) throw new Error('watchNamespaces must name at least one namespace (leave it out for all)');
+    if (o.watchNamespaces !== undefined && this.#scopeKind() === 'cluster') throw new Error('watchNamespaces needs the namespaces webhook scope: the cluster scope sends every namespace\'s pods to the manager');
     const client = (this.#client =
       o.client ??
       new KubeClient(o.connection as Connection, {
@@ -355,6 +364,7 @@ class ManagerRun {
       log: withFields(log, { logger: 'caches' }),
       recorder: controllerRecorder,
       ...(o.whitelistConfigMap === undefined ? {} : { configMapName: o.whitelistConfigMap }),
+      ...(o.watchNamespaces === undefined ? {} : { namespaces: o.watchNamespaces }),
       watcher,
     });
     const state = new WorkloadSpreadState({ clock });
@@ -472,6 +482,7 @@ class ManagerRun {
       budgets: shared.budgets.enforcement,
       guardPodDeletion: shared.budgets.guardPodDeletion,
       subsetPatches: { allowPrivileged: o.allowPrivilegedSubsetPatches ?? false },
+      ...(o.watchNamespaces === undefined ? {} : { watchNamespaces: o.watchNamespaces }),
       ...(this.#scopeKind() === 'namespaces'
         ? {
             reach: new NamespaceReach({
@@ -480,6 +491,7 @@ class ManagerRun {
               validatingName: VALIDATING_CONFIGURATION_NAME,
               managerNamespace: o.namespace,
               guardPodDeletion: shared.budgets.guardPodDeletion,
+              ...(o.watchNamespaces === undefined ? {} : { watchNamespaces: o.watchNamespaces }),
               log: withFields(this.#log, { logger: 'webhook-configurations' }),
             }),
           }

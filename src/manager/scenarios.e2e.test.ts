@@ -23,7 +23,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WHITELIST_CONFIGMAP_KEY, DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
 import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
-import type { FaultHandle } from '../cluster/apiserver/control.ts';
+import type { FaultHandle } from '../cluster/index.ts';
 import { BUILTIN, type ResourceRef } from '../client/resources.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import { customWorkloadCrd, whitelistJson } from '../testing/kube-bed.ts';

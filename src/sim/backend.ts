@@ -11,7 +11,7 @@
  */
 import type { Clock } from '../clock/clock.ts';
 import type { KubeClient } from '../client/http-client.ts';
-import type { NodeSpec } from '../cluster/nodes.ts';
+import type { NodeSpec } from '../k8s/node-specs.ts';
 import type { Taint } from '../k8s/types.ts';
 import type { SettleJudgement } from './settle-judgement.ts';
 

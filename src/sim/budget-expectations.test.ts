@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KubeObject } from '../k8s/types.ts';
 import { BUDGET_CHECK_READERS, evaluateBudgetCheck, type BudgetCheck } from './budget-expectations.ts';
-import { budgetRecords, findBudget, type BudgetRecord } from './budget-observation.ts';
+import { budgetRecords, findBudget, type BudgetRecord } from '../core/budget-records.ts';
 import { budgetTable, budgetsSection, evictionTable, evictionsHtml } from './budget-report.ts';
 import type { EvictionRecord } from './drain.ts';
 import { Problems } from './field-reader.ts';

@@ -17,8 +17,8 @@
  * (`budgets.app-ddb.b.disruptionsAllowed`, `refusedEvictions.count`). Pure.
  */
 import { deepEqual } from '../k8s/json.ts';
-import type { BudgetRecord } from './budget-observation.ts';
-import { findBudget } from './budget-observation.ts';
+import type { BudgetRecord } from '../core/budget-records.ts';
+import { findBudget } from '../core/budget-records.ts';
 import type { EvictionRecord } from './drain.ts';
 import { child, describeType, readList, readMapping, readNonNegativeInt, readString, rejectUnknownKeys, type Problems } from './field-reader.ts';
 

@@ -6,7 +6,7 @@
  * these; both stay silent when a scenario has no budgets and no evictions.
  * Pure; HTML output escapes everything that comes from the cluster.
  */
-import type { BudgetRecord } from './budget-observation.ts';
+import type { BudgetRecord } from '../core/budget-records.ts';
 import type { EvictionRecord } from './drain.ts';
 import { columns } from './columns.ts';
 import { escapeXml as esc } from './timeline-chart.ts';

@@ -6,7 +6,7 @@
  */
 import type { SettleOutcome } from './backend.ts';
 import { describeDrain } from './drain.ts';
-import { formatDuration } from './duration.ts';
+import { formatDuration } from '../k8s/duration.ts';
 import type { ExpectationResult } from './evaluate.ts';
 import type { ObjectRef, StepAction } from './steps.ts';
 

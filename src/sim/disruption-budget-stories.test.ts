@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { BUILTIN } from '../client/resources.ts';
 import { Watcher } from '../client/watcher.ts';
-import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate } from '../client/loopback-certificates.ts';
 import { isPlainObject } from '../k8s/json.ts';
 import { isPodReady, isPodTerminating } from '../k8s/pod.ts';
 import type { Pod } from '../k8s/types.ts';

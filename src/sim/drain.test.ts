@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { BUILTIN } from '../client/resources.ts';
 import type { VirtualClock } from '../clock/virtual-clock.ts';
-import type { EmbeddedCluster } from '../cluster/cluster.ts';
+import type { EmbeddedCluster } from '../cluster/index.ts';
 import { podManifest, testCluster } from '../testing/cluster-bed.ts';
 import { parseTime } from '../k8s/time.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';

@@ -35,7 +35,7 @@ import { controllerRef } from '../k8s/owner.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { Pod } from '../k8s/types.ts';
 import type { SimBackend } from './backend.ts';
-import { formatDuration, parseDuration } from './duration.ts';
+import { formatDuration, parseDuration } from '../k8s/duration.ts';
 import { refusingBudget, budgetLabel, type RefusingBudget } from './eviction-refusal.ts';
 import { child, readMapping, readString, rejectUnknownKeys, type Problems } from './field-reader.ts';
 

@@ -10,7 +10,7 @@ import { deepEqual, isPlainObject } from '../k8s/json.ts';
 import { findResults, parseJsonPath } from '../k8s/jsonpath.ts';
 import type { Node, Pod } from '../k8s/types.ts';
 import { evaluateBudgetCheck } from './budget-expectations.ts';
-import type { BudgetRecord } from './budget-observation.ts';
+import type { BudgetRecord } from '../core/budget-records.ts';
 import type { EvictionRecord } from './drain.ts';
 import type { EventMatcher, ExpectCheck, ExpectSpec } from './expectations.ts';
 import { child, item } from './field-reader.ts';

@@ -16,7 +16,8 @@ import { budgetsCell, budgetsSection, evictionsHtml } from './budget-report.ts';
 import { describeExpectation, describeUnsettled, showElapsed } from './describe.ts';
 import type { PodRecord } from './observation.ts';
 import type { ScenarioRunResult, Snapshot, StepResult } from './runner.ts';
-import { showCosts, showRebalance, summarizeSpreads, type SpreadSummary } from './spread-summary.ts';
+import { showRebalance, summarizeSpreads, type SpreadSummary } from './spread-summary.ts';
+import { showCosts } from '../k8s/deletion-cost-text.ts';
 import { escapeXml as esc, renderTimelineChart, type ChartSeries } from './timeline-chart.ts';
 
 /** The reports' stylesheet (the race report's too: race-html.ts). */

@@ -19,7 +19,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { validateWorkloadSpread } from '../api/validation.ts';
 import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
-import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate } from '../client/loopback-certificates.ts';
 import { planSpread } from '../core/plan.ts';
 import { runScenario } from './runner.ts';
 import { scenarioFromValue } from './scenario.ts';

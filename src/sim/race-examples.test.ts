@@ -16,7 +16,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate } from '../client/loopback-certificates.ts';
 import { raceSummaryLine, renderRaceReport } from './race-report.ts';
 import { runRaces } from './race-runs.ts';
 import { parseScenario } from './scenario.ts';

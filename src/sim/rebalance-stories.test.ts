@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { BUILTIN } from '../client/resources.ts';
 import { Watcher } from '../client/watcher.ts';
-import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate } from '../client/loopback-certificates.ts';
 import { isPodReady, isPodTerminating, podPhase } from '../k8s/pod.ts';
 import type { Pod } from '../k8s/types.ts';
 import type { SimBackend } from './backend.ts';

@@ -17,7 +17,8 @@ import { describeExpectation, describeUnsettled, showElapsed } from './describe.
 import type { ExpectationResult } from './evaluate.ts';
 import type { EventRecord } from './observation.ts';
 import type { ScenarioRunResult, Snapshot, StepResult } from './runner.ts';
-import { showCosts, showRebalance, summarizeSpreads } from './spread-summary.ts';
+import { showRebalance, summarizeSpreads } from './spread-summary.ts';
+import { showCosts } from '../k8s/deletion-cost-text.ts';
 
 export interface TableStyle {
   color: boolean;

@@ -8,7 +8,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUILTIN } from '../client/resources.ts';
-import { generateServingCertificate } from '../cluster/apiserver/certs.ts';
+import { generateServingCertificate } from '../client/loopback-certificates.ts';
 import { runScenario, type StepResult } from './runner.ts';
 import { formatProblems, parseScenario, type Scenario } from './scenario.ts';
 

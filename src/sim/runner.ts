@@ -22,7 +22,7 @@ import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { describeError, isNotFound } from '../client/errors.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import { BUILTIN, type ResourceRef } from '../client/resources.ts';
-import type { ServingCertificate } from '../cluster/apiserver/certs.ts';
+import type { ServingCertificate } from '../client/loopback-certificates.ts';
 import { formatTime } from '../k8s/time.ts';
 import { ROLLOUT_KINDS } from '../k8s/rollout-status.ts';
 import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
@@ -31,7 +31,8 @@ import { CONTROLLER_KNOWN_KINDS } from '../core/replicas.ts';
 import { whitelistFromConfigMap } from '../kube/whitelist-source.ts';
 import type { KubeObject, Node, Pod } from '../k8s/types.ts';
 import { applyObjects, REPLACE_ANYTHING, runAction, type ApplyPolicy } from './actions.ts';
-import { listBudgets, type BudgetRecord } from './budget-observation.ts';
+import { listBudgets } from './budget-listing.ts';
+import type { BudgetRecord } from '../core/budget-records.ts';
 import type { EvictionRecord } from './drain.ts';
 import type { SettleOutcome, SettleProbe, SimBackend } from './backend.ts';
 import { describeAction, describeUnsettled } from './describe.ts';
@@ -45,7 +46,7 @@ import { DEFAULT_SETTLE_TIMEOUT_MS, type ActionName, type Step, type SubsetPods 
 
 export type { ExpectationResult } from './evaluate.ts';
 export type { EventRecord, PodRecord, WorkloadSpreadRecord } from './observation.ts';
-export type { BudgetRecord } from './budget-observation.ts';
+export type { BudgetRecord } from '../core/budget-records.ts';
 export type { EvictionRecord } from './drain.ts';
 
 /** The cluster as observed at one moment. */

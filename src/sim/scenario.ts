@@ -14,13 +14,13 @@
  */
 import { KIND as WS_KIND, GROUP as WS_GROUP } from '../api/workloadspread.ts';
 import { DEFAULT_UNSCHEDULABLE_RECOVERY_SECONDS } from '../api/keys.ts';
-import { expandNodeSpecs, type NodeSpec } from '../cluster/nodes.ts';
+import { expandNodeSpecs, type NodeSpec } from '../k8s/node-specs.ts';
 import { deepClone, isPlainObject } from '../k8s/json.ts';
 import { parseQuantityNanos } from '../k8s/quantity.ts';
 import { parseTime } from '../k8s/time.ts';
 import type { KubeObject, Taint } from '../k8s/types.ts';
 import { parseManifests } from '../k8s/yaml.ts';
-import { parseDuration } from './duration.ts';
+import { parseDuration } from '../k8s/duration.ts';
 import { readOwnerReferences } from './owners.ts';
 import type { WorkloadSpreadRef } from './expectations.ts';
 import {

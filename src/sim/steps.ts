@@ -21,10 +21,10 @@ import { API_VERSION as WS_API_VERSION, KIND as WS_KIND } from '../api/workloads
 import { apiVersionOf, BUILTIN } from '../client/resources.ts';
 import { isPlainObject } from '../k8s/json.ts';
 import type { KubeObject, Taint } from '../k8s/types.ts';
-import type { NodeSpec } from '../cluster/nodes.ts';
+import type { NodeSpec } from '../k8s/node-specs.ts';
 import { parseDrain, type DrainAction } from './drain.ts';
 import { readPodTemplate, type CreatePodsAction } from './owners.ts';
-import { parseDuration } from './duration.ts';
+import { parseDuration } from '../k8s/duration.ts';
 import { parseExpectations, type ExpectSpec, type WorkloadSpreadRef } from './expectations.ts';
 import { child, describeType, item, readList, readMapping, readNonNegativeInt, readString, rejectUnknownKeys, type Problems } from './field-reader.ts';
 

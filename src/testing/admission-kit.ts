@@ -25,6 +25,7 @@ import { GroupCommit, type GroupCommitStore } from '../webhook/group-commit.ts';
 import type { PodAdmissionDeps } from '../webhook/pod-admission-deps.ts';
 import { RecentPlacements } from '../webhook/recent-placements.ts';
 import type { ApiReads } from '../webhook/view-reads.ts';
+import { FresherThanCache } from '../kube/api-reader.ts';
 
 /** A fixture review as raw JSON, to edit before use. */
 export function fixtureReview(name: string): { apiVersion: string; kind: string; request: Record<string, unknown> } {
@@ -67,6 +68,8 @@ export class FakeCluster implements ClusterView, ApiReads {
   freshError: string | undefined;
   /** API server reads of pods so far. */
   freshReads = 0;
+  /** Objects read that the "cache" has not caught up with, across admissions (as the manager's ApiReader keeps them). */
+  readonly fresher = new FresherThanCache();
 
   whitelist(): Whitelist | WhitelistReadError {
     return this.whitelistValue;

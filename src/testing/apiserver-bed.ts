@@ -8,9 +8,9 @@ import { request } from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import type { Clock } from '../clock/clock.ts';
 import type { KubeObject } from '../k8s/types.ts';
-import { generateServingCertificate, type ServingCertificate } from '../cluster/apiserver/certs.ts';
-import type { Status } from '../cluster/apiserver/errors.ts';
-import { startApiServer, type ApiServer, type ApiServerOptions } from '../cluster/apiserver/server.ts';
+import { generateServingCertificate, type ServingCertificate } from '../client/loopback-certificates.ts';
+import type { Status } from '../client/errors.ts';
+import { startApiServer, type ApiServer, type ApiServerOptions } from '../cluster/index.ts';
 
 export interface TestCluster {
   server: ApiServer;

@@ -6,8 +6,8 @@
 import type { Clock } from '../clock/clock.ts';
 import { connectionFromKubeconfigText, type Connection } from '../client/config.ts';
 import { KubeClient, type KubeClientOptions } from '../client/http-client.ts';
-import { generateServingCertificate, type ServingCertificate } from '../cluster/apiserver/certs.ts';
-import { startApiServer, type ApiServer, type ApiServerOptions } from '../cluster/apiserver/server.ts';
+import { generateServingCertificate, type ServingCertificate } from '../client/loopback-certificates.ts';
+import { startApiServer, type ApiServer, type ApiServerOptions } from '../cluster/index.ts';
 
 export interface ClientTestBed {
   server: ApiServer;

@@ -6,8 +6,8 @@
 import { BUILTIN } from '../client/resources.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import type { Pod } from '../k8s/types.ts';
-import { generateServingCertificate, type ServingCertificate } from '../cluster/apiserver/certs.ts';
-import { startCluster, type ClusterOptions, type EmbeddedCluster } from '../cluster/cluster.ts';
+import { generateServingCertificate, type ServingCertificate } from '../client/loopback-certificates.ts';
+import { startCluster, type ClusterOptions, type EmbeddedCluster } from '../cluster/index.ts';
 
 let certificate: ServingCertificate | undefined;
 

@@ -4,14 +4,17 @@
  * scratch trees with one planted violation each — an upward import, a
  * sideways import between webhook and controller, a file cycle (also through
  * `import type`), I/O in a pure layer, production code importing test
- * support — and require it to name the rule and the files; a clean scratch
- * tree and this repository's own src/ must pass.
+ * support, an import past the embedded cluster's or the simulator's door
+ * (from production code, a test, the test kit, a benchmark) — and require it
+ * to name the rule and the files; a clean scratch tree and this repository's
+ * own src/, bench/ and scripts/ must pass.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
@@ -19,6 +22,7 @@ const repo = fileURLToPath(new URL('../../', import.meta.url));
 const config = join(repo, '.dependency-cruiser.cjs');
 const depcruise = join(repo, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs');
 const scratch: string[] = [];
+const require = createRequire(import.meta.url);
 
 after(() => {
   for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
@@ -30,21 +34,38 @@ interface Violation {
   to: string;
 }
 
+interface Cruised {
+  status: number | null;
+  violations: Violation[];
+  /** Every import seen: importing file → imported files. */
+  imports: Map<string, string[]>;
+  output: string;
+}
+
+/** What `npm run lint:imports` cruises (the folders of them that exist in `dir`). */
+const TARGETS = ['src', 'bench', 'scripts'];
+
 /**
- * Runs the project's rules on `dir` (cwd) over `target` as `npm test` does (its exit code and
- * output), and again with the JSON reporter for the violations in detail.
+ * Runs the project's rules on `dir` (cwd) as `npm run lint:imports` does (its exit code and
+ * output), and again with the JSON reporter for the violations and imports in detail.
  */
-function cruise(dir: string, target = 'src'): { status: number | null; violations: Violation[]; output: string } {
-  const plain = spawnSync(process.execPath, [depcruise, target, '--config', config], { cwd: dir, encoding: 'utf8' });
-  const json = spawnSync(process.execPath, [depcruise, target, '--config', config, '--output-type', 'json'], { cwd: dir, encoding: 'utf8' });
+function cruise(dir: string): Cruised {
+  const targets = TARGETS.filter((t) => existsSync(join(dir, t)));
+  const plain = spawnSync(process.execPath, [depcruise, ...targets, '--config', config], { cwd: dir, encoding: 'utf8' });
+  const json = spawnSync(process.execPath, [depcruise, ...targets, '--config', config, '--output-type', 'json'], { cwd: dir, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
   let violations: Violation[] = [];
+  const imports = new Map<string, string[]>();
   try {
-    const report = JSON.parse(json.stdout) as { summary: { violations: { rule: { name: string }; from: string; to: string }[] } };
+    const report = JSON.parse(json.stdout) as {
+      modules: { source: string; dependencies: { resolved: string }[] }[];
+      summary: { violations: { rule: { name: string }; from: string; to: string }[] };
+    };
     violations = report.summary.violations.map((v) => ({ rule: v.rule.name, from: v.from, to: v.to }));
+    for (const m of report.modules) imports.set(m.source, m.dependencies.map((d) => d.resolved));
   } catch {
     // Not JSON: the assertions show the plain output.
   }
-  return { status: plain.status, violations, output: `${plain.stdout}${plain.stderr}` };
+  return { status: plain.status, violations, imports, output: `${plain.stdout}${plain.stderr}` };
 }
 
 /** A scratch project: the repository's tsconfig and the given files under it. */
@@ -60,7 +81,12 @@ function tree(files: Record<string, string>): string {
   return dir;
 }
 
-/** A small tree that follows every rule: core → api → k8s, webhook → core, a test that imports test support. */
+/**
+ * A small tree that follows every rule: core → api → k8s, webhook → core, a test that imports
+ * test support; the embedded cluster and the simulator entered through their doors (by the
+ * simulator, the CLI, the test kit, a test and a benchmark), their own files and tests importing
+ * one another, the cluster's own test support, and a benchmark on the cluster's white-box list.
+ */
 const CLEAN: Record<string, string> = {
   'src/k8s/json.ts': 'export const isObject = (v: unknown): boolean => typeof v === "object" && v !== null;\n',
   'src/api/keys.ts': 'import { isObject } from "../k8s/json.ts";\nexport const KEY = isObject({}) ? "k" : "";\n',
@@ -68,15 +94,35 @@ const CLEAN: Record<string, string> = {
   'src/webhook/handler.ts': 'import { choose } from "../core/choice.ts";\nexport const handle = (): string => choose();\n',
   'src/testing/kit.ts': 'import { handle } from "../webhook/handler.ts";\nexport const run = (): string => handle();\n',
   'src/webhook/handler.test.ts': 'import { run } from "../testing/kit.ts";\nrun();\n',
+  'src/cluster/apiserver/store.ts': 'import { isObject } from "../../k8s/json.ts";\nexport const store = (): boolean => isObject({});\n',
+  'src/cluster/cluster.ts': 'import { store } from "./apiserver/store.ts";\nexport const startCluster = (): boolean => store();\n',
+  'src/cluster/index.ts': 'export { startCluster } from "./cluster.ts";\n',
+  'src/cluster/apiserver/store.test.ts': 'import { store } from "./store.ts";\nimport { nodes } from "../testing/fixtures.ts";\nstore();\nnodes();\n',
+  'src/cluster/testing/fixtures.ts': 'import { store } from "../apiserver/store.ts";\nexport const nodes = (): boolean => store();\n',
+  'src/sim/runner.ts': 'import { startCluster } from "../cluster/index.ts";\nexport const runScenario = (): boolean => startCluster();\n',
+  'src/sim/index.ts': 'export { runScenario } from "./runner.ts";\n',
+  'src/sim/runner.test.ts': 'import { runScenario } from "./runner.ts";\nrunScenario();\n',
+  'src/cli/simulate.ts': 'import { runScenario } from "../sim/index.ts";\nexport const simulate = (): boolean => runScenario();\n',
+  'src/testing/cluster-bed.ts': 'import { startCluster } from "../cluster/index.ts";\nexport const bed = (): boolean => startCluster();\n',
+  'src/manager/manager.test.ts': 'import { startCluster } from "../cluster/index.ts";\nimport { bed } from "../testing/cluster-bed.ts";\nstartCluster();\nbed();\n',
+  'bench/cluster-scale-up.ts': 'import { startCluster } from "../src/cluster/index.ts";\nstartCluster();\n',
+  'bench/match-conditions.ts': 'import { store } from "../src/cluster/apiserver/store.ts";\nstore();\n',
 };
 
 function expectViolation(files: Record<string, string>, expected: Violation): void {
+  expectViolations(files, [expected]);
+}
+
+/** Plants `files` in a clean tree; every one of `expected` must be reported. */
+function expectViolations(files: Record<string, string>, expected: readonly Violation[]): void {
   const result = cruise(tree({ ...CLEAN, ...files }));
   assert.notEqual(result.status, 0, `the violation was not reported:\n${result.output}`);
-  assert.ok(
-    result.violations.some((v) => v.rule === expected.rule && v.from === expected.from && v.to === expected.to),
-    `expected ${JSON.stringify(expected)} among ${JSON.stringify(result.violations)}`,
-  );
+  for (const e of expected) {
+    assert.ok(
+      result.violations.some((v) => v.rule === e.rule && v.from === e.from && v.to === e.to),
+      `expected ${JSON.stringify(e)} among ${JSON.stringify(result.violations)}`,
+    );
+  }
 }
 
 describe('the import rule (dependency-cruiser)', () => {
@@ -145,9 +191,59 @@ describe('the import rule (dependency-cruiser)', () => {
     );
   });
 
-  it("passes this repository's src/", () => {
+  it("fails every import behind the embedded cluster's door from outside the folder: production code, a type-only import, a test, the test kit, a benchmark, a script", () => {
+    expectViolations(
+      {
+        'src/sim/deep.ts': 'import { store } from "../cluster/apiserver/store.ts";\nexport const x = store;\n',
+        'src/cli/deep.ts': 'import type { startCluster } from "../cluster/cluster.ts";\nexport type X = typeof startCluster;\n',
+        'src/client/deep.test.ts': 'import { startCluster } from "../cluster/cluster.ts";\nstartCluster();\n',
+        'src/webhook/fixtures.test.ts': 'import { nodes } from "../cluster/testing/fixtures.ts";\nnodes();\n',
+        'src/testing/deep-bed.ts': 'import { store } from "../cluster/apiserver/store.ts";\nexport const x = store;\n',
+        'bench/deep.ts': 'import { store } from "../src/cluster/apiserver/store.ts";\nstore();\n',
+        'scripts/deep.ts': 'import { startCluster } from "../src/cluster/cluster.ts";\nstartCluster();\n',
+      },
+      [
+        { rule: 'cluster-door', from: 'src/sim/deep.ts', to: 'src/cluster/apiserver/store.ts' },
+        { rule: 'cluster-door', from: 'src/cli/deep.ts', to: 'src/cluster/cluster.ts' },
+        { rule: 'cluster-door', from: 'src/client/deep.test.ts', to: 'src/cluster/cluster.ts' },
+        { rule: 'cluster-door', from: 'src/webhook/fixtures.test.ts', to: 'src/cluster/testing/fixtures.ts' },
+        { rule: 'cluster-door', from: 'src/testing/deep-bed.ts', to: 'src/cluster/apiserver/store.ts' },
+        { rule: 'cluster-door', from: 'bench/deep.ts', to: 'src/cluster/apiserver/store.ts' },
+        { rule: 'cluster-door', from: 'scripts/deep.ts', to: 'src/cluster/cluster.ts' },
+      ],
+    );
+  });
+
+  it("fails the CLI importing a file behind the simulator's door", () => {
+    expectViolation(
+      { 'src/cli/deep.ts': 'import { runScenario } from "../sim/runner.ts";\nexport const x = runScenario;\n' },
+      { rule: 'sim-door', from: 'src/cli/deep.ts', to: 'src/sim/runner.ts' },
+    );
+  });
+
+  it("fails production code importing a part's own test support", () => {
+    expectViolation(
+      { 'src/cluster/uses-fixtures.ts': 'import { nodes } from "./testing/fixtures.ts";\nexport const x = nodes;\n' },
+      { rule: 'production-not-to-testing', from: 'src/cluster/uses-fixtures.ts', to: 'src/cluster/testing/fixtures.ts' },
+    );
+  });
+
+  it("passes this repository's src/, bench/ and scripts/; only the white-box files reach behind a door", () => {
     const result = cruise(repo);
     assert.equal(result.status, 0, result.output);
     assert.deepEqual(result.violations, []);
+    // The white-box list stays exact: each file on it exists and still names an internal file
+    // (one that no longer does must come off the list), and nothing else outside reaches in.
+    const doorRule = (part: string) => (require(config) as { forbidden: { name: string; from: { pathNot: string[] } }[] }).forbidden.find((r) => r.name === `${part}-door`);
+    for (const part of ['cluster', 'sim']) {
+      const rule = doorRule(part);
+      assert.ok(rule !== undefined, `no rule ${part}-door`);
+      const listed = rule.from.pathNot.slice(1).map((re) => re.replace(/^\^/, '').replace(/\$$/, '').replace(/\\(.)/g, '$1'));
+      const reachingIn = [...result.imports]
+        .filter(([from, to]) => !from.startsWith(`src/${part}/`) && to.some((t) => t.startsWith(`src/${part}/`) && t !== `src/${part}/index.ts`))
+        .map(([from]) => from)
+        .sort();
+      assert.deepEqual(reachingIn, [...listed].sort(), `files outside src/${part}/ that import behind its door`);
+    }
   });
 });

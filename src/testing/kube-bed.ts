@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { workloadSpreadCrd } from '../api/crd.ts';
 import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
 import type { VirtualClock } from '../clock/virtual-clock.ts';
-import type { ServingCertificate } from '../cluster/apiserver/certs.ts';
+import type { ServingCertificate } from '../client/loopback-certificates.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { startClientTestBed, type ClientTestBed } from './client-test-bed.ts';
 

@@ -14,15 +14,8 @@ import { VirtualClock } from '../clock/virtual-clock.ts';
 import type { KubeClient } from '../client/http-client.ts';
 import type { Logger } from '../client/logger.ts';
 import { BUILTIN, refForKind, type ResourceRef } from '../client/resources.ts';
-import { generateServingCertificate, type ServingCertificate } from '../cluster/apiserver/certs.ts';
-import { startCluster, type ClusterOptions, type EmbeddedCluster } from '../cluster/cluster.ts';
-import { deploymentController } from '../cluster/controllers/deployment.ts';
-import { disruptionController } from '../cluster/controllers/disruption.ts';
-import { jobController } from '../cluster/controllers/job.ts';
-import type { ControllerFactory } from '../cluster/controllers/component.ts';
-import { defaultControllers } from '../cluster/controllers/registry.ts';
-import { replicaSetController } from '../cluster/controllers/replicaset.ts';
-import { statefulSetController } from '../cluster/controllers/statefulset.ts';
+import { generateServingCertificate, type ServingCertificate } from '../client/loopback-certificates.ts';
+import { startCluster, type ClusterOptions, type EmbeddedCluster, type ControllerFactory, defaultControllers } from '../cluster/index.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import { ManagerCaches } from '../kube/caches.ts';
 import { createEventRecorder, EngineEventSink, WEBHOOK_COMPONENT } from '../kube/events.ts';
@@ -111,10 +104,9 @@ export interface WebhookCluster {
 /** Six nodes, two per zone a/b/c, 4 CPU and 110 pods each unless `options.nodes` says otherwise. */
 export const ZONED_NODES = ['a', 'b', 'c'].flatMap((z) => [1, 2].map((i) => ({ name: `${z}${i}`, labels: { [ZONE_LABEL]: z } })));
 
-/** The default control loops plus every workload controller (each once, whatever the defaults already hold). */
+/** The control loops of the webhook and manager beds: the cluster's defaults, which hold every workload controller. */
 export function workloadControllers(): ControllerFactory[] {
-  const all = [...defaultControllers(), replicaSetController, deploymentController, statefulSetController, jobController, disruptionController];
-  return all.filter((f, i) => all.findIndex((g) => g.name === f.name) === i);
+  return defaultControllers();
 }
 
 export async function startWebhookCluster(options: ClusterOptions = {}): Promise<WebhookCluster> {

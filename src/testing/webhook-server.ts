@@ -16,7 +16,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import type { AddressInfo } from 'node:net';
 import type { Operation } from 'rfc6902';
 import type { Clock } from '../clock/clock.ts';
-import { createCertificateAuthority, issueServingCertificate, type CertificateAuthority } from '../cluster/apiserver/certs.ts';
+import { createCertificateAuthority, issueServingCertificate, type CertificateAuthority } from '../client/loopback-certificates.ts';
 
 /** The `request` of an AdmissionReview, loosely typed: tests look at whatever they need. */
 export interface AdmissionRequest {

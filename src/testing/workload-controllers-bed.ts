@@ -14,7 +14,7 @@ import { isPodReady } from '../k8s/pod.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import { startClientTestBed, type ClientTestBed } from './client-test-bed.ts';
-import type { ServingCertificate } from '../cluster/apiserver/certs.ts';
+import type { ServingCertificate } from '../client/loopback-certificates.ts';
 
 export async function startControllerTestBed(clock: VirtualClock, certificate: ServingCertificate): Promise<ClientTestBed> {
   return startClientTestBed(clock, certificate, { client: { userAgent: 'controller-test' } });

@@ -20,6 +20,7 @@ import type { FieldError } from '../k8s/field-errors.ts';
 import { invalidObjectMessage, invalidStatusCauses } from '../k8s/field-errors.ts';
 import { diffJson } from '../k8s/json-diff.ts';
 import { isPlainObject } from '../k8s/json.ts';
+import type { AdmissionOperation, GroupVersionKind, GroupVersionResource } from '../k8s/wire.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 export const ADMISSION_REVIEW_KIND = 'AdmissionReview';
@@ -27,19 +28,7 @@ export const ADMISSION_REVIEW_KIND = 'AdmissionReview';
 /** The largest review body accepted (controller-runtime's limit: 3 MiB; the API server caps objects near there). */
 export const MAX_ADMISSION_BODY_BYTES = 3 * 1024 * 1024;
 
-export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
-
-export interface GroupVersionKind {
-  group: string;
-  version: string;
-  kind: string;
-}
-
-export interface GroupVersionResource {
-  group: string;
-  version: string;
-  resource: string;
-}
+export type { AdmissionOperation, GroupVersionKind, GroupVersionResource };
 
 export interface AdmissionUserInfo {
   username?: string;

@@ -157,6 +157,8 @@ export interface NamespaceReachOptions {
   validatingName: string;
   managerNamespace: string;
   guardPodDeletion: boolean;
+  /** The namespaces the manager caches (`--watch-namespaces`): no other joins the reach. Undefined: all. */
+  watchNamespaces?: readonly string[];
   log?: Logger;
 }
 
@@ -174,6 +176,7 @@ export class NamespaceReach {
    */
   async include(kind: 'workloadspread' | 'budget', namespace: string): Promise<void> {
     const o = this.#o;
+    if (o.watchNamespaces !== undefined && !o.watchNamespaces.includes(namespace)) return;
     const scope = { kind: 'namespaces' as const, workloadSpreads: kind === 'workloadspread' ? [namespace] : [], budgets: kind === 'budget' ? [namespace] : [] };
     const reach = podWebhookNamespaces(scope, o.guardPodDeletion);
     const excluded = excludedNamespaces(o.managerNamespace);

@@ -67,6 +67,8 @@ export interface KubeWebhookOptions {
   subsetPatches?: SubsetPatchPolicy;
   /** The namespaces scope: a WorkloadSpread's or budget's namespace joins the pod webhooks' reach before its creation is admitted. */
   reach?: NamespaceReach;
+  /** The namespaces the manager caches (`--watch-namespaces`); an object elsewhere is admitted with a warning. Undefined: all. */
+  watchNamespaces?: readonly string[];
 }
 
 export interface KubeWebhook {
@@ -80,6 +82,13 @@ export interface KubeWebhook {
 async function reached(req: AdmissionRequest, kind: 'workloadspread' | 'budget', response: AdmissionResponse, reach: NamespaceReach | undefined): Promise<AdmissionResponse> {
   if (reach !== undefined && response.allowed && req.operation === 'CREATE' && !isDryRun(req) && req.namespace !== '') await reach.include(kind, req.namespace);
   return response;
+}
+
+/** An object admitted in a namespace this manager does not cache is told so: nothing will act on it. */
+function unwatched(req: AdmissionRequest, what: string, response: AdmissionResponse, watched: readonly string[] | undefined): AdmissionResponse {
+  if (watched === undefined || !response.allowed || req.namespace === '' || watched.includes(req.namespace) || (req.operation !== 'CREATE' && req.operation !== 'UPDATE')) return response;
+  const warning = `this manager watches only the namespaces ${watched.join(', ')} (--watch-namespaces): ${what} in namespace ${req.namespace} is stored, and nothing acts on it`;
+  return { ...response, warnings: [...(response.warnings ?? []), warning] };
 }
 
 /** The admission handlers (pods, WorkloadSpreads, DomainDisruptionBudgets), sharing one group commit, over the manager's kube layer. */
@@ -132,8 +141,8 @@ export function webhookFromKube(options: KubeWebhookOptions): KubeWebhook {
         ...(options.budgets === undefined ? {} : { budgets: options.budgets }),
         ...(options.guardPodDeletion === undefined ? {} : { guardPodDeletion: options.guardPodDeletion }),
       }),
-      [VALIDATE_WORKLOADSPREAD_PATH]: async (req) => reached(req, 'workloadspread', await admitWorkloadSpread(req, validation), options.reach),
-      [VALIDATE_DDB_PATH]: async (req) => reached(req, 'budget', admitDomainDisruptionBudget(req, view), options.reach),
+      [VALIDATE_WORKLOADSPREAD_PATH]: async (req) => unwatched(req, 'this WorkloadSpread', await reached(req, 'workloadspread', await admitWorkloadSpread(req, validation), options.reach), options.watchNamespaces),
+      [VALIDATE_DDB_PATH]: async (req) => unwatched(req, 'this DomainDisruptionBudget', await reached(req, 'budget', admitDomainDisruptionBudget(req, view), options.reach), options.watchNamespaces),
     },
   };
 }

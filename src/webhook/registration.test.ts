@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { VirtualClock } from '../clock/virtual-clock.ts';
+import { memoryLogger } from '../client/logger.ts';
 import { BUILTIN } from '../client/resources.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { startClientTestBed, testBedCertificate, type ClientTestBed } from '../testing/client-test-bed.ts';
@@ -135,6 +136,36 @@ describe('registerWebhooks against the API server', () => {
     assert.equal((await registerWebhooks(bed.client, webhookConfigurations(options))).validating, 'updated');
     assert.deepEqual(await selector(), { matchLabels: { 'workloadspread.io/managed': 'true' } });
   });
+});
+
+describe('registration leaves installer-owned configurations alone', () => {
+  const clock = new VirtualClock();
+  let bed: ClientTestBed;
+  before(async () => {
+    bed = await startClientTestBed(clock, testBedCertificate());
+  });
+  after(async () => bed.close());
+
+  for (const [owner, annotations] of [
+    ['Helm release ws', { 'meta.helm.sh/release-name': 'ws', 'meta.helm.sh/release-namespace': 'ws-system' }],
+    ['kubectl apply', { 'kubectl.kubernetes.io/last-applied-configuration': '{}' }],
+  ] as const) {
+    test(`a configuration of ${owner} keeps its service reference: no url beside it`, async () => {
+      const installed = webhookConfigurations({ managerNamespace: 'ws-system', endpoint: { service: { name: 'workloadspread-webhook', namespace: 'ws-system' } } });
+      for (const [ref, obj] of [[BUILTIN.mutatingwebhookconfigurations, installed.mutating], [BUILTIN.validatingwebhookconfigurations, installed.validating]] as const) {
+        await bed.client.delete(ref, obj.metadata?.name ?? '').catch(() => undefined);
+        await bed.client.create(ref, { ...obj, metadata: { ...obj.metadata, annotations } });
+      }
+      const log = memoryLogger();
+      const byUrl = webhookConfigurations({ managerNamespace: 'ws-system', endpoint: { url: 'https://127.0.0.1:9443' } });
+      assert.deepEqual(await registerWebhooks(bed.client, byUrl, log), { mutating: 'installer-owned', validating: 'installer-owned' });
+      for (const hook of webhooks(await bed.client.get(BUILTIN.mutatingwebhookconfigurations, MUTATING_CONFIGURATION_NAME))) {
+        assert.equal(hook.clientConfig['url'], undefined);
+        assert.deepEqual(hook.clientConfig['service'], { namespace: 'ws-system', name: 'workloadspread-webhook', path: '/mutate-pod', port: 443 });
+      }
+      assert.ok(log.lines.some((l) => l.level === 'warn' && l.message.includes(`belongs to ${owner}`)), JSON.stringify(log.lines));
+    });
+  }
 });
 
 describe('the namespaces scope: the managed requirement', () => {

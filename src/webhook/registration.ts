@@ -22,6 +22,14 @@
  * `workloadspread.io/managed=true` (D21) unless `--guard-pod-deletion` asks
  * for every deletion. Every field the API server would default is set,
  * so comparing what is stored with what is wanted needs no guessing.
+ *
+ * Registration never rewrites a configuration an installer owns — one Helm
+ * manages (`meta.helm.sh/release-name`) or `kubectl apply` wrote
+ * (`kubectl.kubernetes.io/last-applied-configuration`): pointing such a
+ * configuration's webhooks at a URL would leave the installer's next apply
+ * with both `url` and `service`, which the API server refuses (the chart has
+ * `webhook.url` for a URL). The manager then keeps only its own fields there
+ * (configuration-keeper.ts).
  */
 import { describeError, isAlreadyExists, isConflict, isNotFound } from '../client/errors.ts';
 import type { KubeClient } from '../client/http-client.ts';
@@ -245,7 +253,18 @@ function mergeWebhooks(stored: unknown, wanted: unknown): unknown[] {
   });
 }
 
-async function apply(client: KubeClient, ref: ResourceRef, wanted: KubeObject, log: Logger): Promise<'created' | 'updated' | 'unchanged'> {
+/** Who installed a stored configuration, when an installer owns it (Helm, `kubectl apply`). */
+export function configurationOwner(stored: KubeObject): string | undefined {
+  const annotations = stored.metadata?.annotations ?? {};
+  const release = annotations['meta.helm.sh/release-name'];
+  if (typeof release === 'string' && release !== '') return `Helm release ${release}`;
+  if (typeof annotations['kubectl.kubernetes.io/last-applied-configuration'] === 'string') return 'kubectl apply';
+  return undefined;
+}
+
+export type RegistrationResult = 'created' | 'updated' | 'unchanged' | 'installer-owned';
+
+async function apply(client: KubeClient, ref: ResourceRef, wanted: KubeObject, log: Logger): Promise<RegistrationResult> {
   const name = wanted.metadata?.name ?? '';
   for (let attempt = 1; ; attempt++) {
     let stored: KubeObject | undefined;
@@ -260,6 +279,11 @@ async function apply(client: KubeClient, ref: ResourceRef, wanted: KubeObject, l
         log.info({ configuration: name }, 'webhook configuration created');
         return 'created';
       }
+      const owner = configurationOwner(stored);
+      if (owner !== undefined) {
+        log.warn({ configuration: name, owner }, `webhook configuration ${name} belongs to ${owner}: --register-webhooks leaves it as installed (the manager keeps only its caBundle and namespaces); with the Helm chart, set webhook.url instead`);
+        return 'installer-owned';
+      }
       const webhooks = mergeWebhooks(stored['webhooks'], wanted['webhooks']);
       const labels = { ...(stored.metadata?.labels ?? {}), ...(wanted.metadata?.labels ?? {}) };
       if (containsFields(stored['webhooks'], webhooks) && containsFields(stored.metadata?.labels ?? {}, labels)) return 'unchanged';
@@ -273,8 +297,8 @@ async function apply(client: KubeClient, ref: ResourceRef, wanted: KubeObject, l
   }
 }
 
-/** Creates or updates both configurations; idempotent (no write when they already match). */
-export async function registerWebhooks(client: KubeClient, configurations: WebhookConfigurations, log: Logger = silentLogger): Promise<{ mutating: string; validating: string }> {
+/** Creates or updates both configurations; idempotent (no write when they already match); an installer-owned one is left alone. */
+export async function registerWebhooks(client: KubeClient, configurations: WebhookConfigurations, log: Logger = silentLogger): Promise<{ mutating: RegistrationResult; validating: RegistrationResult }> {
   const mutating = await apply(client, BUILTIN.mutatingwebhookconfigurations, configurations.mutating, log);
   const validating = await apply(client, BUILTIN.validatingwebhookconfigurations, configurations.validating, log);
   return { mutating, validating };

@@ -12,10 +12,18 @@ import type { ClusterView, ObjectRef, ReadRequest, RecentPlacement, ViewLookup }
 import type { Lookup } from '../k8s/lookup.ts';
 import { apiVersionGroup } from '../k8s/pod.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
+import type { FresherThanCache } from '../kube/api-reader.ts';
 
 /** What makes the reads (kube/api-reader.ts in the manager). */
 export interface ApiReads {
   read(request: ReadRequest): Promise<Lookup<KubeObject>>;
+  /**
+   * Objects read from the API server that are newer than the cache's copy,
+   * remembered across admissions until the cache moves (`FresherThanCache`):
+   * the pods of a scale-out the cache has not seen are decided on the count
+   * one of them read, without a read each.
+   */
+  fresher?: FresherThanCache;
 }
 
 /**
@@ -56,7 +64,12 @@ export class ReadThroughView implements ClusterView {
     const key = readKey(request);
     if (this.#done.has(key)) return;
     this.count++;
-    this.#done.set(key, await this.#reads.read(request));
+    const answer = await this.#reads.read(request);
+    this.#done.set(key, answer);
+    if (request.kind === 'object' && 'found' in answer && this.#reads.fresher !== undefined) {
+      const cached = this.#base.object(request.namespace, request.ref, { exactVersion: request.exactVersion });
+      this.#reads.fresher.remember(key, answer.found, 'found' in cached ? cached.found : undefined);
+    }
   }
 
   whitelist(): ReturnType<ClusterView['whitelist']> {
@@ -72,12 +85,23 @@ export class ReadThroughView implements ClusterView {
   }
 
   object(namespace: string, ref: ObjectRef, options: { exactVersion?: boolean } = {}): ViewLookup<KubeObject> {
-    return this.#done.get(objectKey(namespace, ref, options.exactVersion === true)) ?? this.#base.object(namespace, ref, options);
+    const key = objectKey(namespace, ref, options.exactVersion === true);
+    const done = this.#done.get(key);
+    if (done !== undefined) return done;
+    const cached = this.#base.object(namespace, ref, options);
+    const fresher = this.#reads.fresher?.get(key, 'found' in cached ? cached.found : undefined);
+    return fresher === undefined ? cached : { found: fresher };
   }
 
   freshObject(namespace: string, ref: ObjectRef, options: { exactVersion?: boolean } = {}): ViewLookup<KubeObject> {
     const exactVersion = options.exactVersion === true;
-    return this.#done.get(objectKey(namespace, ref, exactVersion)) ?? { read: { kind: 'object', namespace, ref, exactVersion } };
+    const key = objectKey(namespace, ref, exactVersion);
+    const done = this.#done.get(key);
+    if (done !== undefined) return done;
+    // Read already by another admission, and the cache has not moved since: that read is as fresh.
+    const base = this.#base.object(namespace, ref, options);
+    const fresher = this.#reads.fresher?.get(key, 'found' in base ? base.found : undefined);
+    return fresher === undefined ? { read: { kind: 'object', namespace, ref, exactVersion } } : { found: fresher };
   }
 
   pod(namespace: string, name: string): ViewLookup<Pod> {

@@ -88,7 +88,7 @@ export function buildAdmissionReview(apiVersion: string, uid: string, attrs: Adm
 }
 
 /** What a webhook answered, once checked. */
-export interface AdmissionResponse {
+export interface CheckedWebhookResponse {
   allowed: boolean;
   /** The decoded JSON patch text, when there is one. */
   patch?: string;
@@ -97,7 +97,7 @@ export interface AdmissionResponse {
   warnings: string[];
 }
 
-export type Verified = { ok: true; response: AdmissionResponse } | { ok: false; error: string };
+export type Verified = { ok: true; response: CheckedWebhookResponse } | { ok: false; error: string };
 
 function gvkString(review: Record<string, unknown>): string {
   const apiVersion = asString(review['apiVersion']) ?? '';
@@ -208,7 +208,7 @@ export function verifyAdmissionResponse(apiVersion: string, uid: string, mutatin
   const patchType = asString(response['patchType']) ?? '';
   if (patchText !== undefined && patchType === '') return { ok: false, error: 'webhook returned response.patch but not response.patchType' };
   if (patchText !== undefined && !mutating) return { ok: false, error: 'validating webhook may not return response.patch' };
-  const out: AdmissionResponse = {
+  const out: CheckedWebhookResponse = {
     allowed: response['allowed'] === true,
     patchType,
     result: asRecord(response['status']) ?? {},

@@ -13,8 +13,8 @@ import { VirtualClock } from '../../clock/virtual-clock.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import { eventually } from '../../testing/eventually.ts';
 import { allow, deny, patch, startWebhookServer, type AdmissionRequest, type TestWebhookServer, type WebhookHandler } from '../../testing/webhook-server.ts';
-import { createCertificateAuthority } from './certs.ts';
-import { renderKubeconfig } from './kubeconfig.ts';
+import { createCertificateAuthority } from '../../client/loopback-certificates.ts';
+import { renderKubeconfig } from '../../client/kubeconfig.ts';
 import { expectStatus, pod, rawRequest, startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
 
 const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
@@ -575,7 +575,12 @@ describe('matchConditions', () => {
         ...conditions(['deletes', "request.operation == 'DELETE'"], ['robots-only', "request.userInfo.username.startsWith('system:serviceaccount:')"]),
       }),
     ]);
-    const token = c.server.control.addUser({ username: 'system:serviceaccount:kube-system:replicaset-controller', groups: ['system:serviceaccounts', 'system:authenticated'] });
+    const robotName = 'system:serviceaccount:kube-system:replicaset-controller';
+    const token = c.server.control.addUser({ username: robotName, groups: ['system:serviceaccounts', 'system:authenticated'] });
+    // RBAC is enforced: the robot may create and delete pods in this namespace, as its role would let it.
+    const rbac = c.kc.makeApiClient(k8s.RbacAuthorizationV1Api);
+    await rbac.createNamespacedRole({ namespace: ns, body: { metadata: { name: 'pods' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['create', 'delete'] }] } });
+    await rbac.createNamespacedRoleBinding({ namespace: ns, body: { metadata: { name: 'robot-pods' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pods' }, subjects: [{ kind: 'User', name: robotName }] } });
     const kc = new k8s.KubeConfig();
     kc.loadFromString(renderKubeconfig({ server: c.server.url, caPem: c.server.caPem, token, name: 'robot' }));
     const robot = kc.makeApiClient(k8s.CoreV1Api);

@@ -52,7 +52,7 @@ import {
   reviewVersionFor,
   verifyAdmissionResponse,
   webhookRejection,
-  type AdmissionResponse,
+  type CheckedWebhookResponse,
 } from './admission-review.ts';
 import { badRequest, forbidden, internalError, notFound, type Status } from './errors.ts';
 import { compileMatchConditions, evaluateMatchConditions, type CompiledMatchConditions, type MatchConditionInput } from './match-conditions.ts';
@@ -122,7 +122,7 @@ export type WebhookCallObserver = (call: WebhookCall) => void | ((end: WebhookCa
 
 /** The outcome of calling one webhook. */
 type CallOutcome =
-  | { kind: 'answered'; response: AdmissionResponse }
+  | { kind: 'answered'; response: CheckedWebhookResponse }
   /** upstream's ErrCallingWebhook: subject to failurePolicy. */
   | { kind: 'callFailed'; reason: string }
   /** Fails the request whatever the failure policy. */

@@ -24,7 +24,8 @@ import type { KubeObject } from '../../k8s/types.ts';
 import { internalError, ok, fail, type Result, type Status } from './errors.ts';
 import type { GroupVersionKind, RequestContext, ResourceDef, UserInfo } from './resource-def.ts';
 
-export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+import type { AdmissionOperation } from '../../k8s/wire.ts';
+export type { AdmissionOperation };
 
 export interface AdmissionAttributes {
   operation: AdmissionOperation;

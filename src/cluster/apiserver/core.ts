@@ -36,7 +36,7 @@ import { ObjectOperations, seededIdentities } from './operations.ts';
 import type { RequestContext, ResourceDef, UserInfo } from './resource-def.ts';
 import { ResourceRegistry } from './resources.ts';
 import { ObjectStore } from './storage.ts';
-import { installCustomResourceSchemas } from './schema/custom-resource-schema.ts';
+import { installCustomResourceSchemas } from './custom-resource-schema.ts';
 import { ServiceAllocator } from './strategies/service.ts';
 import { installTablePrinting } from './table/table.ts';
 import { SYSTEM_PRIORITY_CLASSES } from './strategies/policy.ts';

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
 import { VirtualClock } from '../../clock/virtual-clock.ts';
-import type { ServingCertificate } from './certs.ts';
+import type { ServingCertificate } from '../../client/loopback-certificates.ts';
 import { deployment, expectStatus, pod, rawRequest, rawWatch, startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
 
 const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);

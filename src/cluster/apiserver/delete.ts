@@ -25,14 +25,8 @@ import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN, finalizersOf, isNoopWrite, meta
 import { groupResourceOf, type ObjectOperations } from './operations.ts';
 import { storageKey, type RequestContext, type ResourceDef } from './resource-def.ts';
 
-export type PropagationPolicy = 'Orphan' | 'Background' | 'Foreground';
-
-export interface DeleteOptions {
-  gracePeriodSeconds?: number;
-  propagationPolicy?: PropagationPolicy;
-  orphanDependents?: boolean;
-  preconditions?: { uid?: string; resourceVersion?: string };
-}
+import type { DeleteOptions, PropagationPolicy } from '../../k8s/wire.ts';
+export type { DeleteOptions, PropagationPolicy };
 
 export interface DeleteOutcome {
   body: KubeObject | Status;

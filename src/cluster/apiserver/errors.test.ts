@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { VirtualClock } from '../../clock/virtual-clock.ts';
-import type { ServingCertificate } from './certs.ts';
+import type { ServingCertificate } from '../../client/loopback-certificates.ts';
 import { MAX_REQUEST_BODY_BYTES } from './body.ts';
 import { expectStatus, rawRequest, startTestCluster, testCertificate, type TestCluster } from '../../testing/apiserver-bed.ts';
 import { uploadUntilStopped } from '../../testing/hostile-client.ts';
@@ -118,7 +118,8 @@ describe('a body no route reads', () => {
     { method: 'GET', path: '/api/v1/namespaces', status: 200, token: true },
     { method: 'GET', path: '/healthz', status: 200, token: false },
     { method: 'GET', path: '/nothing/here', status: 404, token: true },
-    { method: 'POST', path: '/api/v1/namespaces/default/configmaps', status: 401, token: false },
+    // Anonymous (no token): refused by RBAC (403), as kube-apiserver with anonymous requests on.
+    { method: 'POST', path: '/api/v1/namespaces/default/configmaps', status: 403, token: false },
   ]) {
     test(`${r.method} ${r.path} with an endless chunked body: ${r.status}, and the connection is closed`, async () => {
       const out = await uploadUntilStopped(c.server.url, { method: r.method, path: r.path, ca: c.server.caPem, keepSending: true, ...(r.token ? { token: c.server.token } : {}) });

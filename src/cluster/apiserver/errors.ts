@@ -11,53 +11,10 @@
  */
 import { goQuote, invalidObjectMessage, invalidStatusCauses, type FieldError } from '../../k8s/field-errors.ts';
 
-export type StatusReason =
-  | 'NotFound'
-  | 'AlreadyExists'
-  | 'Conflict'
-  | 'Invalid'
-  | 'BadRequest'
-  | 'MethodNotAllowed'
-  | 'NotAcceptable'
-  | 'UnsupportedMediaType'
-  | 'RequestEntityTooLarge'
-  | 'Unauthorized'
-  | 'Forbidden'
-  | 'Gone'
-  | 'Expired'
-  | 'TooManyRequests'
-  | 'InternalError'
-  | 'Timeout'
-  | 'ServiceUnavailable'
-  | 'Unknown'
-  | '';
+import type { ServerStatus as Status, StatusCause, StatusDetails, StatusReason } from '../../k8s/wire.ts';
 
-export interface StatusCause {
-  reason?: string;
-  message?: string;
-  field?: string;
-}
-
-export interface StatusDetails {
-  name?: string;
-  group?: string;
-  /** Upstream puts the resource (plural) here for most errors, the Kind for Invalid. */
-  kind?: string;
-  uid?: string;
-  causes?: StatusCause[];
-  retryAfterSeconds?: number;
-}
-
-export interface Status {
-  kind: 'Status';
-  apiVersion: 'v1';
-  metadata: { continue?: string; resourceVersion?: string };
-  status: 'Failure' | 'Success';
-  message?: string;
-  reason?: StatusReason;
-  details?: StatusDetails;
-  code?: number;
-}
+/** The server writes the strict `metav1.Status` (k8s/wire.ts `ServerStatus`). */
+export type { Status, StatusCause, StatusDetails, StatusReason };
 
 export type Result<T> = { ok: true; value: T } | { ok: false; status: Status };
 

@@ -23,14 +23,9 @@ import type { ResourceDef } from './resource-def.ts';
 import { storageKey } from './resource-def.ts';
 import { objectKey, type ObjectStore } from './storage.ts';
 
-export interface ListOptions {
-  labelSelector?: string;
-  fieldSelector?: string;
-  limit?: number;
-  continue?: string;
-  resourceVersion?: string;
-  resourceVersionMatch?: string;
-}
+/** List options as received (checked by `listObjects`). */
+import type { ReceivedListOptions as ListOptions } from '../../k8s/wire.ts';
+export type { ListOptions };
 
 export interface ListResult {
   items: KubeObject[];

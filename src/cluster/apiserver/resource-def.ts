@@ -18,11 +18,8 @@ import type { NameRule } from '../../k8s/meta-validation.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import type { Result, Status } from './errors.ts';
 
-export interface GroupVersionKind {
-  group: string;
-  version: string;
-  kind: string;
-}
+import type { GroupVersionKind } from '../../k8s/wire.ts';
+export type { GroupVersionKind };
 
 /** The scale subresource of a kind (upstream: CRD `subresources.scale`; hard-wired for apps/v1 workloads). */
 export interface ScaleSpec {

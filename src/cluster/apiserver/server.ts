@@ -33,12 +33,12 @@ import { SERVER_TLS_POLICY } from '../../client/tls-policy.ts';
 import { MAX_REQUEST_BODY_BYTES } from './body.ts';
 import { requestEntityTooLarge } from './errors.ts';
 import { sendStatus } from './http-util.ts';
-import { generateServingCertificate, type ServingCertificate } from './certs.ts';
+import { generateServingCertificate, type ServingCertificate } from '../../client/loopback-certificates.ts';
 import { ApiServerControl } from './control.ts';
 import { ApiServerCore } from './core.ts';
 import { Authenticator } from './authentication.ts';
 import { HttpHandler } from './handler.ts';
-import { DEFAULT_KUBECONFIG_NAME, renderKubeconfig } from './kubeconfig.ts';
+import { DEFAULT_KUBECONFIG_NAME, renderKubeconfig } from '../../client/kubeconfig.ts';
 import type { UserInfo } from './resource-def.ts';
 
 export type ApiServerPlugin = (core: ApiServerCore) => void | Promise<void>;

@@ -20,7 +20,9 @@
  */
 import type { KubeObject } from '../../k8s/types.ts';
 
-export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+/** What a stored change is (a bookmark is not one). */
+import type { ChangeEventType as WatchEventType } from '../../k8s/wire.ts';
+export type { WatchEventType };
 
 export interface StoreEvent {
   type: WatchEventType;

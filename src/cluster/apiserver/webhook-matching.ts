@@ -29,11 +29,8 @@ import type { MatchOutcome } from './match-conditions.ts';
 import type { GroupVersionKind } from './resource-def.ts';
 import type { WebhookAccessor, WebhookRule } from './webhook-configuration.ts';
 
-export interface GroupVersionResource {
-  group: string;
-  version: string;
-  resource: string;
-}
+import type { GroupVersionResource } from '../../k8s/wire.ts';
+export type { GroupVersionResource };
 
 /** What matching needs to know about a request. */
 export interface MatchRequest {

@@ -37,7 +37,7 @@ import { parseTime } from '../../k8s/time.ts';
 import type { Pod } from '../../k8s/types.ts';
 import { NodeAgent, type RegisterResult } from '../kubelet/node-agent.ts';
 import { podStatusAt, statusChanged } from '../kubelet/pod-status.ts';
-import type { KubeletBehaviour, NodeSpec } from '../nodes.ts';
+import type { KubeletBehaviour, NodeSpec } from '../../k8s/node-specs.ts';
 import { DEFAULT_SETTINGS, type ClusterSettings } from './component.ts';
 
 const NODE_INDEX = 'node';

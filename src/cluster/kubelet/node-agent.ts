@@ -21,7 +21,8 @@ import type { Logger } from '../../client/logger.ts';
 import { BUILTIN } from '../../client/resources.ts';
 import { formatMicroTime, formatTime } from '../../k8s/time.ts';
 import type { KubeObject, Node } from '../../k8s/types.ts';
-import { behaviourOf, nodeInternalIp, nodeObject, nodePodCidr, type KubeletBehaviour, type NodeSpec } from '../nodes.ts';
+import type { KubeletBehaviour, NodeSpec } from '../../k8s/node-specs.ts';
+import { behaviourOf, nodeInternalIp, nodeObject, nodePodCidr } from '../nodes.ts';
 
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 export const LEASE_DURATION_SECONDS = 40;

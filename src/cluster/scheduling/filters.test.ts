@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { filterNode, findFeasibleNodes, fitErrorMessage, preemptionMessage, unschedulableMessage, type FilterStatus } from './filters.ts';
 import { podRecord } from './node-info.ts';
-import { cacheWith, node, pod, type NodeFixture, type PodFixture } from '../../testing/scheduling-fixtures.ts';
+import { cacheWith, node, pod, type NodeFixture, type PodFixture } from '../testing/scheduling-fixtures.ts';
 
 function verdict(n: NodeFixture, p: PodFixture, onNode: PodFixture[] = []): FilterStatus | undefined {
   const thePod = pod(p);

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { podRecord } from './node-info.ts';
 import { normalize, scoreNodes, selectHost } from './scores.ts';
 import { defaultSelector } from './topology-spread.ts';
-import { cacheWith, node, pod, type PodFixture } from '../../testing/scheduling-fixtures.ts';
+import { cacheWith, node, pod, type PodFixture } from '../testing/scheduling-fixtures.ts';
 import type { Node, Pod } from '../../k8s/types.ts';
 
 function score(nodes: Node[], p: Pod, bound: Pod[] = [], spread: ReturnType<typeof defaultSelector> = []) {

@@ -17,8 +17,8 @@ import type { KubeObject } from '../../../k8s/types.ts';
 import type { ApiServerHost } from '../extension-host.ts';
 import { CRD_RESOURCE } from '../crd-controller.ts';
 import type { ResourceDef } from '../resource-def.ts';
-import { versionSchema } from '../schema/custom-resource-schema.ts';
-import { pruneResource } from '../schema/prune.ts';
+import { versionSchema } from '../custom-resource-schema.ts';
+import { pruneResource } from '../../../k8s/crd-schema/prune.ts';
 import { BUILTIN_DEFINITIONS } from './builtin-schemas.generated.ts';
 
 const KIND_DEFINITIONS = new Map<string, string>();

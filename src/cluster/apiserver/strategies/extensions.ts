@@ -13,7 +13,7 @@ import { formatTime } from '../../../k8s/time.ts';
 import type { KubeObject } from '../../../k8s/types.ts';
 import type { ResourceStrategy } from '../resource-def.ts';
 import { metaOf } from '../object-meta.ts';
-import { validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate, validateStoredVersions } from '../schema/crd-validation.ts';
+import { validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate, validateStoredVersions } from '../../../k8s/crd-schema/crd-validation.ts';
 import { setIfAbsent, specOf, specSubject, strategy } from './base.ts';
 import { defaultWebhookConfiguration, validateWebhookConfiguration, webhookConfigurationDecodeError } from '../webhook-configuration.ts';
 

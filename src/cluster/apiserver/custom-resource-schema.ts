@@ -5,23 +5,23 @@
  *   version: pruning and defaulting on every decoded body (before
  *   admission) and again after mutating admission (what webhooks add is
  *   pruned and defaulted too), defaulting of objects read back, and schema
- *   validation (ajv, compiled once per schema), list-type uniqueness and
+ *   validation (k8s/crd-schema/validator.ts, prepared once per schema), list-type uniqueness and
  *   embedded-resource checks on create, update and status update (the
  *   CustomResourceDefinition resource itself is validated by
  *   crd-validation.ts, through its strategy).
  * Start at `installCustomResourceSchemas`.
  */
-import type { FieldError } from '../../../k8s/field-errors.ts';
-import { asArray, asRecord, asString } from '../../../k8s/raw-json.ts';
-import type { KubeObject } from '../../../k8s/types.ts';
-import type { ApiServerHost } from '../extension-host.ts';
-import type { ResourceStrategy, StrategyContext } from '../resource-def.ts';
-import { defaultResource, hasDefaults, needsDefaults } from './defaults.ts';
-import { validateEmbeddedResources } from './embedded.ts';
-import { validateListTypes } from './list-type.ts';
-import { pruneResource } from './prune.ts';
-import { asSchema, type Schema } from './structural.ts';
-import { compileSchema, type SchemaValidator } from './validator.ts';
+import type { FieldError } from '../../k8s/field-errors.ts';
+import { asArray, asRecord, asString } from '../../k8s/raw-json.ts';
+import type { KubeObject } from '../../k8s/types.ts';
+import type { ApiServerHost } from './extension-host.ts';
+import type { ResourceStrategy, StrategyContext } from './resource-def.ts';
+import { defaultResource, hasDefaults, needsDefaults } from '../../k8s/crd-schema/defaults.ts';
+import { validateEmbeddedResources } from '../../k8s/crd-schema/embedded.ts';
+import { validateListTypes } from '../../k8s/crd-schema/list-type.ts';
+import { pruneResource } from '../../k8s/crd-schema/prune.ts';
+import { asSchema, type Schema } from '../../k8s/crd-schema/structural.ts';
+import { compileSchema, type SchemaValidator } from '../../k8s/crd-schema/validator.ts';
 
 /** The `openAPIV3Schema` of one version of a CRD. */
 export function versionSchema(crd: KubeObject, version: string): Schema | undefined {

@@ -1,19 +1,16 @@
 /**
- * Disruption budgets as the simulator reports them after every step: each
- * DomainDisruptionBudget with its domains as its status says (expected,
- * healthy, desired, allowed, the pods whose eviction is awaited), and each
- * PodDisruptionBudget as one domain named `all` — so a scenario can show and
- * check both kinds side by side (an eviction needs both to agree).
+ * Disruption budgets as the simulator reports them after every step and
+ * `workloadspread status` shows them: each DomainDisruptionBudget with its
+ * domains as its status says (expected, healthy, desired, allowed, the pods
+ * whose eviction is awaited), and each PodDisruptionBudget as one domain
+ * named `all` — so a scenario can show and check both kinds side by side (an
+ * eviction needs both to agree).
  *
- * `budgetRecords` is pure (raw objects in, records out; nothing in the
- * objects can make it throw); `listBudgets` lists them through the client,
- * in the scenario's namespaces, and lists no DomainDisruptionBudgets where
- * the cluster does not serve the kind.
+ * Pure: raw objects in, records out; nothing in the objects can make it
+ * throw. Listing them from a cluster is the simulator's
+ * (sim/budget-listing.ts).
  */
-import { DDB_API_VERSION, DDB_KIND, DOMAIN_ALL } from '../api/names.ts';
-import { isNotFound } from '../client/errors.ts';
-import type { KubeClient } from '../client/http-client.ts';
-import { BUILTIN, type ResourceRef } from '../client/resources.ts';
+import { DOMAIN_ALL } from '../api/names.ts';
 import { asArray, asNumber, asRecord, asString } from '../k8s/raw-json.ts';
 import type { KubeObject } from '../k8s/types.ts';
 
@@ -104,26 +101,6 @@ export function budgetRecords(ddbs: readonly KubeObject[], pdbs: readonly KubeOb
     });
   }
   return out.sort(byKey);
-}
-
-async function listIn(client: KubeClient, ref: ResourceRef, namespaces: readonly string[]): Promise<KubeObject[]> {
-  const out: KubeObject[] = [];
-  for (const namespace of namespaces) {
-    try {
-      out.push(...(await client.list<KubeObject>(ref, { namespace })).items);
-    } catch (err) {
-      // A namespace the scenario has not created (yet), or a kind that went away.
-      if (!isNotFound(err)) throw err;
-    }
-  }
-  return out;
-}
-
-/** Lists both kinds of budget in the namespaces (DomainDisruptionBudgets only where the cluster serves them). */
-export async function listBudgets(client: KubeClient, namespaces: readonly string[]): Promise<BudgetRecord[]> {
-  const ddb = await client.resources.resolve(DDB_API_VERSION, DDB_KIND);
-  const ddbs = ddb.ok ? await listIn(client, ddb.ref, namespaces) : [];
-  return budgetRecords(ddbs, await listIn(client, BUILTIN.poddisruptionbudgets, namespaces));
 }
 
 /**

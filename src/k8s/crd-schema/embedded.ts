@@ -7,10 +7,10 @@
  * Errors carry the embedded object's path (`spec.template.kind: Required value:
  * must not be empty`).
  */
-import { invalid, required, root, type FieldError, type FieldPath } from '../../../k8s/field-errors.ts';
-import { validateAnnotations, validateLabels } from '../../../k8s/meta-validation.ts';
-import { isDNS1035Label, isDNS1123Subdomain } from '../../../k8s/name-formats.ts';
-import { asRecord } from '../../../k8s/raw-json.ts';
+import { invalid, required, root, type FieldError, type FieldPath } from '../field-errors.ts';
+import { validateAnnotations, validateLabels } from '../meta-validation.ts';
+import { isDNS1035Label, isDNS1123Subdomain } from '../name-formats.ts';
+import { asRecord } from '../raw-json.ts';
 import { additionalPropertiesSchema, isEmbeddedResource, itemsSchema, properties, type Schema } from './structural.ts';
 
 function validateEmbedded(obj: Record<string, unknown>, path: FieldPath): FieldError[] {

@@ -1,6 +1,6 @@
 /**
  * Unit tests of custom-resource schema handling: pruning, defaulting,
- * validation messages (one case per ajv keyword → upstream text), list
+ * validation messages (one case per schema keyword → upstream text), list
  * types, structural-schema rules and CRD validation — table-driven, with a
  * property test that pruning leaves nothing the schema does not declare.
  */
@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { parse as parseYaml } from 'yaml';
-import { formatFieldError, root } from '../../../k8s/field-errors.ts';
-import type { KubeObject } from '../../../k8s/types.ts';
+import { formatFieldError, root } from '../field-errors.ts';
+import type { KubeObject } from '../types.ts';
 import { validateCustomResourceDefinition, validateCustomResourceDefinitionUpdate } from './crd-validation.ts';
 import { defaultResource, hasDefaults, needsDefaults } from './defaults.ts';
 import { validateEmbeddedResources } from './embedded.ts';
@@ -19,6 +19,7 @@ import { pruneResource } from './prune.ts';
 import { validateStructuralSchema } from './structural-validation.ts';
 import type { Schema } from './structural.ts';
 import { compileSchema } from './validator.ts';
+import { validateResource } from './resource-validation.ts';
 
 const schema: Schema = {
   type: 'object',
@@ -76,6 +77,57 @@ describe('validation messages (kube-openapi texts)', () => {
   test('valid values pass: int-or-string both ways, nullable null', () => {
     assert.deepEqual(messages(withSpec({ port: 80, note: null })), []);
     assert.deepEqual(messages(withSpec({ port: '50%' })), []);
+  });
+});
+
+describe('validation: the other keywords, the combinators and integer formats', () => {
+  const check = (node: Schema, value: unknown) => compileSchema({ type: 'object', properties: { v: node } }).validate({ v: value }).map(formatFieldError);
+  const cases: [string, Schema, unknown, string[]][] = [
+    ['minItems', { type: 'array', items: { type: 'string' }, minItems: 2 }, ['a'], ['v: Invalid value: ["a"]: v in body should have at least 2 items']],
+    ['uniqueItems (deep equality)', { type: 'array', items: { type: 'object' }, uniqueItems: true }, [{ a: 1 }, { a: 1 }], ['v: Invalid value: [{"a":1},{"a":1}]: v in body shouldn\'t contain duplicates']],
+    ['multipleOf', { type: 'number', multipleOf: 0.5 }, 1.25, ['v: Invalid value: 1.25: v in body should be a multiple of 0.5']],
+    ['multipleOf holds for decimals', { type: 'number', multipleOf: 0.1 }, 0.3, []],
+    ['maxProperties', { type: 'object', additionalProperties: { type: 'string' }, maxProperties: 1 }, { a: 'x', b: 'y' }, ['v: Too many: 2: must have at most 1 item']],
+    ['minProperties', { type: 'object', additionalProperties: { type: 'string' }, minProperties: 2 }, { a: 'x' }, ['v: Invalid value: {"a":"x"}: v in body should have at least 2 properties']],
+    ['exclusive maximum', { type: 'integer', maximum: 5, exclusiveMaximum: true }, 5, ['v: Invalid value: 5: v in body should be less than 5']],
+    ['int32 bound', { type: 'integer', format: 'int32' }, 2147483648, ['v: Invalid value: 2147483648: v in body should be less than or equal to 2147483647 (int32)']],
+    ['int-or-string holds an int32', { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] }, -2147483649, ['v: Invalid value: -2147483649: v in body should be greater than or equal to -2147483648 (int32)']],
+    ['anyOf: no branch', { type: 'string', anyOf: [{ pattern: '^a' }, { pattern: '^b' }] }, 'c', ['v: Invalid value: "c": v in body must validate at least one schema (anyOf)']],
+    ['anyOf: one branch is enough', { type: 'string', anyOf: [{ pattern: '^a' }, { pattern: '^b' }] }, 'b', []],
+    ['oneOf: two branches', { type: 'string', oneOf: [{ pattern: '^a' }, { maxLength: 5 }] }, 'ab', ['v: Invalid value: "ab": v in body must validate one and only one schema (oneOf)']],
+    ['not', { type: 'string', not: { enum: ['x'] } }, 'x', ['v: Invalid value: "x": v in body must not validate the schema (not)']],
+    ['allOf branches report their own errors', { type: 'string', allOf: [{ minLength: 2 }, { pattern: '^[a-z]+$' }] }, 'A', ['v: Invalid value: "A": v in body should be at least 2 chars long', "v: Invalid value: \"A\": v in body should match '^[a-z]+$'"]],
+    ['a nullable enum takes null', { type: 'string', enum: ['a'], nullable: true }, null, []],
+    ['an unknown format is not checked', { type: 'string', format: 'color' }, 'anything', []],
+  ];
+  for (const [name, node, value, want] of cases) test(name, () => assert.deepEqual(check(node, value), want));
+
+  test('a pattern that does not compile is reported on every validation', () => {
+    const errs = compileSchema({ type: 'object', properties: { v: { type: 'string', pattern: '(' } } }).validate({ v: 'x' }).map(formatFieldError);
+    assert.equal(errs.length, 1);
+    assert.match(errs[0] ?? '', /the schema of this resource cannot be compiled: pattern "\("/);
+  });
+});
+
+describe('validateResource: what the API server reports for a decoded object', () => {
+  const obj = (spec: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ apiVersion: 'x.io/v1', kind: 'T', metadata: { name: 'a' }, spec, ...extra });
+  test('nulls of non-nullable fields are pruned first (a required one is then missing); the object is not changed', () => {
+    const o = obj({ size: null, note: null, mode: null });
+    assert.deepEqual(validateResource(o, schema).map(formatFieldError), ['spec.size: Required value']);
+    assert.equal(o.spec['size'], null);
+  });
+  test('unknown fields are dropped silently, or reported first under unknownFields: error (metadata keeps ObjectMeta\'s)', () => {
+    const o = obj({ size: 'x', bogus: 1 }, { extra: true, metadata: { name: 'a', labels: {}, owner: 'me' } });
+    assert.deepEqual(validateResource(o, schema).map(formatFieldError), ['spec.size: Invalid value: "string": spec.size in body must be of type integer: "string"']);
+    assert.deepEqual(validateResource(o, schema, { unknownFields: 'error' }).map(formatFieldError), [
+      'unknown field "metadata.owner"',
+      'unknown field "spec.bogus"',
+      'unknown field "extra"',
+      'spec.size: Invalid value: "string": spec.size in body must be of type integer: "string"',
+    ]);
+  });
+  test('skipRequired leaves the named missing fields to the caller', () => {
+    assert.deepEqual(validateResource(obj({}), schema, { skipRequired: new Set(['spec.size']) }), []);
   });
 });
 
@@ -183,7 +235,7 @@ describe('structural schema rules', () => {
   for (const [name, s, want] of cases) test(name, () => assert.deepEqual(validateStructuralSchema(s, base).map(formatFieldError), want));
 });
 
-const crdYaml = readFileSync(new URL('../../../../deploy/crds/apps.kruise.io_workloadspreads.yaml', import.meta.url), 'utf8');
+const crdYaml = readFileSync(new URL('../../../deploy/crds/apps.kruise.io_workloadspreads.yaml', import.meta.url), 'utf8');
 const wsCrd = (): KubeObject => parseYaml(crdYaml) as KubeObject;
 
 describe('CRD validation', () => {

@@ -6,7 +6,7 @@
  * value being the element (set) or its key fields (map). `atomic` lists and
  * lists without a type are not checked.
  */
-import { duplicate, type FieldError } from '../../../k8s/field-errors.ts';
+import { duplicate, type FieldError } from '../field-errors.ts';
 import { additionalPropertiesSchema, childPath, indexPath, itemsSchema, properties, type Schema } from './structural.ts';
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -1,10 +1,13 @@
 /**
- * Certificates for HTTPS on loopback: a self-signed CA and serving
- * certificates it signs (src/client/tls-certificates.ts). Validity is measured in real time because the
- * TLS stacks that verify it use the host clock, whatever clock the cluster runs on.
+ * Certificates for HTTPS on loopback: a self-signed CA, serving certificates
+ * it signs, and the client identity the embedded API server presents to
+ * admission webhooks (built on tls-certificates.ts). The embedded cluster
+ * serves with them, and tests and benchmarks make their servers' certificates
+ * with them. Validity is measured in real time because the TLS stacks that
+ * verify it use the host clock, whatever clock the cluster runs on.
  */
-import { realClock } from '../../clock/clock.ts';
-import { generateCertificateAuthority, issueClientCertificate, issueServingCertificate as issue, type CertificateAuthority } from '../../client/tls-certificates.ts';
+import { realClock } from '../clock/clock.ts';
+import { generateCertificateAuthority, issueClientCertificate, issueServingCertificate as issue, type CertificateAuthority, type ServingNames } from './tls-certificates.ts';
 
 export type { CertificateAuthority };
 
@@ -19,15 +22,8 @@ export function createCertificateAuthority(commonName = 'workloadspread-embedded
   return generateCertificateAuthority(realClock().now(), days, commonName);
 }
 
-export interface ServingNames {
-  commonName?: string;
-  dnsNames?: string[];
-  ipAddresses?: string[];
-  days?: number;
-}
-
-/** A server certificate signed by `ca`, for the given DNS names and IP addresses. */
-export function issueServingCertificate(ca: CertificateAuthority, names: ServingNames = {}): ServingCertificate {
+/** A server certificate signed by `ca`, for the given DNS names and IP addresses (default: localhost, 127.0.0.1, ::1; 365 days). */
+export function issueServingCertificate(ca: CertificateAuthority, names: Partial<ServingNames> & { days?: number } = {}): ServingCertificate {
   const dnsNames = names.dnsNames ?? ['localhost'];
   const ipAddresses = names.ipAddresses ?? ['127.0.0.1', '::1'];
   const pair = issue(ca, { dnsNames, ipAddresses, commonName: names.commonName ?? dnsNames[0] ?? 'localhost' }, realClock().now(), names.days ?? 365);

@@ -9,8 +9,8 @@
  * throwing. Value validations (`allOf`, `anyOf`, `oneOf`, `not`) are not part
  * of the skeleton (upstream requires their properties to be mirrored in it).
  */
-import { OBJECT_META_FIELDS as OBJECT_META_FIELD_NAMES } from '../../../k8s/meta-validation.ts';
-import { asRecord } from '../../../k8s/raw-json.ts';
+import { OBJECT_META_FIELDS as OBJECT_META_FIELD_NAMES } from '../meta-validation.ts';
+import { asRecord } from '../raw-json.ts';
 
 export type Schema = Record<string, unknown>;
 

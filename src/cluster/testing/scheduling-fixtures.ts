@@ -1,9 +1,10 @@
 /**
  * Builders for the scheduling tests (not used by production code): nodes and
- * pods as plain objects, and a `SchedulerCache` holding them.
+ * pods as plain objects, and a `SchedulerCache` holding them. They live in
+ * the embedded cluster's own test support because they build its internals.
  */
-import type { Node, Pod, Taint, Toleration } from '../k8s/types.ts';
-import { SchedulerCache, type NodeInfo } from '../cluster/scheduling/node-info.ts';
+import type { Node, Pod, Taint, Toleration } from '../../k8s/types.ts';
+import { SchedulerCache, type NodeInfo } from '../scheduling/node-info.ts';
 
 export interface NodeFixture {
   name: string;

@@ -1,6 +1,6 @@
 /**
- * Durations in scenario files, written the way Go's `time.ParseDuration`
- * and kubectl flags write them: a sequence of decimal numbers, each with a
+ * Durations in scenario files and the manager's flags, written the way Go's
+ * `time.ParseDuration` and kubectl flags write them: a sequence of decimal numbers, each with a
  * unit — `500ms`, `2s`, `5m`, `1h30m`, `1.5h`. No sign, no bare numbers (is
  * `30` seconds or minutes?), units `ms`, `s`, `m`, `h` (`d` is not Go's and
  * would surprise someone reading a scenario next to a manifest).

@@ -19,11 +19,11 @@
  * Skipped: CEL rules, conversion webhooks (accepted, but every version is
  * served as the stored one — no conversion is performed), selectable fields.
  */
-import { duplicate, forbidden, invalid, notSupported, required, root, type FieldError, type FieldPath } from '../../../k8s/field-errors.ts';
-import { parseJsonPath } from '../../../k8s/jsonpath.ts';
-import { isDNS1035Label, isDNS1123Subdomain } from '../../../k8s/name-formats.ts';
-import { asArray, asRecord, asString } from '../../../k8s/raw-json.ts';
-import type { KubeObject } from '../../../k8s/types.ts';
+import { duplicate, forbidden, invalid, notSupported, required, root, type FieldError, type FieldPath } from '../field-errors.ts';
+import { parseJsonPath } from '../jsonpath.ts';
+import { isDNS1035Label, isDNS1123Subdomain } from '../name-formats.ts';
+import { asArray, asRecord, asString } from '../raw-json.ts';
+import type { KubeObject } from '../types.ts';
 import { validateStructuralSchema } from './structural-validation.ts';
 
 const COLUMN_TYPES = ['boolean', 'date', 'integer', 'number', 'string'];

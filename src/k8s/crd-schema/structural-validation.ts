@@ -6,21 +6,24 @@
  *
  * Checked: the root is an object; every property, item and map value has a
  * `type` (unless int-or-string, preserve-unknown-fields or an embedded
- * resource) from the OpenAPI set; arrays have `items` (a schema, not a list);
- * no `$ref`; `properties` and `additionalProperties` are exclusive;
+ * resource) from the OpenAPI set, never `null`; arrays have `items` (a schema,
+ * not a list); no `$ref`, `id`, `patternProperties`, `definitions`,
+ * `dependencies` nor `additionalItems`; no `uniqueItems: true`; `properties`
+ * and `additionalProperties` (a schema or false) are exclusive;
  * `x-kubernetes-preserve-unknown-fields` is true or absent;
- * `x-kubernetes-int-or-string` has no `type` and only the anyOf
- * integer/string form inside value validations; embedded resources are
+ * `x-kubernetes-int-or-string` has no `type` and only the integer/string
+ * anyOf (directly or as `allOf[0].anyOf`) inside value validations; embedded resources are
  * objects with properties or preserved fields; `x-kubernetes-list-type` is
  * atomic/set/map, map lists name their keys; value validations (`allOf`,
  * `anyOf`, `oneOf`, `not`) carry no type, default, nullable or x-kubernetes
- * extension; root `metadata` restricts at most name and generateName;
+ * extension, description or title; root `metadata` restricts at most name
+ * and generateName;
  * defaults validate against their schema and have no unknown fields.
  * Skipped (accepted as written): CEL rules (`x-kubernetes-validations`), the
  * "value validation properties must be mirrored in the skeleton" rule, the
  * list-map key required-or-defaulted rule, and format names.
  */
-import { forbidden, invalid, notSupported, required, type FieldError, type FieldPath } from '../../../k8s/field-errors.ts';
+import { forbidden, invalid, notSupported, required, type FieldError, type FieldPath } from '../field-errors.ts';
 import { pruneValue } from './prune.ts';
 import { asSchema, type Schema } from './structural.ts';
 import { compileSchema } from './validator.ts';
@@ -28,6 +31,8 @@ import { compileSchema } from './validator.ts';
 const TYPES = ['array', 'boolean', 'integer', 'number', 'object', 'string'];
 const LIST_TYPES = ['atomic', 'map', 'set'];
 const VALUE_VALIDATIONS = ['allOf', 'anyOf', 'oneOf'] as const;
+/** JSONSchemaProps keywords a CRD schema may not use (upstream's specStandardValidatorV3). */
+const UNSUPPORTED = ['id', 'additionalItems', 'patternProperties', 'definitions', 'dependencies', '$ref'];
 
 type Level = 'root' | 'field' | 'item' | 'value-validation';
 
@@ -38,8 +43,16 @@ function isIntOrStringAnyOf(s: Schema): boolean {
   return types[0] === 'integer' && types[1] === 'string' && branches.every((x) => Object.keys(asSchema(x) ?? {}).length === 1);
 }
 
-function checkValueValidation(s: Schema, path: FieldPath, errs: FieldError[], allowIntOrString: boolean): void {
+/**
+ * One branch of a value validation. `allowIntOrString`: the branch is one of the integer/string
+ * pair of an int-or-string node (its `type` is allowed); `intOrStringAllOf`: the branch is
+ * `allOf[0]` of an int-or-string node, which may hold that pair as its `anyOf`.
+ */
+function checkValueValidation(s: Schema, path: FieldPath, errs: FieldError[], allowIntOrString: boolean, intOrStringAllOf = false): void {
   if (s['type'] !== undefined && !allowIntOrString) errs.push(forbidden(path.child('type'), 'must be empty to be structural'));
+  for (const generic of ['description', 'title']) {
+    if (s[generic] !== undefined && s[generic] !== '') errs.push(forbidden(path.child(generic), 'must be empty to be structural'));
+  }
   if (s['default'] !== undefined) errs.push(forbidden(path.child('default'), 'must be empty to be structural'));
   if (s['nullable'] !== undefined) errs.push(forbidden(path.child('nullable'), 'must be false to be structural'));
   for (const ext of ['x-kubernetes-preserve-unknown-fields', 'x-kubernetes-embedded-resource', 'x-kubernetes-int-or-string']) {
@@ -56,7 +69,7 @@ function checkValueValidation(s: Schema, path: FieldPath, errs: FieldError[], al
   for (const key of VALUE_VALIDATIONS) {
     (Array.isArray(s[key]) ? (s[key] as unknown[]) : []).forEach((x, i) => {
       const child = asSchema(x);
-      if (child !== undefined) checkValueValidation(child, path.child(key).index(i), errs, false);
+      if (child !== undefined) checkValueValidation(child, path.child(key).index(i), errs, key === 'anyOf' && intOrStringAllOf && isIntOrStringAnyOf(s));
     });
   }
   const not = asSchema(s['not']);
@@ -89,8 +102,10 @@ function checkNode(node: unknown, path: FieldPath, level: Level, errs: FieldErro
   const intOrString = s['x-kubernetes-int-or-string'] === true;
   const preserve = s['x-kubernetes-preserve-unknown-fields'];
   const embedded = s['x-kubernetes-embedded-resource'] === true;
-  if (s['$ref'] !== undefined) errs.push(forbidden(path.child('$ref'), '$ref is not supported'));
-  if (type !== undefined && (typeof type !== 'string' || !TYPES.includes(type))) errs.push(notSupported(path.child('type'), type, TYPES));
+  for (const keyword of UNSUPPORTED) if (s[keyword] !== undefined) errs.push(forbidden(path.child(keyword), `${keyword} is not supported`));
+  if (type === 'null') errs.push(forbidden(path.child('type'), 'type cannot be set to null, use nullable as an alternative'));
+  else if (type !== undefined && (typeof type !== 'string' || !TYPES.includes(type))) errs.push(notSupported(path.child('type'), type, TYPES));
+  if (s['uniqueItems'] === true) errs.push(forbidden(path.child('uniqueItems'), 'uniqueItems cannot be set to true since the runtime complexity becomes quadratic'));
   if (level === 'root' && type !== 'object') {
     if (type === undefined || type === '') errs.push(required(path.child('type'), 'must not be empty at the root'));
     else errs.push(invalid(path.child('type'), type, 'must be object at the root'));
@@ -105,7 +120,7 @@ function checkNode(node: unknown, path: FieldPath, level: Level, errs: FieldErro
       errs.push(required(path.child('properties'), 'must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields'));
     }
   }
-  if (s['properties'] !== undefined && s['additionalProperties'] !== undefined && s['additionalProperties'] !== false) {
+  if (s['properties'] !== undefined && s['additionalProperties'] !== undefined && s['additionalProperties'] !== true) {
     errs.push(forbidden(path.child('additionalProperties'), 'additionalProperties and properties are mutual exclusive'));
   }
   if (type === 'array' && s['items'] === undefined) errs.push(required(path.child('items'), 'must be specified'));
@@ -140,7 +155,7 @@ function checkNode(node: unknown, path: FieldPath, level: Level, errs: FieldErro
     const intOrStringForm = key === 'anyOf' && intOrString && isIntOrStringAnyOf(s);
     (Array.isArray(s[key]) ? (s[key] as unknown[]) : []).forEach((x, i) => {
       const child = asSchema(x);
-      if (child !== undefined) checkValueValidation(child, path.child(key).index(i), errs, intOrStringForm);
+      if (child !== undefined) checkValueValidation(child, path.child(key).index(i), errs, intOrStringForm, key === 'allOf' && i === 0 && intOrString);
     });
   }
   if (intOrString && Array.isArray(s['anyOf']) && !isIntOrStringAnyOf(s)) {
