@@ -174,16 +174,18 @@ export function buildProgram(io: CliIo, setExit: (code: number) => void, options
 
   program
     .command('simulate')
-    .description('Replay a scenario file (nodes, objects, steps, expectations; see docs/scenarios.md) on the embedded cluster with the real manager and a virtual clock, or against an existing cluster. Bounds: at most 7 days of virtual time in all (every advance and every settle and drain timeout counted; 24h per wait), 1,000 replicas per workload, 500 nodes. Exit 0 when every expectation holds, 1 when one fails, 2 for a malformed scenario or one over a bound (the field named), 130 when interrupted.')
+    .description('Replay a scenario file (nodes, objects, steps, expectations; see docs/scenarios.md) on the embedded cluster with the real manager and a virtual clock, or against an existing cluster. Bounds: at most 7 days of virtual time in all (every advance and every settle and drain timeout counted; 24h per wait), 1,000 replicas per workload, 500 nodes. With --races N, under N race seeds, reporting what depends on timing. Exit 0 when every expectation holds (under every seed), 1 when one fails, 2 for a malformed scenario or one over a bound (the field named), 130 when interrupted.')
     .argument('<file>', 'the scenario (YAML); - reads stdin')
     .addOption(new Option('-o, --output <format>', 'table: a block per step; json: JSON Lines, a setup record then one object per step; html: one self-contained report file').choices([...SIMULATE_OUTPUTS]).default('table'))
     .option('--out <path>', 'where --output html writes the report (default workloadspread-report.html)')
     .option('--kubeconfig <file>', 'run against this existing cluster instead (real time; the manager must run there; the scenario nodes are created as fake nodes and removed afterwards)')
     .option('--context <name>', 'with --kubeconfig: the context to use (default: its current-context)')
+    .option('--races <n>', 'race mode: play the scenario under n seeds (1..n; at most 1000), each varying the latencies and order of the embedded cluster\'s controllers, watch streams and webhook calls, and report every expectation whose outcome changed between seeds, with the seeds and the values observed (in any --output; exit 1 when one did)')
+    .option('--race-seed <seed>', 'race mode under this one seed (0-4294967295), with the usual reports, to replay a run of --races; with --races, the first seed')
     .option('--max-input-size <size>', MAX_INPUT_HELP)
-    .action(async (file: string, opts: { output: string; out?: string; kubeconfig?: string; context?: string; maxInputSize?: string }) => {
+    .action(async (file: string, opts: { output: string; out?: string; kubeconfig?: string; context?: string; maxInputSize?: string; races?: string; raceSeed?: string }) => {
       const { runSimulate } = await import('./simulate.ts');
-      setExit(await runSimulate({ file, output: opts.output, ...defined({ out: opts.out, kubeconfig: opts.kubeconfig, context: opts.context, maxInputSize: opts.maxInputSize }) }, io));
+      setExit(await runSimulate({ file, output: opts.output, ...defined({ out: opts.out, kubeconfig: opts.kubeconfig, context: opts.context, maxInputSize: opts.maxInputSize, races: opts.races, raceSeed: opts.raceSeed }) }, io));
     });
 
   program

@@ -37,8 +37,13 @@
  * queue to move, so waiting keys deliberately do NOT count as busy (that
  * would deadlock the virtual clock). Delays are clock timers (foreground, or
  * background for periodic requeues).
+ *
+ * Race mode (`races`, the embedded cluster's controllers only): before each
+ * sync a worker waits a delay drawn for the queue's name on the clock, as a
+ * controller that is slow to get to its work would; the key stays taken.
  */
 import type { Clock, Timer } from '../clock/clock.ts';
+import type { Races } from '../clock/races.ts';
 import { describeError, isConflict } from './errors.ts';
 import { objectFields, silentLogger, type Logger } from './logger.ts';
 
@@ -93,6 +98,8 @@ export interface WorkQueueOptions {
   rateLimit?: RateLimit;
   metrics?: WorkQueueMetrics;
   log?: Logger;
+  /** Race mode: a random delay (drawn for the queue's name) before each sync. */
+  races?: Races | undefined;
 }
 
 export interface WorkResult {
@@ -135,6 +142,7 @@ export class WorkQueue<K> {
   readonly #limit: RateLimit;
   readonly #metrics: WorkQueueMetrics;
   readonly #log: Logger;
+  readonly #races: Races | undefined;
   #queue: K[] = [];
   readonly #dirty = new Set<K>();
   readonly #processing = new Set<K>();
@@ -155,6 +163,7 @@ export class WorkQueue<K> {
     this.#bucket = bucket === undefined ? undefined : new TokenBucket(bucket.qps, bucket.burst, this.#clock.now());
     this.#metrics = options.metrics ?? {};
     this.#log = options.log ?? silentLogger;
+    this.#races = options.races;
   }
 
   /** Keys waiting for a worker. */
@@ -331,6 +340,10 @@ export class WorkQueue<K> {
 
   async #process(key: K, handler: WorkHandler<K>): Promise<void> {
     await this.#clock.activity.run(`${this.#name} ${String(key)}`, async () => {
+      if (this.#races !== undefined && !(await this.#raceDelay())) {
+        this.done(key);
+        return;
+      }
       const started = this.#clock.now();
       try {
         const result = await handler(key, { signal: this.#abort.signal, retries: this.numRequeues(key) });
@@ -353,6 +366,18 @@ export class WorkQueue<K> {
         this.done(key);
       }
     });
+  }
+
+  /** Race mode: waits the drawn delay; false when the queue shut down without draining meanwhile. */
+  async #raceDelay(): Promise<boolean> {
+    const ms = this.#races?.delay('sync', this.#name) ?? 0;
+    if (ms <= 0) return true;
+    try {
+      await this.#clock.sleep(ms, this.#abort.signal, { name: `${this.#name} race delay` });
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   #changed(): void {

@@ -57,6 +57,19 @@ describe('VirtualClock', () => {
     assert.deepEqual(observed, [T0 + 50]);
   });
 
+  test('quiesce looks again when work began and ended while it waited for I/O (an answer may still be on its way)', async () => {
+    const clock = new VirtualClock(T0);
+    let answered = false;
+    // A server takes a request and answers at once (tracked, briefly); its answer reaches
+    // the caller, which is not busy meanwhile, a couple of event-loop turns later.
+    setImmediate(() => {
+      clock.activity.begin('server answers')();
+      setImmediate(() => setImmediate(() => void (answered = true)));
+    });
+    await clock.quiesce();
+    assert.equal(answered, true);
+  });
+
   test('an activity sleeping on the clock lets time move (retry with back-off)', async () => {
     const clock = new VirtualClock(T0);
     const attempts: number[] = [];

@@ -15,16 +15,23 @@
  * request does not block the time it is waiting for; nor while it waits for
  * another flow through `activity.waitFor` (a lock whose holder sleeps).
  *
+ * Race mode (`options.races`): work that falls due at the same instant runs
+ * in an order the races' seed decides (a random rank per timer) instead of
+ * the order it was scheduled in; without it, (time, creation) order.
+ *
  * Start reading at `settle()` and `advance()`.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Activity, Clock, Timer, TimerOptions } from './clock.ts';
+import type { Races } from './races.ts';
 
 const CLOSED_STREAMS_KEPT = 10_000;
 
 interface VirtualTimer {
   at: number;
+  /** Orders timers due at the same instant before `seq` does: 0 unless in race mode. */
+  rank: number;
   seq: number;
   fn: () => void | Promise<void>;
   background: boolean;
@@ -60,6 +67,8 @@ export class VirtualClock implements Clock {
   #seq = 0;
   #timers: VirtualTimer[] = [];
   #busy = 0;
+  /** How many times a tracked activity stopped being busy (quiesce looks again when this moved). */
+  #ends = 0;
   #labels = new Map<number, string>();
   #labelSeq = 0;
   #streams = new Map<string, number>();
@@ -68,14 +77,17 @@ export class VirtualClock implements Clock {
   #idleWaiters: (() => void)[] = [];
   #tokens = new AsyncLocalStorage<Token>();
   #realWaitMs: number;
+  readonly #races: Races | undefined;
 
   /**
    * @param start epoch ms the clock starts at (default 2026-01-01T00:00:00Z)
    * @param options.realWaitMs how long (real time) to wait for a busy system before failing
+   * @param options.races race mode: timers due at the same instant fire in an order drawn from its seed
    */
-  constructor(start = Date.UTC(2026, 0, 1), options: { realWaitMs?: number } = {}) {
+  constructor(start = Date.UTC(2026, 0, 1), options: { realWaitMs?: number; races?: Races | undefined } = {}) {
     this.#now = start;
     this.#realWaitMs = options.realWaitMs ?? 60_000;
+    this.#races = options.races;
     const id = `vclock-${randomUUID()}`;
     this.activity = {
       id,
@@ -180,9 +192,13 @@ export class VirtualClock implements Clock {
         continue;
       }
       // Let I/O callbacks that are already queued (socket data) run, then look again.
+      const ends = this.#ends;
       await new Promise((r) => setImmediate(r));
       await new Promise((r) => setImmediate(r));
-      if (this.#busy === 0 && !this.#hasDue()) return;
+      // Work that began and ended in those turns (a server answering at once) may have left
+      // bytes on their way to a caller that is not busy meanwhile: give them their turns too.
+      if (this.#busy === 0 && !this.#hasDue() && this.#ends === ends) return;
+      if (performance.now() - started > this.#realWaitMs) throw new QuiescenceTimeout(this.busyLabels());
     }
   }
 
@@ -233,12 +249,14 @@ export class VirtualClock implements Clock {
 
   #add(fn: () => void | Promise<void>, ms: number, options: TimerOptions, interval: number | undefined, tracked = true): Timer {
     const delay = Number.isFinite(ms) ? Math.max(0, ms) : 0;
+    const name = options.name ?? 'anonymous';
     const timer: VirtualTimer = {
       at: this.#now + delay,
+      rank: this.#races?.rank(name) ?? 0,
       seq: this.#seq++,
       fn: tracked ? () => this.#run(`timer ${options.name ?? 'anonymous'}`, async () => fn()) : fn,
       background: options.background ?? false,
-      name: options.name ?? 'anonymous',
+      name,
       cancelled: false,
     };
     if (interval !== undefined) timer.interval = interval;
@@ -251,13 +269,13 @@ export class VirtualClock implements Clock {
   }
 
   #insert(timer: VirtualTimer): void {
-    // Binary insertion keeps timers ordered by (at, seq): firing order is deterministic.
+    // Binary insertion keeps timers ordered by (at, rank, seq): firing order is deterministic.
     let lo = 0;
     let hi = this.#timers.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       const t = this.#timers[mid]!;
-      if (t.at < timer.at || (t.at === timer.at && t.seq < timer.seq)) lo = mid + 1;
+      if (t.at < timer.at || (t.at === timer.at && (t.rank < timer.rank || (t.rank === timer.rank && t.seq < timer.seq)))) lo = mid + 1;
       else hi = mid;
     }
     this.#timers.splice(lo, 0, timer);
@@ -288,6 +306,7 @@ export class VirtualClock implements Clock {
       if (next.interval !== undefined && !next.cancelled) {
         // Re-arm the same object, so the handle returned to the caller cancels future runs too.
         next.at += next.interval;
+        next.rank = this.#races?.rank(next.name) ?? 0;
         next.seq = this.#seq++;
         this.#insert(next);
       }
@@ -347,6 +366,7 @@ export class VirtualClock implements Clock {
 
   #decrement(): void {
     this.#busy--;
+    this.#ends++;
     if (this.#busy <= 0) {
       this.#busy = Math.max(0, this.#busy);
       const waiters = this.#idleWaiters;

@@ -26,10 +26,17 @@
  * `timeAdded`), `removeNode` stops the node's kubelet (the machine is gone)
  * and deletes its Node — its pods are then collected by pod GC after 40 s
  * (node-lifecycle.ts), and their controllers replace them.
+ * Race mode (`races`): the API server delays each watch event (in the
+ * order of its stream) and each admission webhook call, every control loop
+ * and the kubelet wait before each sync, and a virtual clock the cluster
+ * makes orders same-instant work by the seed — all by delays drawn from
+ * `races` on the clock, so what the manager sees (it is a client like any
+ * other) interleaves differently for each seed. Without it, nothing changes.
  * Errors the caller's input can cause come back as data (`ClusterResult`);
  * `startCluster` rejects with `ClusterConfigError` for invalid options.
  */
 import type { Clock } from '../clock/clock.ts';
+import type { Races } from '../clock/races.ts';
 import { VirtualClock, type SettleResult } from '../clock/virtual-clock.ts';
 import { connectionFromToken, type Connection } from '../client/config.ts';
 import { describeError, isConflict, isNotFound } from '../client/errors.ts';
@@ -47,8 +54,14 @@ import { defaultControllers } from './controllers/registry.ts';
 import { expandNodeSpecs, type KubeletBehaviour, type NodeSpecInput } from '../k8s/node-specs.ts';
 
 export interface ClusterOptions {
-  /** Default: a new VirtualClock (time moves only through settle/advance). */
+  /** Default: a new VirtualClock (time moves only through settle/advance), in race mode with `races`. */
   clock?: Clock;
+  /**
+   * Race mode: random latencies (watch deliveries, webhook calls, controller
+   * syncs) drawn from its seed. A clock passed in orders same-instant work
+   * by the seed only if it was made with the same `races`.
+   */
+  races?: Races;
   nodes?: NodeSpecInput[];
   /** How long a kubelet takes to start a pod (default 2 s of clock time). */
   kubeletDelayMs?: number;
@@ -108,6 +121,12 @@ export interface EmbeddedCluster {
   setKubeletBehaviour(name: string, behaviour: KubeletBehaviour): ClusterResult;
   /** Names of the nodes this cluster's kubelet plays. */
   nodeNames(): string[];
+  /**
+   * Lets every component see what happened so far without moving the clock:
+   * in race mode the watch events still on their way are delivered at once,
+   * then (virtual clock) the components run what that makes due.
+   */
+  deliverWatchEvents(): Promise<void>;
   /** Virtual clock only: runs until nothing is pending (at most `maxMs` of clock time, default 30 min). */
   settle(maxMs?: number): Promise<SettleResult>;
   /** Virtual clock only: moves time forward by `ms`, running what falls due. */
@@ -125,7 +144,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Embedd
   for (const [key, value] of [['kubeletDelayMs', options.kubeletDelayMs], ['jobPodDurationMs', options.jobPodDurationMs], ['podStopDelayMs', options.podStopDelayMs]] as const) {
     if (value !== undefined && !(Number.isFinite(value) && value >= 0)) throw new ClusterConfigError(`${key} must be a non-negative number of milliseconds`);
   }
-  const clock = options.clock ?? new VirtualClock();
+  const races = options.races;
+  const clock = options.clock ?? new VirtualClock(undefined, { races });
   const virtualClock = clock instanceof VirtualClock ? clock : undefined;
   const log = options.logger ?? silentLogger;
   const settings: ClusterSettings = {
@@ -140,6 +160,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Embedd
     ...(options.certificate !== undefined ? { certificate: options.certificate } : {}),
     ...(options.plugins !== undefined ? { plugins: options.plugins } : {}),
     ...(options.name !== undefined ? { name: options.name } : {}),
+    ...(races !== undefined ? { races } : {}),
   });
   const kubeconfig = apiServer.kubeconfig();
   const connections: Connection[] = [];
@@ -174,7 +195,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Embedd
 
   const startComponent = async (factory: ControllerFactory): Promise<Controller> => {
     const client = await connect(componentUserAgent(factory.name), factory.name, true);
-    const controller = await factory.create({ client, clock, logger: log, settings, webhookClientCa });
+    const controller = await factory.create({ client, clock, logger: log, settings, webhookClientCa, races });
     running.push({ name: factory.name, controller });
     await controller.start();
     return controller;
@@ -186,7 +207,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Embedd
     admin = await connect(componentUserAgent('admin'), 'workloadspread-embedded');
     for (const factory of options.controllers ?? defaultControllers()) await startComponent(factory);
     const kubeletClient = await connect(componentUserAgent('kubelet'), 'kubelet', true);
-    kubelet = new Kubelet({ client: kubeletClient, clock, logger: log, settings });
+    kubelet = new Kubelet({ client: kubeletClient, clock, logger: log, settings, races });
     running.push({ name: 'kubelet', controller: kubelet });
     await kubelet.start();
   } catch (err) {
@@ -288,6 +309,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Embedd
       }),
     setKubeletBehaviour: (name, behaviour) => (kubelet.setBehaviour(name, behaviour) ? OK : fail(`node ${name} is not played by this cluster's kubelet`)),
     nodeNames: () => kubelet.nodeNames(),
+    deliverWatchEvents: async () => {
+      apiServer.deliverWatchEvents();
+      await quiet();
+    },
     settle: (maxMs) => {
       if (virtualClock === undefined) return Promise.reject(new Error('settle() needs a virtual clock'));
       return virtualClock.settle(maxMs);

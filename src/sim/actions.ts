@@ -115,7 +115,8 @@ export async function applyObjects(backend: SimBackend, objects: readonly KubeOb
     } catch (err) {
       throw new Error(`cannot apply ${object.kind} ${object.metadata?.namespace === undefined ? '' : `${object.metadata.namespace}/`}${object.metadata?.name ?? ''}: ${refusalMessage(err)}`, { cause: err });
     }
-    await backend.quiesce();
+    // Every component sees each object before the next is created (in race mode too: the races are the steps').
+    await backend.deliver();
     if (rank(object) === 0 && rank(ordered[i + 1] ?? object) !== 0) await waitForServedKinds(backend, ordered.slice(i + 1), signal);
   }
 }

@@ -67,6 +67,20 @@ export interface SimBackend {
   /** Lets every component see the writes just made (no time passes on a virtual clock). */
   quiesce(): Promise<void>;
   /**
+   * `quiesce`, and in race mode the watch events still on their way are
+   * delivered at once first: the setup creates its objects one after the
+   * other, each seen by every component before the next, with or without
+   * race mode.
+   */
+  deliver(): Promise<void>;
+  /**
+   * Runs requests the simulator itself makes (an action, the objects of the
+   * setup). In race mode on the embedded cluster a request can take clock
+   * time (its admission webhook calls are delayed), so the clock is moved,
+   * timer by timer, until `work` ends; otherwise `work` just runs.
+   */
+  perform<T>(work: () => Promise<T>): Promise<T>;
+  /**
    * Runs until the cluster is settled — the facts of `probe` hold, and
    * nothing is left to run (virtual clock) or nothing changed for the quiet
    * period (real clock) — at most `timeoutMs` of clock time.

@@ -100,6 +100,8 @@ function clusterBackend(cluster: EmbeddedCluster): SimBackend {
     taint: (n, t) => cluster.taint(n, t),
     untaint: (n, k, e) => cluster.untaint(n, k, e),
     quiesce: () => clock.quiesce(),
+    perform: (work) => work(),
+    deliver: () => clock.quiesce(),
     settle: (ms) => clock.settle(ms),
     advance: (ms) => clock.advance(ms),
     stop: () => cluster.stop(),

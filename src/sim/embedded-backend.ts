@@ -20,6 +20,11 @@
  * server trusts its CA through the caBundle). RSA key generation is most of
  * a run's start-up cost; a caller running many scenarios passes one in.
  *
+ * Race mode (`races`): the clock and the cluster get the same `Races`, so
+ * the cluster's components, its watch streams (the manager's included) and
+ * its webhook calls take random clock time drawn from the seed
+ * (cluster.ts); the manager itself runs unchanged.
+ *
  * `stop()` stops the manager while still driving the clock (its shutdown
  * waits on clock timers), then the cluster, and removes the certificate
  * directory; nothing is left running.
@@ -28,6 +33,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { domainDisruptionBudgetCrd, workloadSpreadCrd } from '../api/crd.ts';
+import type { Races } from '../clock/races.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import { describeError } from '../client/errors.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
@@ -43,6 +49,8 @@ import type { Scenario } from './scenario.ts';
 export const SIM_MANAGER_NAMESPACE = 'workloadspread-system';
 /** Virtual time the manager may take to become ready (its caches sync in far less). */
 const READY_WITHIN_MS = 5 * 60_000;
+/** Race mode: virtual time the clock may move while one of the simulator's own requests waits (each takes well under a second). */
+const PERFORM_WITHIN_MS = 5 * 60_000;
 
 /** Runs the virtual clock until `done()` holds: quiesce, look, jump to the next timer; false when `maxMs` passed or nothing is left. */
 export async function driveClock(clock: VirtualClock, done: () => boolean, maxMs: number): Promise<boolean> {
@@ -106,6 +114,8 @@ export interface EmbeddedBackendOptions {
   log?: Logger;
   /** A serving certificate for 127.0.0.1 to reuse (default: a new one). */
   certificate?: ServingCertificate;
+  /** Race mode: random latencies in the cluster, drawn from its seed. */
+  races?: Races;
 }
 
 /** Writes the certificate as the manager's `--cert-dir` expects it (tls.crt, tls.key, ca.crt). */
@@ -124,13 +134,15 @@ class EmbeddedBackend implements SimBackend {
   readonly #cluster: EmbeddedCluster;
   readonly #manager: Manager;
   readonly #certDir: string;
+  readonly #raceMode: boolean;
   #stopped: Promise<void> | undefined;
 
-  constructor(clock: VirtualClock, cluster: EmbeddedCluster, manager: Manager, certDir: string) {
+  constructor(clock: VirtualClock, cluster: EmbeddedCluster, manager: Manager, certDir: string, raceMode: boolean) {
     this.clock = clock;
     this.#cluster = cluster;
     this.#manager = manager;
     this.#certDir = certDir;
+    this.#raceMode = raceMode;
   }
 
   get client() {
@@ -146,6 +158,23 @@ class EmbeddedBackend implements SimBackend {
 
   quiesce(): Promise<void> {
     return this.clock.quiesce();
+  }
+
+  deliver(): Promise<void> {
+    return this.#cluster.deliverWatchEvents();
+  }
+
+  /** Race mode: drives the clock until `work` ends (its webhook calls wait on the clock); otherwise runs it as is. */
+  async perform<T>(work: () => Promise<T>): Promise<T> {
+    if (!this.#raceMode) return work();
+    let finished = false;
+    const running = work().finally(() => {
+      finished = true;
+    });
+    // Observed here already, so a failure while the clock moves is not an unhandled rejection.
+    running.catch(() => {});
+    await driveClock(this.clock, () => finished, PERFORM_WITHIN_MS);
+    return running;
   }
 
   /** Runs the clock (`settleVirtual`), then judges: with nothing left to run, a fact that does not hold will not by itself (`idle`). */
@@ -192,7 +221,8 @@ async function stopManagerOnClock(manager: Manager, clock: VirtualClock): Promis
 /** Starts the embedded cluster with the scenario's nodes and settings, the CRD, and a ready manager. */
 export async function startEmbeddedBackend(scenario: Scenario, options: EmbeddedBackendOptions = {}): Promise<SimBackend> {
   const log = options.log ?? silentLogger;
-  const clock = new VirtualClock(scenario.cluster.startTimeMs);
+  const races = options.races;
+  const clock = new VirtualClock(scenario.cluster.startTimeMs, { races });
   const c = scenario.cluster;
   const certificate = options.certificate ?? generateServingCertificate();
   const certDir = await certificateDir(certificate);
@@ -206,6 +236,7 @@ export async function startEmbeddedBackend(scenario: Scenario, options: Embedded
       ...(c.jobPodDurationMs === undefined ? {} : { jobPodDurationMs: c.jobPodDurationMs }),
       ...(c.podStopDelayMs === undefined ? {} : { podStopDelayMs: c.podStopDelayMs }),
       name: 'workloadspread-sim',
+      ...(races === undefined ? {} : { races }),
     });
   } catch (err) {
     await rm(certDir, { recursive: true, force: true });
@@ -235,7 +266,7 @@ export async function startEmbeddedBackend(scenario: Scenario, options: Embedded
     const m = manager;
     const ready = await driveClock(clock, () => m.isReady() || failure !== undefined, READY_WITHIN_MS);
     if (!ready || failure !== undefined) throw new Error(`the WorkloadSpread manager did not start in the embedded cluster: ${failure ?? 'not ready in time'}`);
-    return new EmbeddedBackend(clock, cluster, manager, certDir);
+    return new EmbeddedBackend(clock, cluster, manager, certDir, races !== undefined);
   } catch (err) {
     if (manager !== undefined) await stopManagerOnClock(manager, clock);
     await cluster.stop();

@@ -20,7 +20,8 @@ import { showRebalance, summarizeSpreads, type SpreadSummary } from './spread-su
 import { showCosts } from '../k8s/deletion-cost-text.ts';
 import { escapeXml as esc, renderTimelineChart, type ChartSeries } from './timeline-chart.ts';
 
-const STYLE = `
+/** The reports' stylesheet (the race report's too: race-html.ts). */
+export const REPORT_STYLE = `
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d1d1f;margin:0 auto;max-width:1180px;padding:24px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:14px;margin:16px 0 6px}
 .meta{color:#666}.desc{white-space:pre-wrap}
@@ -125,7 +126,7 @@ export function renderHtmlReport(result: ScenarioRunResult): string {
   for (const s of result.steps) points.push({ label: String(s.step), title: `step ${s.step}: ${s.summary} (${s.time})`, snapshot: s });
   const last = points[points.length - 1]?.snapshot;
   const spreads = last === undefined ? [] : summarizeSpreads(last);
-  const where = result.mode === 'embedded' ? 'embedded cluster with the WorkloadSpread manager, virtual time' : 'existing cluster (--kubeconfig), real time';
+  const where = result.mode === 'embedded' ? `embedded cluster with the WorkloadSpread manager, virtual time${result.raceSeed === undefined ? '' : `, race seed ${result.raceSeed}`}` : 'existing cluster (--kubeconfig), real time';
   const first = points[0]?.snapshot.time;
   const charts = spreads.map((s) => `<h3>${esc(s.key)} → ${esc(s.target)}</h3>\n${chartFor(s, points)}`).join('\n');
   return `<!doctype html>
@@ -134,7 +135,7 @@ export function renderHtmlReport(result: ScenarioRunResult): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(`Scenario ${result.name}`)}</title>
-<style>${STYLE}</style>
+<style>${REPORT_STYLE}</style>
 </head>
 <body>
 <header>

@@ -195,6 +195,12 @@ class LiveBackend implements SimBackend {
 
   async quiesce(): Promise<void> {}
 
+  async deliver(): Promise<void> {}
+
+  perform<T>(work: () => Promise<T>): Promise<T> {
+    return work();
+  }
+
   async settle(timeoutMs: number, probe: SettleProbe, signal?: AbortSignal): Promise<SettleOutcome> {
     const start = this.clock.now();
     let last = await probe.look();

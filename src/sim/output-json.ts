@@ -10,7 +10,8 @@
  * — followed by extra keys (summary, elapsedMs, description, error, notes,
  * settled; per pod its namespace and WorkloadSpread; per event its object,
  * namespace, count and reporting controller; `budgets` — every disruption
- * budget with its domains — and, for drain and evict steps, `evictions`).
+ * budget with its domains — and, for drain and evict steps, `evictions`;
+ * on the setup record, `raceSeed` under `--race-seed`).
  * Users script against this:
  * keys are only ever added. Pure.
  */
@@ -56,8 +57,8 @@ export interface SetupRecord extends Snapshot {
   evictions?: undefined;
 }
 
-/** The first line: the cluster after the `objects` were applied (and the events they caused). */
-export function setupJsonLine(setup: Snapshot, objects: number): string {
+/** The first line: the cluster after the `objects` were applied (and the events they caused); `raceSeed` when the run is in race mode. */
+export function setupJsonLine(setup: Snapshot, objects: number, raceSeed?: number): string {
   const record: SetupRecord = { ...setup, step: 'setup', action: 'setup', summary: `apply ${objects} object${objects === 1 ? '' : 's'} and settle`, expectations: [] };
-  return `${JSON.stringify(stepJson(record))}\n`;
+  return `${JSON.stringify({ ...stepJson(record), ...(raceSeed === undefined ? {} : { raceSeed }) })}\n`;
 }

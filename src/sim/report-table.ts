@@ -54,9 +54,9 @@ export function expectationLine(e: ExpectationResult, style: TableStyle): string
   return `  ${e.ok ? paint(style, '32', '✓') : paint(style, '31', '✗')} ${describeExpectation(e)}\n`;
 }
 
-export function renderHeader(raw: Pick<ScenarioRunResult, 'name' | 'description' | 'mode'>): string {
+export function renderHeader(raw: Pick<ScenarioRunResult, 'name' | 'description' | 'mode' | 'raceSeed'>): string {
   const result = escapeTerminalDeep(raw);
-  const where = result.mode === 'embedded' ? 'embedded cluster, virtual time' : 'existing cluster (--kubeconfig), real time';
+  const where = result.mode === 'embedded' ? `embedded cluster, virtual time${result.raceSeed === undefined ? '' : `, race seed ${result.raceSeed}`}` : 'existing cluster (--kubeconfig), real time';
   return `Scenario ${result.name} (${where})\n${result.description === undefined ? '' : `${result.description.trim()}\n`}\n`;
 }
 

@@ -17,6 +17,7 @@
  * an abort, ends a run early (`error`, `interrupted`).
  */
 import { WORKLOADSPREAD_REF } from '../kube/refs.ts';
+import { seededRaces } from '../clock/races.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { describeError, isNotFound } from '../client/errors.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
@@ -83,6 +84,8 @@ export interface ScenarioRunResult {
   name: string;
   description?: string;
   mode: 'embedded' | 'kubeconfig';
+  /** The race seed the run was played under, if any. */
+  raceSeed?: number;
   /** True when the run completed and every expectation held. */
   ok: boolean;
   passed: number;
@@ -118,7 +121,12 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Embedded cluster: a serving certificate for 127.0.0.1 to reuse across runs (saves the key generation). */
   certificate?: ServingCertificate;
+  /** Embedded cluster: race mode under this seed (docs/scenarios.md, "Timing races"); default none, the fixed order. */
+  raceSeed?: number;
 }
+
+/** Actions that move the clock themselves; the others run under `SimBackend.perform`. */
+const CLOCK_DRIVING_ACTIONS: ReadonlySet<ActionName> = new Set(['advance', 'drain', 'settle', 'expect']);
 
 /** Every namespace the scenario touches (objects, applied objects, referenced objects, WorkloadSpreads). */
 export function scenarioNamespaces(scenario: Scenario): string[] {
@@ -351,9 +359,14 @@ class Ledger implements ApplyPolicy {
 async function startBackend(scenario: Scenario, options: RunOptions): Promise<SimBackend> {
   const log = options.log ?? silentLogger;
   if (options.kubeconfig !== undefined) {
+    if (options.raceSeed !== undefined) throw new Error('race mode needs the embedded cluster: a real cluster has races of its own, not seeded ones');
     return startLiveBackend(scenario, { kubeconfig: options.kubeconfig, log, ...(options.context === undefined ? {} : { context: options.context }), ...(options.warn === undefined ? {} : { warn: options.warn }) });
   }
-  return startEmbeddedBackend(scenario, { log, ...(options.certificate === undefined ? {} : { certificate: options.certificate }) });
+  return startEmbeddedBackend(scenario, {
+    log,
+    ...(options.certificate === undefined ? {} : { certificate: options.certificate }),
+    ...(options.raceSeed === undefined ? {} : { races: seededRaces(options.raceSeed) }),
+  });
 }
 
 const tally = (result: ScenarioRunResult): ScenarioRunResult => {
@@ -372,6 +385,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     name: scenario.name,
     ...(scenario.description === undefined ? {} : { description: scenario.description }),
     mode: options.kubeconfig === undefined ? 'embedded' : 'kubeconfig',
+    ...(options.raceSeed === undefined ? {} : { raceSeed: options.raceSeed }),
     ok: false,
     passed: 0,
     failed: 0,
@@ -392,7 +406,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   let onStop: (() => Promise<void>) | undefined;
   try {
     onStop = (await options.onStart?.(backend)) ?? undefined;
-    await applyObjects(backend, scenario.objects, policy, signal);
+    await backend.perform(() => applyObjects(backend, scenario.objects, policy, signal));
     const settledSetup = await backend.settle(DEFAULT_SETTLE_TIMEOUT_MS, observer.probe, signal);
     const { rawPods: _ignored, ...setup } = await observer.snapshot();
     result.setup = setup;
@@ -403,15 +417,18 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
 
     for (const step of scenario.steps) {
       signal?.throwIfAborted();
-      const outcome = await runAction(step.action, {
-        backend,
-        apply: policy,
-        ...(signal === undefined ? {} : { signal }),
-        subsetPods: async (p: SubsetPods) => {
-          const { pods } = await observer.podsAndSpreads();
-          return pods.filter((x) => x.workloadSpread === `${p.workloadSpread.namespace}/${p.workloadSpread.name}` && x.subset === p.subset).slice(0, p.count);
-        },
-      });
+      const act = () =>
+        runAction(step.action, {
+          backend,
+          apply: policy,
+          ...(signal === undefined ? {} : { signal }),
+          subsetPods: async (p: SubsetPods) => {
+            const { pods } = await observer.podsAndSpreads();
+            return pods.filter((x) => x.workloadSpread === `${p.workloadSpread.namespace}/${p.workloadSpread.name}` && x.subset === p.subset).slice(0, p.count);
+          },
+        });
+      // `advance` and `drain` move the clock themselves.
+      const outcome = CLOCK_DRIVING_ACTIONS.has(step.action.action) ? await act() : await backend.perform(act);
       evictionsSinceExpect.push(...(outcome.evictions ?? []));
       await backend.quiesce();
       let settled: SettleOutcome | undefined;

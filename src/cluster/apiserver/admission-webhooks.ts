@@ -27,12 +27,17 @@
  *   one at a time, just before each is called, so conditions and object
  *   selectors see what the webhooks before them changed.
  *
+ * Race mode (`deps.races`): a call waits a random delay on the clock before
+ * it is sent and again after its answer arrived (latency of the network and
+ * of the webhook's server), drawn per webhook.
+ *
  * Webhooks are never called for the admission configuration kinds
  * themselves. Service references resolve through `registerServiceEndpoint`
  * (the control API). Start with `mutatingPlugin` / `validatingPlugin`.
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock/clock.ts';
+import type { Races } from '../../clock/races.ts';
 import { deepEqual, isPlainObject } from '../../k8s/json.ts';
 import { asRecord, asString } from '../../k8s/raw-json.ts';
 import type { KubeObject } from '../../k8s/types.ts';
@@ -76,6 +81,8 @@ export interface AdmissionWebhooksDeps {
   registry: ResourceRegistry;
   store: ObjectStore;
   clock: Clock;
+  /** Race mode: a random delay before each call and after its answer. */
+  races?: Races | undefined;
   /** The server's authorizer, which matchConditions' `authorizer` variable asks. */
   authorizer: Authorizer;
 }
@@ -350,6 +357,7 @@ export class AdmissionWebhooks {
         if (end !== undefined) ends.push(end);
       }
     }
+    await this.#raceDelay(`${hook.name} request`);
     const sentAt = this.#deps.clock.now();
     const answer = await postToWebhook(target.target, JSON.stringify(review), {
       clock: this.#deps.clock,
@@ -360,12 +368,19 @@ export class AdmissionWebhooks {
       label: `admission webhook ${hook.name}`,
     });
     for (const end of ends) end({ durationMs: this.#deps.clock.now() - sentAt, answered: answer.ok });
+    await this.#raceDelay(`${hook.name} response`);
     if (!answer.ok) return { kind: 'callFailed', reason: `failed to call webhook: Post ${JSON.stringify(url)}: ${answer.error}` };
     const read = readWebhookAnswer(answer.status, answer.contentType, answer.body);
     if (!read.ok) return { kind: 'callFailed', reason: `failed to call webhook: ${read.error}` };
     const verified = verifyAdmissionResponse(apiVersion, uid, hook.mutating, read.review);
     if (!verified.ok) return { kind: 'callFailed', reason: `received invalid webhook response: ${verified.error}` };
     return { kind: 'answered', response: verified.response };
+  }
+
+  /** Race mode: waits the delay drawn for `channel` on the clock. */
+  async #raceDelay(channel: string): Promise<void> {
+    const ms = this.#deps.races?.delay('webhook', channel) ?? 0;
+    if (ms > 0) await this.#deps.clock.sleep(ms, undefined, { name: 'admission webhook race delay' });
   }
 
   /** A call failure under the webhook's failure policy: the Status to fail with, or undefined to go on. */

@@ -19,6 +19,7 @@
  * (`staticTokens`, filled by the HTTP front) live here too, so TokenReview answers from it.
  */
 import type { Clock } from '../../clock/clock.ts';
+import type { Races } from '../../clock/races.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import { AdmissionChain } from './admission.ts';
 import { Authenticator } from './authentication.ts';
@@ -33,7 +34,7 @@ import { SERVER_VERSION } from './discovery.ts';
 import { finalizeSubresource, namespaceLifecycleAdmission, NamespaceController } from './namespace-lifecycle.ts';
 import { NamespaceDefaults } from './namespace-defaults.ts';
 import { installOpenApi } from './openapi/openapi.ts';
-import { ObjectOperations } from './operations.ts';
+import { ObjectOperations, seededIdentities } from './operations.ts';
 import type { RequestContext, ResourceDef, UserInfo } from './resource-def.ts';
 import { ResourceRegistry } from './resources.ts';
 import { ObjectStore } from './storage.ts';
@@ -54,10 +55,14 @@ export interface ApiServerCoreOptions {
   historyLimit?: number;
   /** The cluster CA, published in every namespace as the kube-root-ca.crt ConfigMap. */
   caPem?: string;
+  /** Race mode: random latencies for watch events and admission webhook calls. */
+  races?: Races;
 }
 
 export class ApiServerCore implements ApiServerHost {
   readonly clock: Clock;
+  /** Race mode (undefined: none): watch deliveries and webhook calls take random clock time. */
+  readonly races: Races | undefined;
   readonly registry = new ResourceRegistry();
   readonly store: ObjectStore;
   readonly admission = new AdmissionChain();
@@ -81,8 +86,15 @@ export class ApiServerCore implements ApiServerHost {
 
   constructor(options: ApiServerCoreOptions) {
     this.clock = options.clock;
+    this.races = options.races;
     this.store = new ObjectStore(options.historyLimit === undefined ? {} : { historyLimit: options.historyLimit });
-    this.ops = new ObjectOperations({ store: this.store, registry: this.registry, admission: this.admission, now: () => this.clock.now() });
+    this.ops = new ObjectOperations({
+      store: this.store,
+      registry: this.registry,
+      admission: this.admission,
+      now: () => this.clock.now(),
+      ...(this.races === undefined ? {} : { identities: seededIdentities(this.races) }),
+    });
     this.authorizer = new Authorizer(this.store);
     this.serviceAccountTokens = new ServiceAccountTokens({ store: this.store, clock: this.clock });
     this.authenticator = new Authenticator({ tokens: this.staticTokens, serviceAccounts: this.serviceAccountTokens, authorizer: this.authorizer });

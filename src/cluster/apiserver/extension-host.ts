@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../clock/clock.ts';
+import type { Races } from '../../clock/races.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import type { AdmissionChain } from './admission.ts';
 import type { Authorizer } from './authorization.ts';
@@ -37,6 +38,8 @@ export interface ResponseFormatter {
 /** The parts of the API server an extension installs itself into. */
 export interface ApiServerHost {
   readonly clock: Clock;
+  /** Race mode, when on: random latencies drawn from its seed. */
+  readonly races: Races | undefined;
   readonly registry: ResourceRegistry;
   readonly store: ObjectStore;
   readonly admission: AdmissionChain;

@@ -55,6 +55,8 @@ export class HttpHandler {
   readonly #control: ApiServerControl;
   readonly #opts: HandlerOptions;
   readonly #watches = new Set<WatchSession>();
+  /** Race mode: how many watches each stream identity opened so far (it names their delay channels). */
+  readonly #watchChannels = new Map<string, number>();
 
   constructor(core: ApiServerCore, control: ApiServerControl, opts: HandlerOptions) {
     this.#core = core;
@@ -67,6 +69,11 @@ export class HttpHandler {
     const all = [...this.#watches];
     for (const w of all) w.close();
     return all.length;
+  }
+
+  /** Race mode: every open watch writes the events it holds back, now. */
+  flushWatches(): void {
+    for (const w of this.#watches) w.flush();
   }
 
   /** Serves one request; the watch part that outlives the setup is not a tracked activity. */
@@ -360,6 +367,19 @@ export class HttpHandler {
             }
             return undefined;
           };
+    const races = this.#core.races;
+    let delay: (() => number) | undefined;
+    if (races !== undefined) {
+      // A channel per stream, named by who watches what (the watcher's own name when it gives one, without the
+      // sequence number its client appends) and how often it did: stable from run to run, whatever order
+      // concurrent watches arrive in.
+      const watcher = activityStream?.replace(/-[0-9]+$/, '') ?? '';
+      const identity = `${String(req.headers['user-agent'] ?? '')} ${watcher} ${def.group}/${def.plural} ${ns} ${query.get('labelSelector') ?? ''} ${fieldSelector}`;
+      const n = (this.#watchChannels.get(identity) ?? 0) + 1;
+      this.#watchChannels.set(identity, n);
+      const channel = `${identity} #${n}`;
+      delay = () => races.delay('watch', channel);
+    }
     const session = new WatchSession(
       this.#core.ops,
       this.#core.clock,
@@ -374,6 +394,7 @@ export class HttpHandler {
         timeoutMs: timeoutSeconds === undefined || timeoutSeconds === 0 ? DEFAULT_WATCH_TIMEOUT_MS : timeoutSeconds * 1000,
         activityStream,
         ...(transform !== undefined ? { transform } : {}),
+        ...(delay !== undefined ? { delay } : {}),
       },
       (s) => this.#watches.delete(s),
     );

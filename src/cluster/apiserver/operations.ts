@@ -21,6 +21,7 @@
  * Deletion lives in delete.ts, patch application in patch.ts, scale in scale.ts.
  */
 import { randomInt, randomUUID } from 'node:crypto';
+import type { Races } from '../../clock/races.ts';
 import { formatTime } from '../../k8s/time.ts';
 import { isPlainObject } from '../../k8s/json.ts';
 import { asString } from '../../k8s/raw-json.ts';
@@ -62,6 +63,14 @@ export interface OperationsDeps {
   registry: ResourceRegistry;
   admission: AdmissionChain;
   now(): number;
+  /** Where generated names and uids come from (default: crypto randomness; race mode: the seed). */
+  identities?: ObjectIdentities;
+}
+
+/** The generated parts of a new object's identity: the suffix of a generateName, the uid. */
+export interface ObjectIdentities {
+  nameSuffix(generateName: string): string;
+  uid(): string;
 }
 
 export interface WriteOutcome {
@@ -94,6 +103,31 @@ export function randomNameSuffix(): string {
   return s;
 }
 
+const RANDOM_IDENTITIES: ObjectIdentities = { nameSuffix: () => randomNameSuffix(), uid: () => randomUUID() };
+
+/**
+ * Race mode: names and uids drawn from the race seed (a channel per
+ * generateName, one for uids), so that a run under a seed creates the same
+ * objects with the same names, and whatever orders objects by name or uid
+ * (lists, tie-breaks) orders them the same way, run after run.
+ */
+export function seededIdentities(races: Races): ObjectIdentities {
+  const hex = (digits: number): string => {
+    let s = '';
+    for (let i = 0; i < digits; i++) s += Math.floor(races.rank('uid') * 16).toString(16);
+    return s;
+  };
+  return {
+    nameSuffix: (generateName) => {
+      let s = '';
+      for (let i = 0; i < 5; i++) s += NAME_ALPHABET[Math.floor(races.rank(`name ${generateName}`) * NAME_ALPHABET.length)];
+      return s;
+    },
+    // A version-4 layout, as crypto.randomUUID's.
+    uid: () => `${hex(8)}-${hex(4)}-4${hex(3)}-${'89ab'[Math.floor(races.rank('uid') * 4)]}${hex(3)}-${hex(12)}`,
+  };
+}
+
 export function groupResourceOf(def: ResourceDef): GroupResource {
   return { group: def.group, resource: def.plural };
 }
@@ -114,6 +148,7 @@ export class ObjectOperations {
   /** Records who owns which field on every write (managedFields) and runs server-side apply. */
   readonly fields = new FieldManager();
   readonly #now: () => number;
+  readonly #identities: ObjectIdentities;
   /**
    * The fields of a decoded body its schema does not declare (`spec.foo`,
    * `spec.containers[0].bar`), for field validation; installed by the
@@ -126,6 +161,7 @@ export class ObjectOperations {
     this.registry = deps.registry;
     this.admission = deps.admission;
     this.#now = deps.now;
+    this.#identities = deps.identities ?? RANDOM_IDENTITIES;
     this.unknownFields = undefined;
   }
 
@@ -255,13 +291,13 @@ export class ObjectOperations {
   async #finishCreate(def: ResourceDef, ns: string, obj: KubeObject, ctx: RequestContext, options: Record<string, unknown>): Promise<Result<KubeObject>> {
     const now = this.#now();
     const meta = metaOf(obj);
-    meta.uid = randomUUID();
+    meta.uid = this.#identities.uid();
     meta.creationTimestamp = formatTime(now);
     const resource = storageKey(def);
     const generateName = asString(meta.generateName) ?? '';
     if ((asString(meta.name) ?? '') === '' && generateName !== '') {
-      let name = `${generateName}${randomNameSuffix()}`;
-      for (let i = 0; i < 64 && this.store.get(resource, ns, name) !== undefined; i++) name = `${generateName}${randomNameSuffix()}`;
+      let name = `${generateName}${this.#identities.nameSuffix(generateName)}`;
+      for (let i = 0; i < 64 && this.store.get(resource, ns, name) !== undefined; i++) name = `${generateName}${this.#identities.nameSuffix(generateName)}`;
       meta.name = name;
     }
     if ((asString(meta.resourceVersion) ?? '') !== '') return fail(internalError('resourceVersion should not be set on objects to be created'));

@@ -27,6 +27,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { REQUEST_ACTIVITY_HEADER, type Clock } from '../../clock/clock.ts';
+import type { Races } from '../../clock/races.ts';
 import { guardRequestBody, ignoreBody } from '../../client/request-body.ts';
 import { SERVER_TLS_POLICY } from '../../client/tls-policy.ts';
 import { MAX_REQUEST_BODY_BYTES } from './body.ts';
@@ -57,6 +58,8 @@ export interface ApiServerOptions {
   plugins?: ApiServerPlugin[];
   /** Cluster/context name in the kubeconfig. */
   name?: string;
+  /** Race mode: watch events and admission webhook calls take random clock time (watch.ts, admission-webhooks.ts). */
+  races?: Races;
 }
 
 export interface ApiServer {
@@ -70,6 +73,8 @@ export interface ApiServer {
   readonly control: ApiServerControl;
   kubeconfig(namespace?: string): string;
   writeKubeconfig(path: string, namespace?: string): Promise<void>;
+  /** Race mode: every watch stream writes the events it is holding back now, as if their delays had passed. */
+  deliverWatchEvents(): void;
   close(): Promise<void>;
 }
 
@@ -79,7 +84,12 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const host = options.host ?? '127.0.0.1';
   const token = options.token ?? randomBytes(24).toString('hex');
   const certificate = options.certificate ?? generateServingCertificate();
-  const core = new ApiServerCore({ clock: options.clock, caPem: certificate.caPem, ...(options.historyLimit === undefined ? {} : { historyLimit: options.historyLimit }) });
+  const core = new ApiServerCore({
+    clock: options.clock,
+    caPem: certificate.caPem,
+    ...(options.historyLimit === undefined ? {} : { historyLimit: options.historyLimit }),
+    ...(options.races === undefined ? {} : { races: options.races }),
+  });
   for (const plugin of options.plugins ?? []) await plugin(core);
   await core.bootstrap();
 
@@ -137,6 +147,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     kubeconfig: (namespace?: string) => renderKubeconfig({ server: url, caPem: certificate.caPem, token, name, ...(namespace !== undefined ? { namespace } : {}) }),
     writeKubeconfig: (path: string, namespace?: string) =>
       writeFile(path, renderKubeconfig({ server: url, caPem: certificate.caPem, token, name, ...(namespace !== undefined ? { namespace } : {}) }), { mode: 0o600 }),
+    deliverWatchEvents: () => handler?.flushWatches(),
     close: () => {
       closed ??= new Promise<void>((resolve) => {
         handler?.cutWatches();

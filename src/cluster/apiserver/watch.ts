@@ -15,6 +15,12 @@
  *   every minute of clock time, on a background timer;
  * - `timeoutSeconds` (default 30 minutes, upstream's min-request-timeout)
  *   ends the stream cleanly, on a background timer.
+ * Race mode (`delay`): each event (bookmarks included) is written a random
+ * clock time after it happened, never before the event ahead of it on the
+ * same stream — a stream keeps its order, as a real watch does; an event
+ * still waiting when the stream ends is not sent (the reader watches again
+ * from the last resourceVersion it saw and gets it then); `flush()` writes
+ * the waiting events at once.
  * Activity: when the request names a stream of this server's clock
  * (`x-workloadspread-activity: <clock id>:<stream>`), every event written is
  * reported with `clock.activity.sent(stream)`; the in-process reader reports
@@ -46,6 +52,8 @@ export interface WatchOptions {
   activityStream: string | undefined;
   /** Re-encodes the object of an event (e.g. as a Table row); undefined keeps the object. */
   transform?: (type: string, obj: KubeObject) => unknown;
+  /** Race mode: the clock milliseconds the next event takes to reach the reader. */
+  delay?: () => number;
 }
 
 /** One open watch stream. */
@@ -57,6 +65,9 @@ export class WatchSession {
   #cancel: (() => void) | undefined;
   #timers: Timer[] = [];
   #closed = false;
+  /** Race mode: lines waiting for their delivery time, in stream order, and the timer of the first. */
+  #queued: { at: number; line: string }[] = [];
+  #delivery: Timer | undefined;
   readonly #onClose: (session: WatchSession) => void;
 
   constructor(ops: ObjectOperations, clock: Clock, res: ServerResponse, opts: WatchOptions, onClose: (session: WatchSession) => void) {
@@ -114,6 +125,9 @@ export class WatchSession {
     this.#cancel?.();
     for (const t of this.#timers) t.cancel();
     this.#timers = [];
+    this.#delivery?.cancel();
+    this.#delivery = undefined;
+    this.#queued = [];
     if (!this.#res.writableEnded && !this.#res.destroyed) {
       // The end of a tracked stream is news its reader has yet to act on (it will watch again):
       // counted like an event, and settled when the reader closes the stream.
@@ -150,11 +164,53 @@ export class WatchSession {
   }
 
   #fail(status: Status): void {
-    this.#write(`{"type":"ERROR","object":${JSON.stringify(status)}}\n`);
+    // Only before the first event: nothing is queued ahead of it.
+    this.#writeNow(`{"type":"ERROR","object":${JSON.stringify(status)}}\n`);
     this.close();
   }
 
   #write(line: string): void {
+    const delay = this.#opts.delay;
+    if (delay === undefined) {
+      this.#writeNow(line);
+      return;
+    }
+    if (this.#closed) return;
+    const now = this.#clock.now();
+    const last = this.#queued.at(-1)?.at ?? now;
+    const at = Math.max(last, now + delay());
+    if (at <= now && this.#queued.length === 0) {
+      this.#writeNow(line);
+      return;
+    }
+    this.#queued.push({ at, line });
+    if (this.#delivery === undefined) this.#armDelivery();
+  }
+
+  /** Race mode: writes every queued event now, in order, as if its delay had passed (the simulator's setup). */
+  flush(): void {
+    this.#delivery?.cancel();
+    this.#delivery = undefined;
+    for (const { line } of this.#queued.splice(0)) this.#writeNow(line);
+  }
+
+  /** Writes the queued lines that are due, in order, then waits for the next one. */
+  #armDelivery(): void {
+    const first = this.#queued[0];
+    if (first === undefined || this.#closed) return;
+    this.#delivery = this.#clock.setTimeout(
+      () => {
+        this.#delivery = undefined;
+        const now = this.#clock.now();
+        while (this.#queued.length > 0 && this.#queued[0]!.at <= now) this.#writeNow(this.#queued.shift()!.line);
+        this.#armDelivery();
+      },
+      first.at - this.#clock.now(),
+      { name: 'watch delivery' },
+    );
+  }
+
+  #writeNow(line: string): void {
     if (this.#closed || this.#res.writableEnded || this.#res.destroyed) return;
     this.#res.write(line);
     if (this.#opts.activityStream !== undefined) this.#clock.activity.sent(this.#opts.activityStream);

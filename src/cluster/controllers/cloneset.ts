@@ -36,6 +36,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type { Clock } from '../../clock/clock.ts';
+import type { Races } from '../../clock/races.ts';
 import { describeError, isNotFound } from '../../client/errors.ts';
 import type { EventRecorder } from '../../client/event-recorder.ts';
 import type { KubeClient } from '../../client/http-client.ts';
@@ -70,6 +71,8 @@ const OWNER = { apiVersion: CLONESET_API_VERSION, kind: CLONESET_KIND };
 export interface CloneSetControllerOptions {
   client: KubeClient;
   clock: Clock;
+  /** Race mode: a random delay before each sync (the cluster's `races`). */
+  races?: Races | undefined;
   logger?: Logger;
   /** Concurrent syncs (default 3, kruise-manager's `--cloneset-workers`). */
   workers?: number;
@@ -111,7 +114,7 @@ export class CloneSetController {
     this.#recorder = options.recordEvents === false ? undefined : componentRecorder(this.#client, CLONESET_CONTROLLER, options.logger);
     this.expectations = new ControllerExpectations(() => this.#clock.now());
     this.#written = new ResourceVersionExpectations(() => this.#clock.now());
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: CLONESET_CONTROLLER, log: this.#log });
+    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: CLONESET_CONTROLLER, log: this.#log, races: options.races });
     const common = { client: this.#client, log: this.#log, indexes: { [CONTROLLER_UID_INDEX]: controllerUidOf } };
     this.#sets = new Informer({ ...common, ref: CLONESET_REF, name: `${CLONESET_CONTROLLER} clonesets` });
     this.#pods = new Informer<Pod>({ ...common, ref: BUILTIN.pods, name: `${CLONESET_CONTROLLER} pods` });
@@ -383,5 +386,9 @@ export class CloneSetController {
 /** The CloneSet controller as a component of the embedded cluster (registry.ts). */
 export const cloneSetController: ControllerFactory = {
   name: CLONESET_CONTROLLER,
-  create: (context) => new CloneSetController({ client: context.client, clock: context.clock, logger: context.logger }),
+  create: (context) => {
+    const races = context.races;
+    // Race mode: instance ids (the pods' names) drawn from the seed, so that a seed replays the same pods.
+    return new CloneSetController({ client: context.client, clock: context.clock, logger: context.logger, races, ...(races === undefined ? {} : { random: () => races.rank(`${CLONESET_CONTROLLER} instance ids`) }) });
+  },
 };

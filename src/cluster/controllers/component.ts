@@ -10,6 +10,7 @@
  * Which controllers run by default is registry.ts.
  */
 import type { Clock } from '../../clock/clock.ts';
+import type { Races } from '../../clock/races.ts';
 import type { KubeClient } from '../../client/http-client.ts';
 import type { Logger } from '../../client/logger.ts';
 
@@ -31,6 +32,8 @@ export interface ControllerContext {
   clock: Clock;
   logger: Logger;
   settings: ClusterSettings;
+  /** Race mode (the cluster's `races`): a component hands it to its work queue, which then waits a random delay before each sync. */
+  races?: Races | undefined;
   /**
    * The CA of the client certificate the API server presents to admission
    * webhooks (made on the first call); a webhook server that trusts it

@@ -20,6 +20,7 @@
  * Start reading at `#sync`.
  */
 import type { Clock, Timer } from '../../clock/clock.ts';
+import type { Races } from '../../clock/races.ts';
 import { describeError } from '../../client/errors.ts';
 import type { EventRecorder } from '../../client/event-recorder.ts';
 import type { KubeClient } from '../../client/http-client.ts';
@@ -46,6 +47,8 @@ const CONTROLLER_UID_INDEX = 'controllerUid';
 export interface DeploymentControllerOptions {
   client: KubeClient;
   clock: Clock;
+  /** Race mode: a random delay before each sync (the cluster's `races`). */
+  races?: Races | undefined;
   logger?: Logger;
   /** Concurrent syncs (default 5, kube-controller-manager's `--concurrent-deployment-syncs`). */
   workers?: number;
@@ -78,7 +81,7 @@ export class DeploymentController {
     this.#log = options.logger ?? silentLogger;
     this.#workers = options.workers ?? 5;
     this.#recorder = options.recordEvents === false ? undefined : componentRecorder(this.#client, DEPLOYMENT_CONTROLLER, options.logger);
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: DEPLOYMENT_CONTROLLER, log: this.#log });
+    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: DEPLOYMENT_CONTROLLER, log: this.#log, races: options.races });
     const common = { client: this.#client, log: this.#log };
     const byController = { [CONTROLLER_UID_INDEX]: (obj: KubeObject) => [controllerRef(obj)?.uid ?? ''] };
     this.#dInformer = new Informer({ ...common, ref: BUILTIN.deployments, name: `${DEPLOYMENT_CONTROLLER} deployments` });
@@ -289,5 +292,5 @@ export class DeploymentController {
 /** The Deployment controller as a component of the embedded cluster (registry.ts). */
 export const deploymentController: ControllerFactory = {
   name: DEPLOYMENT_CONTROLLER,
-  create: (context) => new DeploymentController({ client: context.client, clock: context.clock, logger: context.logger }),
+  create: (context) => new DeploymentController({ client: context.client, clock: context.clock, logger: context.logger, races: context.races }),
 };

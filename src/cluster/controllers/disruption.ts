@@ -32,6 +32,7 @@
  * Start reading at `#trySync`.
  */
 import type { Clock } from '../../clock/clock.ts';
+import type { Races } from '../../clock/races.ts';
 import { describeError, isConflict, isNotFound } from '../../client/errors.ts';
 import type { EventRecorder } from '../../client/event-recorder.ts';
 import type { KubeClient } from '../../client/http-client.ts';
@@ -55,7 +56,7 @@ export const DISRUPTION_CONTROLLER = 'disruption-controller';
 /** The PodDisruptionBudget status controller as a component of the embedded cluster (registry.ts). */
 export const disruptionController: ControllerFactory = {
   name: DISRUPTION_CONTROLLER,
-  create: (ctx) => new DisruptionController({ client: ctx.client, clock: ctx.clock, logger: ctx.logger }),
+  create: (ctx) => new DisruptionController({ client: ctx.client, clock: ctx.clock, logger: ctx.logger, races: ctx.races }),
 };
 /** How long an eviction recorded in disruptedPods is waited for (DeletionTimeout). */
 export const DELETION_TIMEOUT_MS = 2 * 60_000;
@@ -63,6 +64,8 @@ export const DELETION_TIMEOUT_MS = 2 * 60_000;
 export interface DisruptionControllerOptions {
   client: KubeClient;
   clock: Clock;
+  /** Race mode: a random delay before each sync (the cluster's `races`). */
+  races?: Races | undefined;
   logger?: Logger;
   /** Concurrent syncs (default 1). */
   workers?: number;
@@ -121,7 +124,7 @@ export class DisruptionController {
     this.#log = options.logger ?? silentLogger;
     this.#workers = options.workers ?? 1;
     this.#recorder = options.recordEvents === false ? undefined : componentRecorder(this.#client, DISRUPTION_CONTROLLER, options.logger);
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: DISRUPTION_CONTROLLER, log: this.#log });
+    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: DISRUPTION_CONTROLLER, log: this.#log, races: options.races });
     const informer = <T extends KubeObject>(ref: typeof BUILTIN.pods, transform?: (obj: KubeObject) => T) =>
       new Informer<T>({ client: this.#client, log: this.#log, ref, name: `${DISRUPTION_CONTROLLER} ${ref.resource}`, ...(transform !== undefined ? { transform } : {}) });
     this.#pdbs = informer(BUILTIN.poddisruptionbudgets);

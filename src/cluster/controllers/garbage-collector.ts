@@ -31,6 +31,7 @@
  * Start reading at `#attemptToDelete`.
  */
 import type { Clock, Timer } from '../../clock/clock.ts';
+import type { Races } from '../../clock/races.ts';
 import { describeError, isConflict, isNotFound } from '../../client/errors.ts';
 import type { EventRecorder } from '../../client/event-recorder.ts';
 import type { KubeClient } from '../../client/http-client.ts';
@@ -49,7 +50,7 @@ export const GARBAGE_COLLECTOR = 'garbage-collector-controller';
 /** The garbage collector as a component of the embedded cluster (registry.ts). */
 export const garbageCollector: ControllerFactory = {
   name: GARBAGE_COLLECTOR,
-  create: (ctx) => new GarbageCollector({ client: ctx.client, clock: ctx.clock, logger: ctx.logger }),
+  create: (ctx) => new GarbageCollector({ client: ctx.client, clock: ctx.clock, logger: ctx.logger, races: ctx.races }),
 };
 /** How often discovery runs again without a CRD change (upstream's resync of monitors). */
 export const DISCOVERY_RESYNC_MS = 30_000;
@@ -60,6 +61,8 @@ const FINALIZER_RETRIES = 5;
 export interface GarbageCollectorOptions {
   client: KubeClient;
   clock: Clock;
+  /** Race mode: a random delay before each sync (the cluster's `races`). */
+  races?: Races | undefined;
   logger?: Logger;
   /** Concurrent workers (default 20, `--concurrent-gc-syncs`). */
   workers?: number;
@@ -107,7 +110,7 @@ export class GarbageCollector {
     this.#log = options.logger ?? silentLogger;
     this.#workers = options.workers ?? 20;
     this.#recorder = options.recordEvents === false ? undefined : componentRecorder(this.#client, GARBAGE_COLLECTOR, options.logger);
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: GARBAGE_COLLECTOR, log: this.#log });
+    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: GARBAGE_COLLECTOR, log: this.#log, races: options.races });
   }
 
   /** Discovers resources and starts their informers; resolves once their first lists are in and the workers run. */

@@ -34,6 +34,7 @@
  * Start reading at `#syncJob`.
  */
 import type { Clock } from '../../clock/clock.ts';
+import type { Races } from '../../clock/races.ts';
 import { describeError, isNotFound } from '../../client/errors.ts';
 import type { EventRecorder } from '../../client/event-recorder.ts';
 import type { KubeClient } from '../../client/http-client.ts';
@@ -79,7 +80,7 @@ export const JOB_CONTROLLER = 'job-controller';
 /** The Job controller as a component of the embedded cluster (registry.ts). */
 export const jobController: ControllerFactory = {
   name: JOB_CONTROLLER,
-  create: (ctx) => new JobController({ client: ctx.client, clock: ctx.clock, logger: ctx.logger }),
+  create: (ctx) => new JobController({ client: ctx.client, clock: ctx.clock, logger: ctx.logger, races: ctx.races }),
 };
 /** Pod events reach a Job after this delay, so bursts become one sync (syncJobBatchPeriod). */
 export const SYNC_JOB_BATCH_PERIOD_MS = 1000;
@@ -87,6 +88,8 @@ export const SYNC_JOB_BATCH_PERIOD_MS = 1000;
 export interface JobControllerOptions {
   client: KubeClient;
   clock: Clock;
+  /** Race mode: a random delay before each sync (the cluster's `races`). */
+  races?: Races | undefined;
   logger?: Logger;
   /** Concurrent syncs (default 5, `--concurrent-job-syncs`). */
   workers?: number;
@@ -125,8 +128,8 @@ export class JobController {
     this.expectations = new ControllerExpectations(() => this.#clock.now());
     // DefaultJobApiBackOff / MaxJobApiBackOff: failed syncs retry after 1 s, doubling up to a minute.
     const rateLimit = { baseMs: 1000, maxMs: 60_000 };
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: JOB_CONTROLLER, log: this.#log, rateLimit });
-    this.#orphans = new WorkQueue<string>({ clock: this.#clock, name: `${JOB_CONTROLLER} orphan pods`, log: this.#log, rateLimit });
+    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: JOB_CONTROLLER, log: this.#log, rateLimit, races: options.races });
+    this.#orphans = new WorkQueue<string>({ clock: this.#clock, name: `${JOB_CONTROLLER} orphan pods`, log: this.#log, rateLimit, races: options.races });
     const common = { client: this.#client, log: this.#log, indexes: { [CONTROLLER_UID_INDEX]: controllerUidOf } };
     this.#jobs = new Informer({ ...common, ref: BUILTIN.jobs, name: `${JOB_CONTROLLER} jobs` });
     this.#pods = new Informer<Pod>({ ...common, ref: BUILTIN.pods, name: `${JOB_CONTROLLER} pods` });

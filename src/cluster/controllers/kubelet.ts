@@ -24,6 +24,7 @@
  * concurrency: a conflict retries the sync), and only when something changed.
  */
 import type { Clock } from '../../clock/clock.ts';
+import type { Races } from '../../clock/races.ts';
 import { describeError, isConflict, isNotFound } from '../../client/errors.ts';
 import type { KubeClient } from '../../client/http-client.ts';
 import { silentLogger, type Logger } from '../../client/logger.ts';
@@ -44,6 +45,8 @@ const NODE_INDEX = 'node';
 export interface KubeletOptions {
   client: KubeClient;
   clock: Clock;
+  /** Race mode: a random delay before each sync (the cluster's `races`). */
+  races?: Races | undefined;
   logger?: Logger;
   settings?: Partial<ClusterSettings>;
   /** Concurrent pod syncs (default 4). */
@@ -99,7 +102,7 @@ export class Kubelet {
     this.#log = options.logger ?? silentLogger;
     this.#settings = { ...DEFAULT_SETTINGS, ...(options.settings ?? {}) };
     this.#workers = options.workers ?? 4;
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: 'kubelet', log: this.#log });
+    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: 'kubelet', log: this.#log, races: options.races });
     this.#pods = new Informer<Pod>({
       client: this.#client,
       ref: BUILTIN.pods,

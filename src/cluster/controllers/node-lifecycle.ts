@@ -21,6 +21,7 @@
  * kubelets never miss one) and node-pressure taints.
  */
 import type { Clock } from '../../clock/clock.ts';
+import type { Races } from '../../clock/races.ts';
 import { describeError, isConflict, isNotFound } from '../../client/errors.ts';
 import type { KubeClient } from '../../client/http-client.ts';
 import { silentLogger, type Logger } from '../../client/logger.ts';
@@ -41,6 +42,8 @@ const NODE_INDEX = 'node';
 export interface NodeLifecycleOptions {
   client: KubeClient;
   clock: Clock;
+  /** Race mode: a random delay before each sync (the cluster's `races`). */
+  races?: Races | undefined;
   logger?: Logger;
 }
 
@@ -90,7 +93,7 @@ export class NodeLifecycleController implements Controller {
     this.#client = options.client;
     this.#clock = options.clock;
     this.#log = options.logger ?? silentLogger;
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: 'node-lifecycle', log: this.#log });
+    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: 'node-lifecycle', log: this.#log, races: options.races });
     this.#nodes = new Informer<Node>({ client: this.#client, ref: BUILTIN.nodes, name: 'node-lifecycle-nodes', log: this.#log });
     this.#pods = new Informer<Pod>({
       client: this.#client,
@@ -214,5 +217,5 @@ export class NodeLifecycleController implements Controller {
 
 export const nodeLifecycleController: ControllerFactory = {
   name: 'node-lifecycle',
-  create: (ctx) => new NodeLifecycleController({ client: ctx.client, clock: ctx.clock, logger: ctx.logger }),
+  create: (ctx) => new NodeLifecycleController({ client: ctx.client, clock: ctx.clock, logger: ctx.logger, races: ctx.races }),
 };

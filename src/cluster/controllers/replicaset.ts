@@ -23,6 +23,7 @@
  * Start reading at `#sync`.
  */
 import type { Clock } from '../../clock/clock.ts';
+import type { Races } from '../../clock/races.ts';
 import { describeError, isNotFound, isTimeout, ApiError } from '../../client/errors.ts';
 import type { EventRecorder } from '../../client/event-recorder.ts';
 import type { KubeClient } from '../../client/http-client.ts';
@@ -54,6 +55,8 @@ const STATUS_UPDATE_RETRIES = 1;
 export interface ReplicaSetControllerOptions {
   client: KubeClient;
   clock: Clock;
+  /** Race mode: a random delay before each sync (the cluster's `races`). */
+  races?: Races | undefined;
   logger?: Logger;
   /** Concurrent syncs (default 5, kube-controller-manager's `--concurrent-replicaset-syncs`). */
   workers?: number;
@@ -107,7 +110,7 @@ export class ReplicaSetController {
     this.#recorder = options.recordEvents === false ? undefined : componentRecorder(this.#client, REPLICASET_CONTROLLER, options.logger);
     this.#onCreateRound = options.onCreateRound;
     this.expectations = new ControllerExpectations(() => this.#clock.now());
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: REPLICASET_CONTROLLER, log: this.#log });
+    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: REPLICASET_CONTROLLER, log: this.#log, races: options.races });
     const common = { client: this.#client, log: this.#log, indexes: { [CONTROLLER_UID_INDEX]: controllerUidOf } };
     this.#rsInformer = new Informer({ ...common, ref: BUILTIN.replicasets, name: `${REPLICASET_CONTROLLER} replicasets` });
     this.#podInformer = new Informer<Pod>({ ...common, ref: BUILTIN.pods, name: `${REPLICASET_CONTROLLER} pods` });
@@ -391,5 +394,5 @@ function wireStatus(status: ReplicaSetStatus): ReplicaSetStatus {
 /** The ReplicaSet controller as a component of the embedded cluster (registry.ts). */
 export const replicaSetController: ControllerFactory = {
   name: REPLICASET_CONTROLLER,
-  create: (context) => new ReplicaSetController({ client: context.client, clock: context.clock, logger: context.logger }),
+  create: (context) => new ReplicaSetController({ client: context.client, clock: context.clock, logger: context.logger, races: context.races }),
 };

@@ -29,6 +29,7 @@
  * random choice between equally good nodes (the first by name wins).
  */
 import type { Clock, Timer } from '../../clock/clock.ts';
+import type { Races } from '../../clock/races.ts';
 import { describeError, isConflict, isNotFound } from '../../client/errors.ts';
 import { EventRecorder } from '../../client/event-recorder.ts';
 import type { KubeClient } from '../../client/http-client.ts';
@@ -78,6 +79,8 @@ interface PodQueueState {
 export interface SchedulerOptions {
   client: KubeClient;
   clock: Clock;
+  /** Race mode: a random delay before each sync (the cluster's `races`). */
+  races?: Races | undefined;
   logger?: Logger;
   /** The `spec.schedulerName` this scheduler serves (default `default-scheduler`). */
   schedulerName?: string;
@@ -124,7 +127,7 @@ export class Scheduler implements Controller {
     this.#clock = options.clock;
     this.#log = options.logger ?? silentLogger;
     this.#name = options.schedulerName ?? DEFAULT_SCHEDULER_NAME;
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: 'scheduler', log: this.#log });
+    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: 'scheduler', log: this.#log, races: options.races });
     this.#recorder = new EventRecorder({ client: this.#client, reportingController: this.#name, reportingInstance: `${this.#name}-embedded`, log: this.#log });
     const log = this.#log;
     // Finished pods hold no resources: upstream's scheduler does not even watch them.
@@ -345,5 +348,5 @@ export function nodeChangePlugins(old: Node, node: Node): string[] {
 
 export const schedulerController: ControllerFactory = {
   name: 'scheduler',
-  create: (ctx) => new Scheduler({ client: ctx.client, clock: ctx.clock, logger: ctx.logger }),
+  create: (ctx) => new Scheduler({ client: ctx.client, clock: ctx.clock, logger: ctx.logger, races: ctx.races }),
 };

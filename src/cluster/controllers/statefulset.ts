@@ -40,6 +40,7 @@
  * Start reading at `#sync`.
  */
 import type { Clock } from '../../clock/clock.ts';
+import type { Races } from '../../clock/races.ts';
 import { describeError, isAlreadyExists, isNotFound } from '../../client/errors.ts';
 import type { EventRecorder } from '../../client/event-recorder.ts';
 import type { KubeClient } from '../../client/http-client.ts';
@@ -84,12 +85,14 @@ export const STATEFULSET_CONTROLLER = 'statefulset-controller';
 /** The StatefulSet controller as a component of the embedded cluster (registry.ts). */
 export const statefulSetController: ControllerFactory = {
   name: STATEFULSET_CONTROLLER,
-  create: (ctx) => new StatefulSetController({ client: ctx.client, clock: ctx.clock, logger: ctx.logger }),
+  create: (ctx) => new StatefulSetController({ client: ctx.client, clock: ctx.clock, logger: ctx.logger, races: ctx.races }),
 };
 
 export interface StatefulSetControllerOptions {
   client: KubeClient;
   clock: Clock;
+  /** Race mode: a random delay before each sync (the cluster's `races`). */
+  races?: Races | undefined;
   logger?: Logger;
   /** Concurrent syncs (default 5, `--concurrent-statefulset-syncs`). */
   workers?: number;
@@ -124,7 +127,7 @@ export class StatefulSetController {
     this.#log = options.logger ?? silentLogger;
     this.#workers = options.workers ?? 5;
     this.#recorder = options.recordEvents === false ? undefined : componentRecorder(this.#client, STATEFULSET_CONTROLLER, options.logger);
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: STATEFULSET_CONTROLLER, log: this.#log });
+    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: STATEFULSET_CONTROLLER, log: this.#log, races: options.races });
     const common = { client: this.#client, log: this.#log, indexes: { [CONTROLLER_UID_INDEX]: controllerUidOf } };
     this.#sets = new Informer({ ...common, ref: BUILTIN.statefulsets, name: `${STATEFULSET_CONTROLLER} statefulsets` });
     this.#pods = new Informer<Pod>({ ...common, ref: BUILTIN.pods, name: `${STATEFULSET_CONTROLLER} pods` });

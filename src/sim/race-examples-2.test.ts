@@ -1,0 +1,4 @@
+/** Part 2 of the example scenarios under race seeds: testing/race-examples.ts. */
+import { raceExampleTests } from './testing/race-examples.ts';
+
+raceExampleTests(1);
