@@ -70,6 +70,18 @@ describe('VirtualClock', () => {
     assert.equal(answered, true);
   });
 
+  test('quiesceAll waits for the other callers of quiesce and what they release, before time may move', async () => {
+    const clock = new VirtualClock(T0);
+    clock.setTimeout(() => {}, 10, { name: 'next' });
+    // Work driven on the clock that itself waits for quiescence, starting a turn after the driver looks.
+    let resumedAt: number | undefined;
+    setImmediate(() => void clock.quiesce().then(() => (resumedAt = clock.now())));
+    await clock.quiesceAll();
+    assert.equal(resumedAt, T0, 'the work went on before the driver could move time');
+    await clock.advance(10);
+    assert.equal(clock.now(), T0 + 10);
+  });
+
   test('an activity sleeping on the clock lets time move (retry with back-off)', async () => {
     const clock = new VirtualClock(T0);
     const attempts: number[] = [];

@@ -67,6 +67,8 @@ export class VirtualClock implements Clock {
   #seq = 0;
   #timers: VirtualTimer[] = [];
   #busy = 0;
+  /** Callers of `quiesce` still waiting (`quiesceAll` waits for them). */
+  #quiescing = 0;
   /** How many times a tracked activity stopped being busy (quiesce looks again when this moved). */
   #ends = 0;
   #labels = new Map<number, string>();
@@ -184,6 +186,36 @@ export class VirtualClock implements Clock {
    * already due has fired. Time does not move.
    */
   async quiesce(): Promise<void> {
+    this.#quiescing++;
+    try {
+      await this.#quiesce();
+    } finally {
+      this.#quiescing--;
+    }
+  }
+
+  /**
+   * `quiesce`, and also until no other caller of `quiesce` is still waiting
+   * and the flows those waits release have had their turn: a flow driving the
+   * clock on behalf of work that itself waits for quiescence (the embedded
+   * cluster's "let every watcher see it" after a write) calls this before it
+   * moves time, so the work goes on first, always — time never moves in
+   * between by the luck of which wait ended first. Time does not move.
+   */
+  async quiesceAll(): Promise<void> {
+    const started = performance.now();
+    for (;;) {
+      await this.quiesce();
+      if (this.#quiescing === 0) {
+        // A wait that just ended continues in microtasks and I/O callbacks: one more turn for them.
+        await new Promise((r) => setImmediate(r));
+        if (this.#quiescing === 0 && this.#busy === 0 && !this.#hasDue()) return;
+      }
+      if (performance.now() - started > this.#realWaitMs) throw new QuiescenceTimeout(this.busyLabels());
+    }
+  }
+
+  async #quiesce(): Promise<void> {
     const started = performance.now();
     for (;;) {
       if (this.#fireDue()) continue;

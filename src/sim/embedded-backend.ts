@@ -52,11 +52,14 @@ const READY_WITHIN_MS = 5 * 60_000;
 /** Race mode: virtual time the clock may move while one of the simulator's own requests waits (each takes well under a second). */
 const PERFORM_WITHIN_MS = 5 * 60_000;
 
-/** Runs the virtual clock until `done()` holds: quiesce, look, jump to the next timer; false when `maxMs` passed or nothing is left. */
+/**
+ * Runs the virtual clock until `done()` holds: quiesce, look, jump to the next timer; false when `maxMs` passed or nothing is left.
+ * It waits for the driven work's own waits for quiescence too (`quiesceAll`), so the same run moves time at the same points.
+ */
 export async function driveClock(clock: VirtualClock, done: () => boolean, maxMs: number): Promise<boolean> {
   const deadline = clock.now() + maxMs;
   for (;;) {
-    await clock.quiesce();
+    await clock.quiesceAll();
     if (done()) return true;
     const next = clock.pendingTimers().reduce<number | undefined>((min, t) => (min === undefined || t.at < min ? t.at : min), undefined);
     if (next === undefined || next > deadline) return done();

@@ -4,7 +4,7 @@
  * seed (each different value with the seeds that observed it), those that
  * failed under every seed, and a summary line — or one JSON document with the
  * same content (`raceReportJson`). Pure; nothing in them depends on the wall
- * clock, so the same seeds give byte-identical reports.
+ * clock, so the same runs give byte-identical reports.
  */
 import { escapeTerminalDeep } from '../k8s/terminal-text.ts';
 import { describeExpectation, showElapsed, showValue } from './describe.ts';

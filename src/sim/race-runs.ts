@@ -15,8 +15,9 @@
  * - per seed: passed and failed expectations, how far the clock went, which
  *   steps did not settle, and an error when the run ended early.
  *
- * Nothing in the report depends on the wall clock or on random names, so the
- * same seeds give the same report (the tests compare the JSON byte for byte).
+ * Nothing in the report depends on the wall clock or on pod names, and a
+ * seed replays its run (generated names and uids come from the seed too), so
+ * the same seeds give the same report (a test compares the JSON byte for byte).
  */
 import type { ExpectationResult } from './evaluate.ts';
 import { runScenario, type RunOptions, type ScenarioRunResult } from './runner.ts';
