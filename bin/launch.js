@@ -102,6 +102,11 @@ async function compile(root) {
   const base = cacheDir(root);
   mkdirSync(base, { recursive: true });
   const staging = join(base, `.staging-${process.pid}-${randomBytes(4).toString('hex')}`);
+  // The sizes and times are taken before compiling: a file saved while esbuild runs then differs
+  // from what is recorded, and the next start compiles again rather than trusting a stale copy.
+  const before = statsUnder(root, 'src');
+  const packages = BUNDLED.map((name) => `node_modules/${name}/package.json`);
+  for (const file of [...packages, 'package.json', 'tsconfig.json']) before.set(file, statOf(root, file));
   let result;
   try {
     result = await build({
@@ -125,13 +130,10 @@ async function compile(root) {
     throw err;
   }
   const inputs = {};
-  // Our sources, and of the bundled packages their package.json (a new version changes it).
+  // Our sources, and of the bundled packages their package.json (a new version changes it). A
+  // source that appeared during the compile has no earlier record: it is marked changed.
   const sources = Object.keys(result.metafile.inputs).filter((f) => !f.includes('node_modules/'));
-  const packages = BUNDLED.map((name) => `node_modules/${name}/package.json`);
-  for (const file of [...sources, ...packages, 'package.json', 'tsconfig.json']) {
-    const info = statSync(join(root, file));
-    inputs[file] = [info.size, info.mtimeMs];
-  }
+  for (const file of [...sources, ...packages, 'package.json', 'tsconfig.json']) inputs[file] = before.get(file) ?? [-1, -1];
   const hash = createHash('sha256').update(JSON.stringify([FORMAT, process.version, inputs])).digest('hex').slice(0, 16);
   const dir = join(base, hash);
   try {
@@ -154,4 +156,20 @@ async function compile(root) {
     }
   }
   return dir;
+}
+
+function statOf(root, file) {
+  const info = statSync(join(root, file));
+  return [info.size, info.mtimeMs];
+}
+
+/** [size, mtimeMs] of every file below `dir` (relative to root, with forward slashes as esbuild names them). */
+function statsUnder(root, dir) {
+  const stats = new Map();
+  for (const entry of readdirSync(join(root, dir), { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const file = join(entry.parentPath ?? entry.path, entry.name).slice(root.length).replace(/^[\\/]+/, '').split('\\').join('/');
+    stats.set(file, statOf(root, file));
+  }
+  return stats;
 }

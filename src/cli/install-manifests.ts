@@ -20,9 +20,10 @@
 import { domainDisruptionBudgetCrd, workloadSpreadCrd } from '../api/crd.ts';
 import { WHITELIST_CONFIGMAP_KEY } from '../api/keys.ts';
 import type { KubeObject } from '../k8s/types.ts';
-import { webhookConfigurations } from '../webhook/registration.ts';
+import { watchNamespacesScopeProblem, webhookConfigurations } from '../webhook/registration.ts';
 import { parseDuration } from '../k8s/duration.ts';
 import { managerAlerts } from './install-alerts.ts';
+import { leaseTimingsProblem } from './lease-timings.ts';
 import { managerClusterRules, managerNamespaceRules, type RbacOptions } from './install-rbac.ts';
 import { commonLabels, DEFAULT_NAME_BASE, installNames, INSTALL_VERSION, managerSelectorLabels, nameBase, type InstallNames, type InstallValues } from './install-values.ts';
 
@@ -90,10 +91,12 @@ export function checkLeaseTimings(lease: InstallValues['leaderElection']): void 
     if (!parsed.ok) throw new Error(`leaderElection.${key} ${parsed.error}`);
     return parsed.ms;
   };
-  const [duration, renew, retry] = [ms('leaseDuration'), ms('renewDeadline'), ms('retryPeriod')];
-  if (retry < 1) throw new Error(`leaderElection.retryPeriod must be longer than 0, got ${lease.retryPeriod}`);
-  if (duration <= renew) throw new Error(`leaderElection.leaseDuration (${lease.leaseDuration}) must be longer than leaderElection.renewDeadline (${lease.renewDeadline})`);
-  if (renew * 10 <= retry * 12) throw new Error(`leaderElection.renewDeadline (${lease.renewDeadline}) must be longer than 1.2 × leaderElection.retryPeriod (${lease.retryPeriod})`);
+  const problem = leaseTimingsProblem(
+    { leaseDuration: ms('leaseDuration'), renewDeadline: ms('renewDeadline'), retryPeriod: ms('retryPeriod') },
+    { leaseDuration: 'leaderElection.leaseDuration', renewDeadline: 'leaderElection.renewDeadline', retryPeriod: 'leaderElection.retryPeriod' },
+    lease,
+  );
+  if (problem !== undefined) throw new Error(problem);
 }
 
 /** `webhook.url` without trailing slashes ('' for the Service). */
@@ -122,7 +125,7 @@ export function managerArgs(values: InstallValues): string[] {
     `--kube-api-burst=${values.manager.kubeApi.burst}`,
   ];
   if (values.manager.watchNamespaces.length > 0) {
-    if (values.webhook.scope !== 'namespaces') throw new Error("manager.watchNamespaces needs webhook.scope: namespaces (the cluster scope sends every namespace's pods to the manager)");
+    if (values.webhook.scope !== 'namespaces') throw new Error(watchNamespacesScopeProblem('manager.watchNamespaces', 'webhook.scope: namespaces'));
     args.push(`--watch-namespaces=${values.manager.watchNamespaces.join(',')}`);
   }
   if (values.webhook.scope !== 'namespaces') args.push(`--webhook-scope=${values.webhook.scope}`);

@@ -15,6 +15,8 @@ import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
 import { DEFAULT_SECRET_NAME, MUTATING_CONFIGURATION_NAME, VALIDATING_CONFIGURATION_NAME } from '../webhook/names.ts';
 import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_SERVICE, VERSION } from '../manager/defaults.ts';
 import type { CustomWorkloadAccess } from './install-rbac.ts';
+import { DEFAULT_LEASE_TIMINGS } from './lease-timings.ts';
+import { DEFAULT_BURST, DEFAULT_QPS } from '../client/rate-limit.ts';
 
 /** The release of this checkout (package.json, Chart.yaml appVersion; a test checks all three). */
 export const INSTALL_VERSION = VERSION;
@@ -169,9 +171,9 @@ export function defaultInstallValues(): InstallValues {
     image: { repository: 'workloadspread', tag: '', pullPolicy: 'IfNotPresent' },
     imagePullSecrets: [],
     replicas: 2,
-    leaderElection: { enabled: true, leaseDuration: '15s', renewDeadline: '10s', retryPeriod: '2s' },
+    leaderElection: { enabled: true, ...DEFAULT_LEASE_TIMINGS },
     logLevel: 'info',
-    manager: { enabled: true, workers: 3, unschedulableRecoverySeconds: 300, guardPodDeletion: false, allowPrivilegedSubsetPatches: false, kubeApi: { qps: 20, burst: 30 }, watchNamespaces: [], extraArgs: [] },
+    manager: { enabled: true, workers: 3, unschedulableRecoverySeconds: 300, guardPodDeletion: false, allowPrivilegedSubsetPatches: false, kubeApi: { qps: DEFAULT_QPS, burst: DEFAULT_BURST }, watchNamespaces: [], extraArgs: [] },
     webhook: {
       url: '',
       port: 9443,

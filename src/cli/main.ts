@@ -18,6 +18,7 @@
  */
 import { Command, CommanderError, Option, type Argument } from 'commander';
 import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
+import { DEFAULT_BURST, DEFAULT_QPS } from '../client/rate-limit.ts';
 import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE, VERSION } from '../manager/defaults.ts';
 import { DEFAULT_SECRET_NAME } from '../webhook/names.ts';
 import {
@@ -33,6 +34,7 @@ import {
 } from './defaults.ts';
 import { CommandError, UsageError, processIo, type CliIo } from './io.ts';
 import { addClusterFlags, clusterFlags, normalizeArgv, type ClusterFlagValues } from './kube-flags.ts';
+import { DEFAULT_LEASE_TIMINGS } from './lease-timings.ts';
 import type { ManagerFlags } from './manager.ts';
 
 /** The command's name as the user typed it. */
@@ -91,11 +93,11 @@ export function registerManagerCommand(program: Command, io: CliIo, setExit: (co
     .option('--health-addr <addr>', 'address of /healthz and /readyz (host:port, :port, or 0 for off)', ':8081')
     .option('--leader-elect [bool]', 'elect a leader (Lease) to run the controller; required with more than one replica')
     .option('--leader-election-id <name>', 'name of the Lease', DEFAULT_LEASE_NAME)
-    .option('--leader-elect-lease-duration <duration>', 'how long a lease holds without renewal before another replica may take it (Go duration)', '15s')
-    .option('--leader-elect-renew-deadline <duration>', 'how long the leader keeps trying to renew before it gives up leading and exits', '10s')
-    .option('--leader-elect-retry-period <duration>', 'how often replicas try to acquire or renew the lease', '2s')
-    .option('--kube-api-qps <qps>', 'requests per second to the API server (a client-side token bucket, as client-go\'s); 0 or less turns it off', '20')
-    .option('--kube-api-burst <n>', 'requests allowed at once above --kube-api-qps', '30')
+    .option('--leader-elect-lease-duration <duration>', 'how long a lease holds without renewal before another replica may take it (Go duration)', DEFAULT_LEASE_TIMINGS.leaseDuration)
+    .option('--leader-elect-renew-deadline <duration>', 'how long the leader keeps trying to renew before it gives up leading and exits', DEFAULT_LEASE_TIMINGS.renewDeadline)
+    .option('--leader-elect-retry-period <duration>', 'how often replicas try to acquire or renew the lease', DEFAULT_LEASE_TIMINGS.retryPeriod)
+    .option('--kube-api-qps <qps>', 'requests per second to the API server (a client-side token bucket, as client-go\'s); 0 or less turns it off', String(DEFAULT_QPS))
+    .option('--kube-api-burst <n>', 'requests allowed at once above --kube-api-qps', String(DEFAULT_BURST))
     .option('--watch-namespaces <list>', 'cache and act on only these namespaces (comma-separated); WorkloadSpreads elsewhere are admitted with a warning and left alone (default: every namespace)')
     .option('--workers <n>', 'parallel reconciles', '3')
     .option('--unschedulable-recovery-seconds <n>', 'how long a subset stays unschedulable before it is retried (also bounds rescheduleCriticalSeconds in validation)', '300')

@@ -32,11 +32,13 @@ import { DEFAULT_CONFIGMAP_NAME } from '../api/keys.ts';
 import { parseBindAddress, type BindAddress } from '../manager/endpoints.ts';
 import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE, startManager, type Manager, type ManagerOptions } from '../manager/manager.ts';
 import { DEFAULT_SECRET_NAME } from '../webhook/names.ts';
-import { WEBHOOK_SCOPES, type WebhookScopeKind } from '../webhook/registration.ts';
+import { watchNamespacesScopeProblem, WEBHOOK_SCOPES, type WebhookScopeKind } from '../webhook/registration.ts';
 import { DEFAULT_MANAGER_NAMESPACE, LOG_LEVELS, type LogLevel } from './defaults.ts';
 import { CommandError, UsageError, type CliIo } from './io.ts';
 import { stopOnSignals } from './signals.ts';
 import { parseDuration } from '../k8s/duration.ts';
+import { DEFAULT_BURST, DEFAULT_QPS } from '../client/rate-limit.ts';
+import { DEFAULT_LEASE_TIMINGS, leaseTimingsProblem } from './lease-timings.ts';
 
 export { DEFAULT_MANAGER_NAMESPACE, LOG_LEVELS, type LogLevel } from './defaults.ts';
 
@@ -168,8 +170,7 @@ function scope(text: string | undefined): WebhookScopeKind {
 }
 
 /** A Go duration (`15s`, `1m30s`) of at least 1 ms. */
-function duration(text: string | undefined, flag: string, fallback: number): number {
-  if (text === undefined) return fallback;
+function duration(text: string, flag: string): number {
   const parsed = parseDuration(text);
   if (!parsed.ok) throw new UsageError(`${flag} ${parsed.error}`);
   if (parsed.ms < 1) throw new UsageError(`${flag} must be longer than 0, got ${JSON.stringify(text)}`);
@@ -178,7 +179,7 @@ function duration(text: string | undefined, flag: string, fallback: number): num
 
 /** Requests per second: a number; 0 or less turns the limiter off. */
 function qps(text: string | undefined): number {
-  if (text === undefined) return 20;
+  if (text === undefined) return DEFAULT_QPS;
   const n = Number(text.trim());
   if (text.trim() === '' || !Number.isFinite(n)) throw new UsageError(`--kube-api-qps must be a number of requests per second (0 or less: no limit), got ${JSON.stringify(text)}`);
   return n;
@@ -234,11 +235,11 @@ export function managerSettings(flags: ManagerFlags, io: CliIo, serviceAccountDi
     healthAddress: address(flags.healthAddr, '--health-addr', ':8081'),
     leaderElect: bool(flags.leaderElect, '--leader-elect', false),
     leaderElectionId: name(flags.leaderElectionId ?? DEFAULT_LEASE_NAME, '--leader-election-id', DNS_SUBDOMAIN),
-    leaseDurationMs: duration(flags.leaderElectLeaseDuration, '--leader-elect-lease-duration', 15_000),
-    renewDeadlineMs: duration(flags.leaderElectRenewDeadline, '--leader-elect-renew-deadline', 10_000),
-    retryPeriodMs: duration(flags.leaderElectRetryPeriod, '--leader-elect-retry-period', 2_000),
+    leaseDurationMs: duration(flags.leaderElectLeaseDuration ?? DEFAULT_LEASE_TIMINGS.leaseDuration, '--leader-elect-lease-duration'),
+    renewDeadlineMs: duration(flags.leaderElectRenewDeadline ?? DEFAULT_LEASE_TIMINGS.renewDeadline, '--leader-elect-renew-deadline'),
+    retryPeriodMs: duration(flags.leaderElectRetryPeriod ?? DEFAULT_LEASE_TIMINGS.retryPeriod, '--leader-elect-retry-period'),
     kubeApiQps: qps(flags.kubeApiQps),
-    kubeApiBurst: integer(flags.kubeApiBurst, '--kube-api-burst', 30, 1, 100_000),
+    kubeApiBurst: integer(flags.kubeApiBurst, '--kube-api-burst', DEFAULT_BURST, 1, 100_000),
     workers: integer(flags.workers, '--workers', 3, 1, 1000),
     // D10: the window bounds rescheduleCriticalSeconds through (window - 5) / (n - 1), so it must exceed 5 s.
     unschedulableRecoverySeconds: integer(flags.unschedulableRecoverySeconds, '--unschedulable-recovery-seconds', 300, 6, 86_400),
@@ -256,12 +257,15 @@ export function managerSettings(flags: ManagerFlags, io: CliIo, serviceAccountDi
     const list = flags.watchNamespaces.split(',').map((n) => n.trim()).filter((n) => n !== '');
     if (list.length === 0) throw new UsageError('--watch-namespaces must name at least one namespace (leave it out for all)');
     for (const n of list) name(n, '--watch-namespaces', DNS_LABEL);
-    if (settings.webhookScope === 'cluster') throw new UsageError('--watch-namespaces needs --webhook-scope=namespaces: the cluster scope sends every namespace\'s pods to the manager');
+    if (settings.webhookScope === 'cluster') throw new UsageError(watchNamespacesScopeProblem('--watch-namespaces', '--webhook-scope=namespaces'));
     settings.watchNamespaces = [...new Set(list)];
   }
-  // client-go's rules: LeaseDuration > RenewDeadline > 1.2 × RetryPeriod.
-  if (settings.leaseDurationMs <= settings.renewDeadlineMs) throw new UsageError(`--leader-elect-lease-duration (${flags.leaderElectLeaseDuration ?? '15s'}) must be longer than --leader-elect-renew-deadline (${flags.leaderElectRenewDeadline ?? '10s'})`);
-  if (settings.renewDeadlineMs <= 1.2 * settings.retryPeriodMs) throw new UsageError(`--leader-elect-renew-deadline (${flags.leaderElectRenewDeadline ?? '10s'}) must be longer than 1.2 × --leader-elect-retry-period (${flags.leaderElectRetryPeriod ?? '2s'})`);
+  const leaseProblem = leaseTimingsProblem(
+    { leaseDuration: settings.leaseDurationMs, renewDeadline: settings.renewDeadlineMs, retryPeriod: settings.retryPeriodMs },
+    { leaseDuration: '--leader-elect-lease-duration', renewDeadline: '--leader-elect-renew-deadline', retryPeriod: '--leader-elect-retry-period' },
+    { leaseDuration: flags.leaderElectLeaseDuration ?? DEFAULT_LEASE_TIMINGS.leaseDuration, renewDeadline: flags.leaderElectRenewDeadline ?? DEFAULT_LEASE_TIMINGS.renewDeadline, retryPeriod: flags.leaderElectRetryPeriod ?? DEFAULT_LEASE_TIMINGS.retryPeriod },
+  );
+  if (leaseProblem !== undefined) throw new UsageError(leaseProblem);
   if (flags.metricsCertDir !== undefined && flags.metricsCertDir !== '') {
     if (!settings.metricsSecure) throw new UsageError('--metrics-cert-dir needs --metrics-secure');
     settings.metricsCertDir = flags.metricsCertDir;

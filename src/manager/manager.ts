@@ -58,7 +58,7 @@ import { CertDirSource, SecretCertificates, servingNames, type CertificateSource
 import { ClientCaFile, staticClientAuth, type ClientAuthSource } from '../webhook/client-auth.ts';
 import { webhookFromKube, type KubeWebhook } from '../webhook/kube-sources.ts';
 import { ConfigurationKeeper, NamespaceReach, supportsMatchConditions } from '../webhook/configuration-keeper.ts';
-import { MUTATING_CONFIGURATION_NAME, registerWebhooks, VALIDATING_CONFIGURATION_NAME, webhookConfigurations, type WebhookEndpoint, type WebhookScope, type WebhookScopeKind } from '../webhook/registration.ts';
+import { MUTATING_CONFIGURATION_NAME, registerWebhooks, VALIDATING_CONFIGURATION_NAME, watchNamespacesScopeProblem, webhookConfigurations, type WebhookEndpoint, type WebhookScope, type WebhookScopeKind } from '../webhook/registration.ts';
 import { startWebhookServer, type AdmissionHandler, type WebhookServer } from '../webhook/server.ts';
 import { probeRoute, sendText, startHttpEndpoint, urlHost, type BindAddress, type HttpEndpoint, type RouteHandler } from './endpoints.ts';
 import { ManagerBudgets, type BudgetSettings } from './budgets.ts';
@@ -353,7 +353,7 @@ class ManagerRun {
     const o = this.#o;
     if (o.client === undefined && o.connection === undefined) throw new Error('startManager needs a connection or a client');
     if (o.watchNamespaces !== undefined && o.watchNamespaces.length === 0) throw new Error('watchNamespaces must name at least one namespace (leave it out for all)');
-    if (o.watchNamespaces !== undefined && this.#scopeKind() === 'cluster') throw new Error('watchNamespaces needs the namespaces webhook scope: the cluster scope sends every namespace\'s pods to the manager');
+    if (o.watchNamespaces !== undefined && this.#scopeKind() === 'cluster') throw new Error(watchNamespacesScopeProblem('watchNamespaces', 'the namespaces webhook scope'));
     const client = (this.#client =
       o.client ??
       new KubeClient(o.connection as Connection, {

@@ -70,6 +70,15 @@ export type WebhookScope =
 export const WEBHOOK_SCOPES = ['namespaces', 'cluster'] as const;
 export type WebhookScopeKind = (typeof WEBHOOK_SCOPES)[number];
 
+/**
+ * Watching some namespaces only works with the namespaces scope: the cluster
+ * scope would send every namespace's pods to a manager that cannot see their
+ * WorkloadSpreads. Worded with the caller's names for the two settings.
+ */
+export function watchNamespacesScopeProblem(watchSetting: string, namespacesScope: string): string {
+  return `${watchSetting} needs ${namespacesScope}: the cluster scope sends every namespace's pods to the manager`;
+}
+
 export interface LabelSelectorRequirement {
   key: string;
   operator: string;
