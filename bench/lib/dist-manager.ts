@@ -130,6 +130,9 @@ export function quantileOf(buckets: [number, number][], q: number): number {
 
 export interface DistManager {
   readonly pid: number;
+  /** Its admission webhook server (HTTPS, a self-signed certificate) and health endpoint. */
+  readonly webhookUrl: string;
+  readonly healthUrl: string;
   /** CPU time (user + system) of the process so far, ms. */
   cpuMs(): number;
   /** Resident set size now, MB. */
@@ -183,6 +186,8 @@ export async function startDistManager(connection: ConnectionInfo, extraArgs: st
   }
   return {
     pid,
+    webhookUrl: `https://127.0.0.1:${webhookPort}`,
+    healthUrl: `http://127.0.0.1:${healthPort}/healthz`,
     cpuMs: () => {
       const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
       // utime and stime are fields 14 and 15 of /proc/PID/stat (11 and 12 after the command).

@@ -21,6 +21,7 @@
  * is that of the cluster alone.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { Clock } from '../../src/clock/clock.ts';
 import { domainDisruptionBudgetCrd, workloadSpreadCrd } from '../../src/api/crd.ts';
@@ -62,6 +63,8 @@ export interface Tally {
   webhookMs: Record<string, number[]>;
   /** CPU time of this process since the last reset, in ms. */
   cpuMs: { user: number; system: number };
+  /** This process's event-loop delay since the last reset (ms): p50, p99 — what every timing taken here (the webhook calls') includes. */
+  loopDelayMs: [number, number];
 }
 
 export interface ConnectionInfo {
@@ -110,12 +113,14 @@ export class LocalCluster implements ClusterSide {
   #webhookMs = new Map<string, number[]>();
   readonly #stops: (() => void)[] = [];
   #cpuMark = process.cpuUsage();
+  readonly #loop = monitorEventLoopDelay({ resolution: 10 });
 
   private constructor(cluster: EmbeddedCluster) {
     this.cluster = cluster;
     const server = cluster.apiServer;
     this.connection = { server: server.url, caPem: server.caPem, token: server.token };
     const core = server.core;
+    this.#loop.enable();
     const watch = core.store.watch(storageKey({ group: '', plural: 'pods' }), NS, undefined, (e) => {
       if (e.type === 'DELETED') this.#pods.delete(e.key);
       else this.#pods.set(e.key, podState(e.object));
@@ -180,6 +185,7 @@ export class LocalCluster implements ClusterSide {
     this.#webhooks.clear();
     this.#webhookMs = new Map();
     this.#cpuMark = process.cpuUsage();
+    this.#loop.reset();
     return Promise.resolve();
   }
 
@@ -190,6 +196,7 @@ export class LocalCluster implements ClusterSide {
       webhooks: [...this.#webhooks.values()].map((w) => ({ ...w })),
       webhookMs: Object.fromEntries([...this.#webhookMs].map(([k, v]) => [k, [...v]])),
       cpuMs: { user: cpu.user / 1000, system: cpu.system / 1000 },
+      loopDelayMs: [this.#loop.percentile(50) / 1e6, this.#loop.percentile(99) / 1e6],
     });
   }
 
@@ -210,6 +217,7 @@ export class LocalCluster implements ClusterSide {
 
   async stop(): Promise<void> {
     for (const stop of this.#stops.splice(0)) stop();
+    this.#loop.disable();
     await this.cluster.stop();
   }
 }

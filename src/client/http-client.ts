@@ -63,6 +63,13 @@ export type Patch = { type: 'merge' | 'strategic' | 'apply'; body: unknown } | {
 export interface CallOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
+  /**
+   * Not held back by the client-side rate limiter (still counted): for the
+   * requests a caller waits on while the API server waits on it — admission's
+   * reads and the status writes made under the per-object lock admission
+   * takes (docs/decisions.md D24).
+   */
+  unthrottled?: boolean;
 }
 
 export interface WriteOptions extends CallOptions {
@@ -162,10 +169,11 @@ export class KubeClient {
     return q;
   }
 
-  #call(options: CallOptions): Pick<RequestOptions, 'signal' | 'timeoutMs'> {
-    const out: Pick<RequestOptions, 'signal' | 'timeoutMs'> = {};
+  #call(options: CallOptions): Pick<RequestOptions, 'signal' | 'timeoutMs' | 'unthrottled'> {
+    const out: Pick<RequestOptions, 'signal' | 'timeoutMs' | 'unthrottled'> = {};
     if (options.signal !== undefined) out.signal = options.signal;
     if (options.timeoutMs !== undefined) out.timeoutMs = options.timeoutMs;
+    if (options.unthrottled === true) out.unthrottled = true;
     return out;
   }
 

@@ -41,6 +41,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Overrides the default; 0 disables the timeout. */
   timeoutMs?: number;
+  /** Skips the client-side rate limiter (CallOptions.unthrottled). */
+  unthrottled?: boolean;
 }
 
 /**
@@ -116,7 +118,7 @@ export class HttpTransport {
   /** Sends one request; resolves with the parsed JSON body, rejects with `ApiError` or `NetworkError`. */
   async request<T = unknown>(options: RequestOptions): Promise<T> {
     const desc: RequestDescription = { method: options.method, path: options.path };
-    if (this.limiter !== undefined) await this.throttle(options.signal, desc);
+    if (this.limiter !== undefined && options.unthrottled !== true) await this.throttle(options.signal, desc);
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     const deadline = new AbortController();
     let timedOut = false;

@@ -55,9 +55,16 @@ export class ApiReader {
   readonly fresher = new FresherThanCache();
   readonly #client: KubeClient;
   readonly #fullPods = new Map<string, Pod>();
+  readonly #unthrottled: boolean;
 
-  constructor(client: KubeClient) {
+  /**
+   * `unthrottled`: the reads skip the client-side rate limiter — admission's
+   * reader, whose reads the API server waits on (D24); a controller's reader
+   * takes its turn with the other requests.
+   */
+  constructor(client: KubeClient, options: { unthrottled?: boolean } = {}) {
     this.#client = client;
+    this.#unthrottled = options.unthrottled === true;
   }
 
   /** Makes the read an admission decision asked for. */
@@ -70,7 +77,7 @@ export class ApiReader {
     const resolved = await this.#client.resources.resolve(apiVersion, kind);
     if (!resolved.ok) return resolved.notFound ? { notFound: true } : { error: describeError(resolved.error) };
     try {
-      return { found: await this.#client.get<KubeObject>(resolved.ref, name, { namespace }) };
+      return { found: await this.#client.get<KubeObject>(resolved.ref, name, { namespace, unthrottled: this.#unthrottled }) };
     } catch (err) {
       if (isNotFound(err)) return { notFound: true };
       return { error: describeError(err) };
@@ -80,7 +87,7 @@ export class ApiReader {
   /** One pod as the API server has it now. */
   async pod(namespace: string, name: string): Promise<Lookup<Pod>> {
     try {
-      return { found: await this.#client.get<Pod>(BUILTIN.pods, name, { namespace }) };
+      return { found: await this.#client.get<Pod>(BUILTIN.pods, name, { namespace, unthrottled: this.#unthrottled }) };
     } catch (err) {
       if (isNotFound(err)) return { notFound: true };
       return { error: `cannot read pod ${namespace}/${name}: ${describeError(err)}` };

@@ -12,6 +12,8 @@ import { VirtualClock } from '../clock/virtual-clock.ts';
 import { generateServingCertificate } from '../client/loopback-certificates.ts';
 import type { ClientTestBed } from '../testing/client-test-bed.ts';
 import { createNamespace, createObject, startKubeTestBed, T0, workloadSpread } from '../testing/kube-bed.ts';
+import { ApiReader } from './api-reader.ts';
+import { WORKLOADSPREAD_REF } from './refs.ts';
 import { StatusWriter } from './status-writer.ts';
 import { WorkloadSpreadState } from './ws-state.ts';
 
@@ -75,5 +77,49 @@ describe('StatusWriter', () => {
     const r = await writer.writeStatus(workloadSpread('x', 'w', [{ name: 'a' }]), status(0));
     assert.equal(!r.ok && r.reason, 'Error');
     assert.match(!r.ok ? r.message : '', /refusing an unconditional status write/);
+  });
+});
+
+describe('requests under the per-object lock skip the client-side rate limiter', () => {
+  test('status writes, fresh reads and admission reads go at once with an empty bucket; other requests wait their turn', async () => {
+    const ns = await createNamespace(bed);
+    const created = await createObject<WorkloadSpread & KubeObject>(bed, workloadSpread(ns, 'limited', [{ name: 'a', maxReplicas: 3 }]));
+    // One request a minute, a bucket of one: after the first request every throttled one waits ~60 s of clock.
+    const client = await bed.newClient({ rateLimit: { qps: 1 / 60, burst: 1 } });
+    const waits: number[] = [];
+    const limiter = client.rateLimiter;
+    assert.ok(limiter !== undefined);
+    limiter.onWait = (ms) => waits.push(ms);
+    await client.get(WORKLOADSPREAD_REF, 'limited', { namespace: ns });
+    assert.deepEqual(waits, [0], 'the first request takes the only token');
+
+    const started = clock.now();
+    const writer = new StatusWriter({ client, state: new WorkloadSpreadState() });
+    const admissionReads = new ApiReader(client, { unthrottled: true });
+    let answered = false;
+    const unthrottled = (async () => {
+      const written = await writer.writeStatus(created, status(2), 'webhook');
+      assert.ok(written.ok, !written.ok ? written.message : '');
+      assert.ok((await writer.getFresh(ns, 'limited')).ok);
+      assert.ok('notFound' in (await admissionReads.pod(ns, 'not-yet-cached')));
+      answered = true;
+    })();
+    await clock.quiesce();
+    assert.equal(answered, true, 'answered without the clock moving: nothing waited for a token');
+    await unthrottled;
+    assert.equal(clock.now(), started);
+    assert.deepEqual(waits, [0], 'none of them took a token');
+
+    // A controller's reader takes its turn: it waits for the next token (a minute of clock).
+    const controllerReads = new ApiReader(client);
+    const read = controllerReads.pod(ns, 'not-yet-cached');
+    let done = false;
+    void read.then(() => (done = true));
+    await clock.quiesce();
+    assert.equal(done, false, 'the throttled read waits');
+    await clock.advance(60_000);
+    await read;
+    assert.equal(waits.length, 2);
+    assert.ok((waits[1] ?? 0) > 50_000, `waited ${waits[1]} ms`);
   });
 });

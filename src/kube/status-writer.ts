@@ -13,7 +13,10 @@
  *
  * Every successful write and every fresh read refreshes the process-local
  * copy in `WorkloadSpreadState`; a NotFound drops it.
- * The caller holds the per-WorkloadSpread lock around read-decide-write.
+ * The caller holds the per-WorkloadSpread lock around read-decide-write, so
+ * these requests skip the client-side rate limiter: admission waits on that
+ * lock, and a token wait inside it would hold every pod of the object behind
+ * the limiter (D24).
  * `ConditionalStatusWriter` is the mechanism for any kind with a status
  * subresource; the DomainDisruptionBudget writer is another instance of it.
  * What the API server returns is decoded on the way in (api/decode.ts for
@@ -96,7 +99,7 @@ export class ConditionalStatusWriter<O extends StatusBearing, S> {
       status,
     };
     try {
-      const decoded = this.#decode(await this.#client.updateStatus<unknown>(this.#ref, body));
+      const decoded = this.#decode(await this.#client.updateStatus<unknown>(this.#ref, body, { unthrottled: true }));
       this.#onWrite(source, 'ok');
       if (!decoded.ok) return { ok: false, reason: 'Error', message: decoded.error, error: new Error(decoded.error) };
       this.state.remember(decoded.value);
@@ -112,7 +115,7 @@ export class ConditionalStatusWriter<O extends StatusBearing, S> {
   /** Reads the object straight from the API server (after a conflict, caches may lag). */
   async getFresh(namespace: string, name: string): Promise<ReadResult<O>> {
     try {
-      const decoded = this.#decode(await this.#client.get<unknown>(this.#ref, name, { namespace }));
+      const decoded = this.#decode(await this.#client.get<unknown>(this.#ref, name, { namespace, unthrottled: true }));
       if (!decoded.ok) return { ok: false, reason: 'Error', message: decoded.error, error: new Error(decoded.error) };
       this.state.remember(decoded.value);
       return { ok: true, ws: decoded.value };

@@ -95,7 +95,7 @@ function unwatched(req: AdmissionRequest, what: string, response: AdmissionRespo
 export function webhookFromKube(options: KubeWebhookOptions): KubeWebhook {
   const log = options.log ?? silentLogger;
   const view = options.caches.view;
-  const reads = options.reader ?? new ApiReader(options.caches.client);
+  const reads = options.reader ?? new ApiReader(options.caches.client, { unthrottled: true });
   // Places reserved ahead ride on the group commit's rounds (its `extend` hook) and are given back through it.
   const pool = new ReservationPool({ clock: options.clock, view, newUid: randomUUID, log });
   const commit = new GroupCommit({
