@@ -112,6 +112,10 @@ interface ManagerSide {
   webhookWrites: number;
   controllerWrites: number;
   conflicts: number;
+  /** Reconciles the controllers ran (dist only). */
+  reconciles: number;
+  /** The manager's PUT requests (its status writes) p50/p99 (ms), as its client timed them (dist only). */
+  putMs: [number, number];
 }
 
 interface PhaseFigures {
@@ -283,7 +287,7 @@ async function runOnce(config: Config, session: Session | undefined): Promise<Ru
       const cpu0 = cpuMs();
       const wall = performance.now();
       let createdMs = NaN;
-      const probe = dist === undefined ? undefined : new AdmissionProbe(clock, dist.webhookUrl, dist.healthUrl, NS);
+      const probe = dist === undefined ? undefined : new AdmissionProbe(clock, dist.webhookUrl, dist.healthUrl, NS, 100);
       return profiled(config === '(3) manager + WS' && !DIST ? session : undefined, `${label}.cpuprofile`, async () => {
         await scaleAll(target);
         await waitFor(label, (p) => {
@@ -332,7 +336,7 @@ async function runOnce(config: Config, session: Session | undefined): Promise<Ru
 function fromFigures(m: ManagerFigures): ManagerSide {
   const a = sorted(m.admissionMs);
   const writes = (source: string) => [...m.statusWrites].filter(([k]) => k.startsWith(source)).reduce((s, [, n]) => s + n, 0);
-  return { handler: [pct(a, 50), pct(a, 90), pct(a, 99)], webhookWrites: writes('webhook'), controllerWrites: writes('controller'), conflicts: m.conflicts };
+  return { handler: [pct(a, 50), pct(a, 90), pct(a, 99)], webhookWrites: writes('webhook'), controllerWrites: writes('controller'), conflicts: m.conflicts, reconciles: NaN, putMs: [NaN, NaN] };
 }
 
 /** The same figures from two readings of the manager's /metrics (the phase's own observations). */
@@ -346,6 +350,10 @@ function fromMetrics(before: string, after: string): ManagerSide {
     webhookWrites: delta('workloadspread_status_writes_total', { source: 'webhook' }),
     controllerWrites: delta('workloadspread_status_writes_total', { source: 'controller' }),
     conflicts: delta('workloadspread_status_write_conflicts_total', {}),
+    reconciles: delta('controller_runtime_reconcile_total', {}),
+    putMs: ((puts) => [quantileOf(puts, 0.5) * 1000, quantileOf(puts, 0.99) * 1000] as [number, number])(
+      bucketsSince(bucketsOf(after, 'rest_client_request_duration_seconds', { verb: 'PUT' }), bucketsOf(before, 'rest_client_request_duration_seconds', { verb: 'PUT' })),
+    ),
   };
 }
 
@@ -374,6 +382,8 @@ function printTable(runs: Run[]): void {
     }],
     ['WorkloadSpread status writes: webhook / controller', (r) => `${r.out.mgr.webhookWrites} / ${r.out.mgr.controllerWrites}`],
     ['status write conflicts', (r) => String(r.out.mgr.conflicts)],
+    ['status write (PUT) as the manager timed it: p50 / p99 (ms)', (r) => `${f1(r.out.mgr.putMs[0])} / ${f1(r.out.mgr.putMs[1])}`],
+    ['reconciles in the scale-out', (r) => f0(r.out.mgr.reconciles)],
     ['client rate limiter: requests that waited / seconds waited', (r) => `${f0(r.out.limiterWaits)} / ${f1(r.out.limiterWaitS)}`],
     [`scale-in ${REPLICAS} → ${SCALE_IN_TO}, until the surplus is gone (s)`, (r) => f1(r.in.wallMs / 1000)],
     ['DELETE/eviction reviews per deleted pod', (r) => f2(reviewsOf(r.in.tally) / deleted)],

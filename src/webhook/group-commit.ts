@@ -138,6 +138,8 @@ export interface GroupCommitOptions<O = WorkloadSpread, S = WorkloadSpreadStatus
 const BACKOFF_INITIAL_MS = 10;
 const BACKOFF_FACTOR = 5;
 const BACKOFF_JITTER = 0.1;
+/** Why a parked admission's wait is cancelled once its answer came: a fixed reason, as `abort()` without one builds a DOMException (with its stack) each time. */
+const ANSWERED = Object.freeze(new Error('answered'));
 
 interface Waiter<O, S> {
   decide: Decide<unknown, O, S>;
@@ -225,7 +227,7 @@ export class GroupCommit<O extends StatusObject<unknown> = WorkloadSpread, S = W
     try {
       return await Promise.race([outcome, timeout]);
     } finally {
-      abort.abort();
+      abort.abort(ANSWERED);
     }
   }
 
