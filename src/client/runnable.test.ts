@@ -3,6 +3,7 @@
  * a stop that may come first, twice or in the middle of a start, and no
  * start after a stop.
  */
+import { getEventListeners } from 'node:events';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Lifecycle } from './runnable.ts';
@@ -122,5 +123,18 @@ describe('Lifecycle', () => {
     assert.equal(life.signal.aborted, false);
     await life.stop(() => {});
     assert.equal(life.signal.aborted, true);
+  });
+
+  test("the caller's signal keeps no listener once the start is over (one signal is handed to many runnables)", async () => {
+    const shared = new AbortController();
+    for (let i = 0; i < 20; i++) {
+      const life = new Lifecycle();
+      await life.start(shared.signal, async (signal) => {
+        assert.equal(getEventListeners(shared.signal, 'abort').length, 1, 'listening while it starts');
+        // Many waits may listen to the start's own signal (an informer each) without a warning.
+        for (let w = 0; w < 30; w++) signal.addEventListener('abort', () => {});
+      });
+    }
+    assert.equal(getEventListeners(shared.signal, 'abort').length, 0);
   });
 });

@@ -29,6 +29,8 @@
  * arms more. Start at `Lifecycle`.
  */
 
+import { setMaxListeners } from 'node:events';
+
 export interface Runnable {
   /** For logs and diagnostics. */
   readonly name: string;
@@ -73,15 +75,27 @@ export class Lifecycle {
       return this.#start;
     }
     this.#phase = 'starting';
-    const combined = signal === undefined ? this.#stopping.signal : AbortSignal.any([signal, this.#stopping.signal]);
+    // Not AbortSignal.any: the listeners on the caller's signal (one the cluster hands every component) go once the start is over.
+    const combined = new AbortController();
+    // Every wait of the start may listen (an informer each: the garbage collector has dozens).
+    setMaxListeners(0, combined.signal);
+    const sources = signal === undefined ? [this.#stopping.signal] : [signal, this.#stopping.signal];
+    const forward = (source: AbortSignal) => () => combined.abort(source.reason);
+    const listeners = sources.map((source) => [source, forward(source)] as const);
+    for (const [source, listener] of listeners) {
+      if (source.aborted) combined.abort(source.reason);
+      else source.addEventListener('abort', listener, { once: true });
+    }
     this.#start = (async () => {
       try {
-        await body(combined);
+        await body(combined.signal);
         if (!this.stopping) this.#phase = 'running';
       } catch (err) {
         if (this.stopping) return;
         this.#phase = 'failed';
         throw err;
+      } finally {
+        for (const [source, listener] of listeners) source.removeEventListener('abort', listener);
       }
     })();
     return this.#start;
