@@ -72,6 +72,7 @@ export function embeddedManagerComponent(options: EmbeddedManagerOptions = {}): 
     create: ({ client, clock, logger, webhookClientCa }): Controller => {
       let manager: Manager | undefined;
       return {
+        name: EMBEDDED_MANAGER_NAME,
         start: async () => {
           await ensureCrd(client);
           await createIfMissing(client, BUILTIN.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });

@@ -179,11 +179,12 @@ describe('components and stop()', () => {
     const probe: ControllerFactory = {
       name: 'probe',
       create: (ctx) => ({
+        name: 'probe',
         start: async () => {
           const nodes = await ctx.client.list(BUILTIN.nodes);
           log.push(`start ${ctx.client.userAgent} nodes=${nodes.items.length}`);
         },
-        stop: () => {
+        stop: async () => {
           log.push('stop');
         },
       }),

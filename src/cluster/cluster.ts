@@ -181,7 +181,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Embedd
     return clientIdentity.caPem;
   };
   const running: { name: string; controller: Controller }[] = [];
+  // Aborts a component's start still under way when the cluster stops.
+  const stopping = new AbortController();
   const stopAll = async () => {
+    stopping.abort();
     for (const { name, controller } of running.splice(0).reverse()) {
       try {
         await controller.stop();
@@ -197,7 +200,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Embedd
     const client = await connect(componentUserAgent(factory.name), factory.name, true);
     const controller = await factory.create({ client, clock, logger: log, settings, webhookClientCa, races });
     running.push({ name: factory.name, controller });
-    await controller.start();
+    await controller.start(stopping.signal);
     return controller;
   };
 
@@ -209,7 +212,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Embedd
     const kubeletClient = await connect(componentUserAgent('kubelet'), 'kubelet', true);
     kubelet = new Kubelet({ client: kubeletClient, clock, logger: log, settings, races });
     running.push({ name: 'kubelet', controller: kubelet });
-    await kubelet.start();
+    await kubelet.start(stopping.signal);
   } catch (err) {
     await stopAll();
     throw err;

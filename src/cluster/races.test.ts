@@ -194,6 +194,7 @@ describe('components in race mode', () => {
         const queue = new WorkQueue<string>({ clock: ctx.clock, name, races: ctx.races });
         let running: Promise<void> | undefined;
         return {
+          name,
           start: async () => {
             informer.store.onAdd((cm) => queue.add(cm.metadata?.name ?? ''));
             informer.start();

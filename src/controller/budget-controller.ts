@@ -41,6 +41,7 @@ import type { Node, ObjectMeta, Pod } from '../k8s/types.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import { keyOf as storeKey } from '../client/store.ts';
 import { QueueLoop } from '../client/queue-loop.ts';
+import type { Runnable } from '../client/runnable.ts';
 
 export const BUDGET_CONTROLLER_NAME = 'domaindisruptionbudget';
 /** On every line of this controller (controller-runtime's keys). */
@@ -78,7 +79,8 @@ export interface BudgetControllerOptions {
   metrics?: BudgetControllerMetrics;
 }
 
-export class BudgetController {
+export class BudgetController implements Runnable {
+  readonly name: string;
   readonly queue: WorkQueue<string>;
   readonly #o: BudgetControllerOptions;
   readonly #log: Logger;
@@ -103,6 +105,7 @@ export class BudgetController {
       keys: () => options.budgets.keys(),
       handle: (key, context) => this.#handle(key, context.signal),
     });
+    this.name = this.#loop.name;
     this.queue = this.#loop.queue;
   }
 

@@ -118,6 +118,26 @@ describe('status (spec §4.4)', () => {
     });
   });
 
+  test('the loop hands its signal to the sync: a sync under way when the controller stops writes nothing more', async () => {
+    const ns = await createNamespace(bed);
+    await withController(ns, async (c) => {
+      const { rs } = await deployment(ns, 'web', 2);
+      await place(ns, rs, 'ws', { a: 1, b: 1 });
+      await clock.settle();
+      // The first sync's deletion-cost patches wait on the server; the controller stops (a lost lease) meanwhile.
+      const slow = bed.server.control.injectFault({ resource: 'pods', verb: 'patch', delayMs: 10_000 });
+      await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', 1], ['b', undefined])));
+      await clock.quiesce();
+      assert.ok(slow.hits > 0, 'the sync is waiting on a pod patch');
+      const stopping = c.controller.stop();
+      await clock.advance(10_000);
+      await stopping;
+      slow.clear();
+      await clock.settle();
+      assert.equal(getWs(bed, ns, 'ws').status, undefined, 'no status written after the stop');
+    });
+  });
+
   test('D9: a sync that changes nothing writes nothing', async () => {
     const ns = await createNamespace(bed);
     await withController(ns, async (c) => {

@@ -26,6 +26,7 @@ import type { ManagerCaches } from '../kube/caches.ts';
 import type { WorkloadResolver } from '../kube/workload-resolver.ts';
 import { EventMapper, workloadSpreadKey, type ChangeType, type MappingView } from './event-mapping.ts';
 import { QueueLoop } from '../client/queue-loop.ts';
+import type { Runnable } from '../client/runnable.ts';
 import { Reconciler, type ReconcilerMetrics, type ReconcilerOptions } from './reconciler.ts';
 
 export const CONTROLLER_NAME = 'workloadspread';
@@ -76,7 +77,8 @@ export interface ControllerOptions extends ReconcilerOptions {
  */
 export const POD_EVENT_BATCH_MS = 1_000;
 
-export class WorkloadSpreadController {
+export class WorkloadSpreadController implements Runnable {
+  readonly name: string;
   readonly queue: WorkQueue<string>;
   readonly reconciler: Reconciler;
   readonly mapper: EventMapper;
@@ -103,6 +105,7 @@ export class WorkloadSpreadController {
       keys: () => options.caches.workloadSpreads.keys(),
       handle: (key, context) => this.#handle(key, context.signal),
     });
+    this.name = this.#loop.name;
     this.queue = this.#loop.queue;
     this.reconciler = new Reconciler({ ...options, log: this.#log, podEvents: (key) => this.#podEvents.get(key) ?? 0 });
     this.mapper = new EventMapper(mappingView(options.caches, options.resolver));

@@ -49,6 +49,7 @@ import type { StatusWriter } from '../kube/status-writer.ts';
 import type { WorkloadResolver } from '../kube/workload-resolver.ts';
 import { parseKey } from './event-mapping.ts';
 import { QueueLoop } from '../client/queue-loop.ts';
+import type { Runnable } from '../client/runnable.ts';
 
 export const REBALANCER_NAME = 'rebalance';
 /** controller-runtime's keys on every line of the loop (the object's namespace and name are added per sync). */
@@ -110,7 +111,8 @@ export interface RebalanceSyncResult {
   background?: boolean;
 }
 
-export class Rebalancer {
+export class Rebalancer implements Runnable {
+  readonly name: string;
   readonly queue: WorkQueue<string>;
   readonly #o: RebalancerOptions;
   readonly #log: Logger;
@@ -134,6 +136,7 @@ export class Rebalancer {
       keys: () => this.#keys(),
       handle: (key, context) => this.#handle(key, context.signal),
     });
+    this.name = this.#loop.name;
     this.queue = this.#loop.queue;
   }
 

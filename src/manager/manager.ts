@@ -66,7 +66,8 @@ import { ManagerMetrics } from './metrics.ts';
 import { DelegatedAuth } from './metrics-auth.ts';
 import { metricsCertificates } from './metrics-tls.ts';
 import { Profiler } from './profiling.ts';
-import { aborted, Runnables, type LeaderRunnable, type Runnable, type RunnableGroup } from './runnables.ts';
+import type { Runnable } from '../client/runnable.ts';
+import { Runnables, whileLeading, type RunnableGroup } from './runnables.ts';
 import { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE } from './defaults.ts';
 
 export { DEFAULT_LEASE_NAME, DEFAULT_WEBHOOK_PORT, DEFAULT_WEBHOOK_SERVICE };
@@ -424,7 +425,7 @@ class ManagerRun {
     add('webhooks', { name: 'certificates', start: async () => {
       this.#certificates = await this.#startCertificates(client, serviceName, listenHost);
       this.#clientAuth = await this.#startClientAuth(listenHost, webhookOptions.port ?? DEFAULT_WEBHOOK_PORT);
-    }, stop: () => {
+    }, stop: async () => {
       this.#certificates?.stop();
       this.#clientAuth?.stop();
     } });
@@ -455,7 +456,7 @@ class ManagerRun {
         const caBundle = await this.#caBundle();
         const scope = await this.#scope(shared, signal);
         await registerWebhooks(client, webhookConfigurations({ managerNamespace: o.namespace, endpoint, guardPodDeletion: shared.budgets.guardPodDeletion, scope, ...(caBundle === undefined ? {} : { caBundle }) }), log);
-      } });
+      }, stop: async () => {} });
     }
 
     // leader
@@ -693,7 +694,7 @@ class ManagerRun {
   }
 
   /** Keeps the caBundle and the pod webhooks' namespaces of our configurations current (configuration-keeper.ts). */
-  #newConfigurationKeeper(shared: Shared, watcher: Partial<Pick<WatcherOptions, 'metrics' | 'resyncMs'>>): { start(signal?: AbortSignal): Promise<void>; stop(): Promise<void> } {
+  #newConfigurationKeeper(shared: Shared, watcher: Partial<Pick<WatcherOptions, 'metrics' | 'resyncMs'>>): Runnable {
     const caches = shared.caches;
     const budgets = shared.budgets.cache;
     let caBundle: string | undefined;
@@ -735,6 +736,7 @@ class ManagerRun {
     });
     let started = false;
     return {
+      name: keeper.name,
       start: async (signal) => {
         await refreshCaBundle();
         matchConditions = await this.#serverEvaluatesMatchConditions(shared.client);
@@ -858,20 +860,4 @@ function workloadSpreadNamespaces(caches: ManagerCaches): string[] {
 /** Namespaces holding a DomainDisruptionBudget (in the cache; none when budgets are not served). */
 function budgetNamespaces(budgets: ManagerBudgets): string[] {
   return [...new Set(budgets.cache.store.list().map((b) => b.metadata?.namespace ?? ''))];
-}
-
-/** A leader loop over a component with start(signal)/stop(): built fresh each time this replica leads. */
-function whileLeading(name: string, create: () => { start(signal?: AbortSignal): Promise<void>; stop(): Promise<void> }): LeaderRunnable {
-  return {
-    name,
-    run: async (signal) => {
-      const component = create();
-      try {
-        await component.start(signal);
-        await aborted(signal);
-      } finally {
-        await component.stop();
-      }
-    },
-  };
 }

@@ -11,7 +11,12 @@
  *   startup   one-time steps once the caches are there (webhook registration)
  *   leader    loops only the elected replica runs (`run(signal)` while leading)
  *
- * Adding a loop is one line: `runnables.addLeader({ name, run })`. `start`
+ * Every part is a `Runnable` (client/runnable.ts, the contract the embedded
+ * cluster's control loops keep too). A leader loop is a `LeaderRunnable`:
+ * `run(signal)` for as long as this replica leads; `whileLeading(name,
+ * create)` makes one from a runnable built afresh for every term (a stopped
+ * runnable does not start again). Adding a loop is one line:
+ * `runnables.addLeader(whileLeading(name, create))`. `start`
  * resolves when every group but the leader group has started; the leader
  * group is run by `lead(signal)` — from leader election, or for as long as
  * the manager runs when there is none. A part that fails to start fails the
@@ -23,6 +28,8 @@
  * stops first. Start at `Runnables`.
  */
 
+import type { Runnable } from '../client/runnable.ts';
+
 export type RunnableGroup = 'servers' | 'webhooks' | 'caches' | 'startup';
 
 /** The start order of the groups (the leader group runs after them, once elected). */
@@ -30,18 +37,30 @@ export const RUNNABLE_GROUPS: readonly RunnableGroup[] = ['servers', 'webhooks',
 /** The stop order (after the leader group): see the module comment for why webhooks precede caches. */
 export const STOP_ORDER: readonly RunnableGroup[] = ['startup', 'webhooks', 'caches', 'servers'];
 
-export interface Runnable {
-  readonly name: string;
-  /** Starts it; resolves once it serves (a server listens, a cache has synced). */
-  start(signal: AbortSignal): Promise<void>;
-  /** Stops what `start` started (not called when start was never called). */
-  stop?(): Promise<void> | void;
-}
-
+/** A loop only the elected replica runs. */
 export interface LeaderRunnable {
   readonly name: string;
   /** Runs while this replica leads: returns (having stopped its work) once `signal` aborts. */
   run(signal: AbortSignal): Promise<void>;
+}
+
+/**
+ * A leader loop over a runnable built fresh for each term: started with the
+ * term's signal, stopped once the signal aborts (or its start fails).
+ */
+export function whileLeading(name: string, create: () => Runnable): LeaderRunnable {
+  return {
+    name,
+    run: async (signal) => {
+      const runnable = create();
+      try {
+        await runnable.start(signal);
+        await aborted(signal);
+      } finally {
+        await runnable.stop();
+      }
+    },
+  };
 }
 
 export interface RunnableHooks {
@@ -100,7 +119,7 @@ export class Runnables {
       while (started.length > 0) {
         const runnable = started.pop() as Runnable;
         try {
-          await runnable.stop?.();
+          await runnable.stop();
         } catch (err) {
           this.#hooks.onStopError?.(runnable.name, err);
         }

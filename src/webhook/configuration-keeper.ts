@@ -38,6 +38,7 @@ import { isConflict, isNotFound } from '../client/errors.ts';
 import type { KubeClient } from '../client/http-client.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import { QueueLoop } from '../client/queue-loop.ts';
+import type { Runnable } from '../client/runnable.ts';
 import { BUILTIN, type ResourceRef } from '../client/resources.ts';
 import { Informer } from '../client/store.ts';
 import type { WatcherOptions } from '../client/watcher.ts';
@@ -201,7 +202,8 @@ export class NamespaceReach {
 const KEYS = ['mutating', 'validating'] as const;
 type Key = (typeof KEYS)[number];
 
-export class ConfigurationKeeper {
+export class ConfigurationKeeper implements Runnable {
+  readonly name: string;
   readonly #o: ConfigurationKeeperOptions;
   readonly #log: Logger;
   readonly #informers: Record<Key, Informer<KubeObject>>;
@@ -222,9 +224,8 @@ export class ConfigurationKeeper {
       log: this.#log,
       workers: 1,
       resyncMs: 10 * 60_000,
-      waitForSync: async (signal) => {
-        await Promise.all([options.waitForSync(signal), ...KEYS.map((k) => this.#informers[k].waitForSync(signal))]);
-      },
+      informers: KEYS.map((k) => this.#informers[k]),
+      waitForSync: (signal) => options.waitForSync(signal),
       subscribe: (add) => {
         const all = () => add(KEYS);
         const watched = KEYS.flatMap((k) => {
@@ -237,16 +238,16 @@ export class ConfigurationKeeper {
       keys: () => KEYS,
       handle: (key) => this.#check(key as Key),
     });
+    this.name = this.#loop.name;
   }
 
-  async start(signal?: AbortSignal): Promise<void> {
-    for (const k of KEYS) this.#informers[k].start();
-    await this.#loop.start(signal);
+  /** Starts watching both configurations; resolves once they and the manager's caches have synced and the loop runs. */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#loop.start(signal);
   }
 
-  async stop(): Promise<void> {
-    await this.#loop.stop();
-    await Promise.all(KEYS.map((k) => this.#informers[k].stop()));
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /** What the webhooks of a configuration should look like (only the fields this keeper owns). */

@@ -43,7 +43,9 @@ import type { KubeClient } from '../../client/http-client.ts';
 import { silentLogger, type Logger } from '../../client/logger.ts';
 import { BUILTIN } from '../../client/resources.ts';
 import { Informer, objectKey } from '../../client/store.ts';
-import { WorkQueue, type WorkResult } from '../../client/workqueue.ts';
+import { QueueLoop } from '../../client/queue-loop.ts';
+import type { Runnable } from '../../client/runnable.ts';
+import type { WorkQueue, WorkResult } from '../../client/workqueue.ts';
 import { isCloneSetPodUpdateReady } from '../../k8s/cloneset-pod-ranking.ts';
 import { deepEqual } from '../../k8s/json.ts';
 import { labelSelectorAsSelector, type Selector } from '../../k8s/label-selector.ts';
@@ -87,7 +89,8 @@ const selectorOf = (obj: KubeObject): LabelSelector | undefined => asRecord(obj[
 const isDeleting = (obj: KubeObject): boolean => obj.metadata?.deletionTimestamp !== undefined && obj.metadata?.deletionTimestamp !== null;
 const byName = (a: KubeObject, b: KubeObject): number => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : (a.metadata?.name ?? '') > (b.metadata?.name ?? '') ? 1 : 0);
 
-export class CloneSetController {
+export class CloneSetController implements Runnable {
+  readonly name = CLONESET_CONTROLLER;
   readonly expectations: ControllerExpectations;
   readonly #written: ResourceVersionExpectations;
   readonly #client: KubeClient;
@@ -99,11 +102,9 @@ export class CloneSetController {
   readonly #sets: Informer;
   readonly #pods: Informer<Pod>;
   readonly #revisions: Informer<ControllerRevision>;
+  readonly #loop: QueueLoop;
   readonly #queue: WorkQueue<string>;
   #podsWatched: Promise<void> | undefined;
-  #running: Promise<void> | undefined;
-  #started = false;
-  #stopped = false;
 
   constructor(options: CloneSetControllerOptions) {
     this.#clock = options.clock;
@@ -114,30 +115,40 @@ export class CloneSetController {
     this.#recorder = options.recordEvents === false ? undefined : componentRecorder(this.#client, CLONESET_CONTROLLER, options.logger);
     this.expectations = new ControllerExpectations(() => this.#clock.now());
     this.#written = new ResourceVersionExpectations(() => this.#clock.now());
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: CLONESET_CONTROLLER, log: this.#log, races: options.races });
     const common = { client: this.#client, log: this.#log, indexes: { [CONTROLLER_UID_INDEX]: controllerUidOf } };
     this.#sets = new Informer({ ...common, ref: CLONESET_REF, name: `${CLONESET_CONTROLLER} clonesets` });
     this.#pods = new Informer<Pod>({ ...common, ref: BUILTIN.pods, name: `${CLONESET_CONTROLLER} pods` });
     this.#revisions = new Informer<ControllerRevision>({ ...common, ref: BUILTIN.controllerrevisions, name: `${CLONESET_CONTROLLER} controllerrevisions` });
+    this.#loop = new QueueLoop({
+      name: CLONESET_CONTROLLER,
+      clock: this.#clock,
+      log: this.#log,
+      races: options.races,
+      workers: this.#workers,
+      // Not owned by the loop: pods and revisions are watched only once there is a CloneSet (`#watchPods`).
+      waitForSync: async (signal) => {
+        await ensureCloneSetCrd(this.#client);
+        signal.throwIfAborted();
+        this.#sets.start();
+        await this.#sets.waitForSync(signal);
+      },
+      handle: (key) => this.#sync(key),
+      onStopped: async () => {
+        await Promise.all([this.#sets.stop(), this.#pods.stop(), this.#revisions.stop()]);
+      },
+    });
+    this.#queue = this.#loop.queue;
     this.#wireHandlers();
   }
 
   /** Installs the CRD if missing and starts watching CloneSets; resolves once that cache is filled and the workers run. */
-  async start(): Promise<void> {
-    if (this.#started || this.#stopped) return;
-    this.#started = true;
-    await ensureCloneSetCrd(this.#client);
-    this.#sets.start();
-    await this.#sets.waitForSync();
-    if (!this.#stopped) this.#running = this.#queue.run(this.#workers, (key) => this.#sync(key));
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#loop.start(signal);
   }
 
   /** Ends every watch, timer and worker; resolves when all are gone. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    await this.#queue.shutdown({ drain: false });
-    await Promise.all([this.#sets.stop(), this.#pods.stop(), this.#revisions.stop()]);
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /** Pods and revisions are watched only once there is a CloneSet: a cluster without one pays nothing. */

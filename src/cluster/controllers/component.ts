@@ -4,15 +4,19 @@
  * `ControllerContext` — its own `KubeClient` (user agent
  * `workloadspread-embedded/<name>`, so every write of the control plane says
  * who made it), the cluster's clock, a logger and the cluster-wide settings.
- * The built `Controller` is started after the API server is up, in list order,
- * and stopped in reverse order; `stop()` must end every watch, timer and
- * request it started (a test file has to exit by itself).
+ * The built `Controller` is a `Runnable` (client/runnable.ts: the contract the
+ * manager's parts keep too): started after the API server is up, in list
+ * order, with a signal that aborts when the cluster stops, and stopped in
+ * reverse order; `stop()` must end every watch, timer and request it started
+ * (a test file has to exit by itself). The control loops built on a work
+ * queue keep it through `QueueLoop` (client/queue-loop.ts).
  * Which controllers run by default is registry.ts.
  */
 import type { Clock } from '../../clock/clock.ts';
 import type { Races } from '../../clock/races.ts';
 import type { KubeClient } from '../../client/http-client.ts';
 import type { Logger } from '../../client/logger.ts';
+import type { Runnable } from '../../client/runnable.ts';
 
 /** Settings every component may read; fixed for the cluster's lifetime. */
 export interface ClusterSettings {
@@ -42,10 +46,8 @@ export interface ControllerContext {
   webhookClientCa(): string;
 }
 
-export interface Controller {
-  start(): void | Promise<void>;
-  stop(): void | Promise<void>;
-}
+/** A control-plane component: the shared lifecycle contract, nothing more. */
+export type Controller = Runnable;
 
 export interface ControllerFactory {
   /** Component name: in the user agent, logs and diagnostics. */

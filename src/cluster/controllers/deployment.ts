@@ -27,7 +27,9 @@ import type { KubeClient } from '../../client/http-client.ts';
 import { silentLogger, type Logger } from '../../client/logger.ts';
 import { BUILTIN } from '../../client/resources.ts';
 import { Informer, objectKey } from '../../client/store.ts';
-import { WorkQueue } from '../../client/workqueue.ts';
+import { QueueLoop } from '../../client/queue-loop.ts';
+import type { Runnable } from '../../client/runnable.ts';
+import type { WorkQueue } from '../../client/workqueue.ts';
 import { deepEqual } from '../../k8s/json.ts';
 import { labelSelectorAsSelector } from '../../k8s/label-selector.ts';
 import { controllerRef } from '../../k8s/owner.ts';
@@ -59,7 +61,8 @@ export interface DeploymentControllerOptions {
 const selectorOf = (obj: KubeObject): LabelSelector | undefined => specOf(obj)['selector'] as LabelSelector | undefined;
 const deleting = (obj: KubeObject): boolean => obj.metadata?.deletionTimestamp !== undefined && obj.metadata.deletionTimestamp !== null;
 
-export class DeploymentController {
+export class DeploymentController implements Runnable {
+  readonly name = DEPLOYMENT_CONTROLLER;
   readonly #client: KubeClient;
   readonly #clock: Clock;
   readonly #log: Logger;
@@ -68,12 +71,11 @@ export class DeploymentController {
   readonly #dInformer: Informer;
   readonly #rsInformer: Informer;
   readonly #podInformer: Informer<Pod>;
+  readonly #loop: QueueLoop;
   readonly #queue: WorkQueue<string>;
   readonly #rollout: DeploymentRollout;
   /** Pending progress-deadline checks by key (see `#scheduleProgressCheck`). */
   readonly #progressChecks = new Map<string, Timer>();
-  #running: Promise<void> | undefined;
-  #stopped = false;
 
   constructor(options: DeploymentControllerOptions) {
     this.#clock = options.clock;
@@ -81,12 +83,25 @@ export class DeploymentController {
     this.#log = options.logger ?? silentLogger;
     this.#workers = options.workers ?? 5;
     this.#recorder = options.recordEvents === false ? undefined : componentRecorder(this.#client, DEPLOYMENT_CONTROLLER, options.logger);
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: DEPLOYMENT_CONTROLLER, log: this.#log, races: options.races });
     const common = { client: this.#client, log: this.#log };
     const byController = { [CONTROLLER_UID_INDEX]: (obj: KubeObject) => [controllerRef(obj)?.uid ?? ''] };
     this.#dInformer = new Informer({ ...common, ref: BUILTIN.deployments, name: `${DEPLOYMENT_CONTROLLER} deployments` });
     this.#rsInformer = new Informer({ ...common, ref: BUILTIN.replicasets, name: `${DEPLOYMENT_CONTROLLER} replicasets`, indexes: byController });
     this.#podInformer = new Informer<Pod>({ ...common, ref: BUILTIN.pods, name: `${DEPLOYMENT_CONTROLLER} pods`, indexes: byController });
+    this.#loop = new QueueLoop({
+      name: DEPLOYMENT_CONTROLLER,
+      clock: this.#clock,
+      log: this.#log,
+      races: options.races,
+      workers: this.#workers,
+      informers: [this.#dInformer, this.#rsInformer, this.#podInformer],
+      handle: (key, ctx) => this.#handle(key, ctx.retries),
+      onStopping: () => {
+        for (const timer of this.#progressChecks.values()) timer.cancel();
+        this.#progressChecks.clear();
+      },
+    });
+    this.#queue = this.#loop.queue;
     this.#rollout = new DeploymentRollout({
       client: this.#client,
       clock: this.#clock,
@@ -100,23 +115,14 @@ export class DeploymentController {
     this.#wireHandlers();
   }
 
-  start(): void {
-    if (this.#running !== undefined || this.#stopped) return;
-    const informers = [this.#dInformer, this.#rsInformer, this.#podInformer];
-    for (const inf of informers) inf.start();
-    this.#running = Promise.all(informers.map((inf) => inf.waitForSync())).then(
-      () => (this.#stopped ? undefined : this.#queue.run(this.#workers, (key, ctx) => this.#handle(key, ctx.retries))),
-      () => undefined,
-    );
+  /** Starts the informers; resolves once every cache is filled and the workers run. */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#loop.start(signal);
   }
 
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    for (const timer of this.#progressChecks.values()) timer.cancel();
-    this.#progressChecks.clear();
-    await this.#queue.shutdown({ drain: false });
-    await Promise.all([this.#dInformer.stop(), this.#rsInformer.stop(), this.#podInformer.stop()]);
-    await this.#running;
+  /** Ends every watch, timer (progress checks included) and worker; resolves when all are gone. */
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   hasSynced(): boolean {
@@ -207,7 +213,7 @@ export class DeploymentController {
    */
   #scheduleProgressCheck(key: string, ms: number): void {
     this.#cancelProgressCheck(key);
-    if (this.#stopped) return;
+    if (this.#loop.stopping) return;
     const timer = this.#clock.setTimeout(
       () => {
         if (this.#progressChecks.get(key) !== timer) return;

@@ -39,7 +39,9 @@ import type { KubeClient } from '../../client/http-client.ts';
 import { silentLogger, type Logger } from '../../client/logger.ts';
 import { BUILTIN, groupVersionPath, parseApiVersion } from '../../client/resources.ts';
 import { Informer, objectKey } from '../../client/store.ts';
-import { WorkQueue } from '../../client/workqueue.ts';
+import { QueueLoop } from '../../client/queue-loop.ts';
+import type { Runnable } from '../../client/runnable.ts';
+import type { WorkQueue } from '../../client/workqueue.ts';
 import { deepEqual } from '../../k8s/json.ts';
 import { formatLabelSelector, labelSelectorAsSelector } from '../../k8s/label-selector.ts';
 import { controllerRef } from '../../k8s/owner.ts';
@@ -102,7 +104,8 @@ const specOf = (obj: KubeObject): Record<string, unknown> => asRecord(obj['spec'
 const replicasOf = (obj: KubeObject): number => asNumber(specOf(obj)['replicas']) ?? 1;
 const intOrString = (v: unknown): IntOrString | undefined => (typeof v === 'number' || typeof v === 'string' ? v : undefined);
 
-export class DisruptionController {
+export class DisruptionController implements Runnable {
+  readonly name = DISRUPTION_CONTROLLER;
   readonly #client: KubeClient;
   readonly #clock: Clock;
   readonly #log: Logger;
@@ -113,10 +116,8 @@ export class DisruptionController {
   readonly #replicaSets: Informer;
   readonly #deployments: Informer;
   readonly #statefulSets: Informer;
+  readonly #loop: QueueLoop;
   readonly #queue: WorkQueue<string>;
-  #running: Promise<void> | undefined;
-  #started = false;
-  #stopped = false;
 
   constructor(options: DisruptionControllerOptions) {
     this.#clock = options.clock;
@@ -124,7 +125,6 @@ export class DisruptionController {
     this.#log = options.logger ?? silentLogger;
     this.#workers = options.workers ?? 1;
     this.#recorder = options.recordEvents === false ? undefined : componentRecorder(this.#client, DISRUPTION_CONTROLLER, options.logger);
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: DISRUPTION_CONTROLLER, log: this.#log, races: options.races });
     const informer = <T extends KubeObject>(ref: typeof BUILTIN.pods, transform?: (obj: KubeObject) => T) =>
       new Informer<T>({ client: this.#client, log: this.#log, ref, name: `${DISRUPTION_CONTROLLER} ${ref.resource}`, ...(transform !== undefined ? { transform } : {}) });
     this.#pdbs = informer(BUILTIN.poddisruptionbudgets);
@@ -132,6 +132,16 @@ export class DisruptionController {
     this.#replicaSets = informer(BUILTIN.replicasets);
     this.#deployments = informer(BUILTIN.deployments);
     this.#statefulSets = informer(BUILTIN.statefulsets);
+    this.#loop = new QueueLoop({
+      name: DISRUPTION_CONTROLLER,
+      clock: this.#clock,
+      log: this.#log,
+      races: options.races,
+      workers: this.#workers,
+      informers: this.#all(),
+      handle: (key) => this.#sync(key),
+    });
+    this.#queue = this.#loop.queue;
     this.#wireHandlers();
   }
 
@@ -140,20 +150,13 @@ export class DisruptionController {
   }
 
   /** Starts the informers; resolves once every cache is filled and the workers run. */
-  async start(): Promise<void> {
-    if (this.#started || this.#stopped) return;
-    this.#started = true;
-    for (const i of this.#all()) i.start();
-    await Promise.all(this.#all().map((i) => i.waitForSync()));
-    if (!this.#stopped) this.#running = this.#queue.run(this.#workers, (key) => this.#sync(key));
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#loop.start(signal);
   }
 
   /** Ends every watch, timer and worker; resolves when all are gone. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    await this.#queue.shutdown({ drain: false });
-    await Promise.all(this.#all().map((i) => i.stop()));
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   hasSynced(): boolean {

@@ -38,7 +38,9 @@ import type { KubeClient } from '../../client/http-client.ts';
 import { silentLogger, type Logger } from '../../client/logger.ts';
 import type { ResourceRef } from '../../client/resources.ts';
 import { Informer } from '../../client/store.ts';
-import { WorkQueue } from '../../client/workqueue.ts';
+import { QueueLoop } from '../../client/queue-loop.ts';
+import type { Runnable } from '../../client/runnable.ts';
+import type { WorkQueue } from '../../client/workqueue.ts';
 import type { KubeObject, OwnerReference } from '../../k8s/types.ts';
 import { componentClient, componentRecorder } from './component-client.ts';
 import { deletableResources } from './garbage-collector-discovery.ts';
@@ -87,22 +89,21 @@ function trimToMetadata(obj: KubeObject): KubeObject {
 
 const resourceKey = (ref: ResourceRef): string => `${ref.group}/${ref.resource}`;
 
-export class GarbageCollector {
+export class GarbageCollector implements Runnable {
+  readonly name = GARBAGE_COLLECTOR;
   readonly graph = new OwnerGraph();
   readonly #client: KubeClient;
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #workers: number;
   readonly #recorder: EventRecorder | undefined;
+  readonly #loop: QueueLoop;
   readonly #queue: WorkQueue<string>;
   readonly #informers = new Map<string, Informer>();
   readonly #unresolved = new Set<string>();
   #discovery: Promise<void> | undefined;
   #discoveryAgain = false;
   #resync: Timer | undefined;
-  #started = false;
-  #workersDone: Promise<void> | undefined;
-  #stopped = false;
 
   constructor(options: GarbageCollectorOptions) {
     this.#clock = options.clock;
@@ -110,28 +111,39 @@ export class GarbageCollector {
     this.#log = options.logger ?? silentLogger;
     this.#workers = options.workers ?? 20;
     this.#recorder = options.recordEvents === false ? undefined : componentRecorder(this.#client, GARBAGE_COLLECTOR, options.logger);
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: GARBAGE_COLLECTOR, log: this.#log, races: options.races });
+    // The informers are the loop's inputs but not its own: discovery decides which there are (`#syncResources`).
+    this.#loop = new QueueLoop({
+      name: GARBAGE_COLLECTOR,
+      clock: this.#clock,
+      log: this.#log,
+      races: options.races,
+      workers: this.#workers,
+      waitForSync: async (signal) => {
+        this.#resync = this.#clock.setInterval(() => this.#rediscover(), DISCOVERY_RESYNC_MS, { background: true, name: `${GARBAGE_COLLECTOR} discovery` });
+        await this.#rediscover();
+        await Promise.all([...this.#informers.values()].map((i) => i.waitForSync(signal)));
+      },
+      handle: (key) => this.#process(key),
+      onStopping: async () => {
+        this.#resync?.cancel();
+        await this.#discovery;
+      },
+      onStopped: async () => {
+        await Promise.all([...this.#informers.values()].map((i) => i.stop()));
+        this.#informers.clear();
+      },
+    });
+    this.#queue = this.#loop.queue;
   }
 
   /** Discovers resources and starts their informers; resolves once their first lists are in and the workers run. */
-  async start(): Promise<void> {
-    if (this.#started || this.#stopped) return;
-    this.#started = true;
-    this.#resync = this.#clock.setInterval(() => this.#rediscover(), DISCOVERY_RESYNC_MS, { background: true, name: `${GARBAGE_COLLECTOR} discovery` });
-    await this.#rediscover();
-    await Promise.all([...this.#informers.values()].map((i) => i.waitForSync()));
-    if (!this.#stopped) this.#workersDone = this.#queue.run(this.#workers, (key) => this.#process(key));
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#loop.start(signal);
   }
 
   /** Ends every watch, timer and worker; resolves when all are gone. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    this.#resync?.cancel();
-    await this.#discovery;
-    await this.#queue.shutdown({ drain: false });
-    await Promise.all([...this.#informers.values()].map((i) => i.stop()));
-    this.#informers.clear();
-    await this.#workersDone;
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /** True once every informer started so far has listed its resource. */
@@ -148,7 +160,7 @@ export class GarbageCollector {
 
   /** Runs discovery (one at a time; a request during a run causes one more run). */
   #rediscover(): Promise<void> {
-    if (this.#stopped) return Promise.resolve();
+    if (this.#loop.stopping) return Promise.resolve();
     if (this.#discovery !== undefined) {
       this.#discoveryAgain = true;
       return this.#discovery;
@@ -158,7 +170,7 @@ export class GarbageCollector {
         do {
           this.#discoveryAgain = false;
           await this.#syncResources();
-        } while (this.#discoveryAgain && !this.#stopped);
+        } while (this.#discoveryAgain && !this.#loop.stopping);
       })
       .catch((err: unknown) => this.#log.warn({ err: describeError(err) }, 'discovery failed'))
       .finally(() => {
@@ -169,7 +181,7 @@ export class GarbageCollector {
 
   async #syncResources(): Promise<void> {
     const refs = await deletableResources(this.#client, this.#log);
-    if (this.#stopped) return;
+    if (this.#loop.stopping) return;
     const wanted = new Map(refs.map((r) => [resourceKey(r), r]));
     let changed = false;
     for (const [key, informer] of this.#informers) {

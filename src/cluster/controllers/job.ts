@@ -41,7 +41,9 @@ import type { KubeClient } from '../../client/http-client.ts';
 import { silentLogger, type Logger } from '../../client/logger.ts';
 import { BUILTIN } from '../../client/resources.ts';
 import { Informer, objectKey } from '../../client/store.ts';
-import { WorkQueue, type WorkResult } from '../../client/workqueue.ts';
+import { QueueLoop } from '../../client/queue-loop.ts';
+import type { Runnable } from '../../client/runnable.ts';
+import type { WorkQueue, WorkResult } from '../../client/workqueue.ts';
 import { deepClone, deepEqual } from '../../k8s/json.ts';
 import { labelSelectorAsSelector } from '../../k8s/label-selector.ts';
 import { controllerRef } from '../../k8s/owner.ts';
@@ -102,7 +104,8 @@ const controllerUidOf = (obj: KubeObject): string[] => [controllerRef(obj)?.uid 
 const selectorOf = (obj: KubeObject): LabelSelector | undefined => asRecord(obj['spec'])?.['selector'] as LabelSelector | undefined;
 const uidOf = (obj: KubeObject): string => obj.metadata?.uid ?? '';
 
-export class JobController {
+export class JobController implements Runnable {
+  readonly name = JOB_CONTROLLER;
   readonly expectations: ControllerExpectations;
   readonly #finalizers = new FinalizerExpectations();
   readonly #backoff = new Map<string, BackoffRecord>();
@@ -113,11 +116,12 @@ export class JobController {
   readonly #recorder: EventRecorder | undefined;
   readonly #jobs: Informer;
   readonly #pods: Informer<Pod>;
+  /** Jobs; owns the informers. */
+  readonly #loop: QueueLoop;
+  /** Pods with the tracking finalizer whose Job is gone (one worker). */
+  readonly #orphanLoop: QueueLoop;
   readonly #queue: WorkQueue<string>;
   readonly #orphans: WorkQueue<string>;
-  #running: Promise<unknown> | undefined;
-  #started = false;
-  #stopped = false;
 
   constructor(options: JobControllerOptions) {
     this.#clock = options.clock;
@@ -128,30 +132,33 @@ export class JobController {
     this.expectations = new ControllerExpectations(() => this.#clock.now());
     // DefaultJobApiBackOff / MaxJobApiBackOff: failed syncs retry after 1 s, doubling up to a minute.
     const rateLimit = { baseMs: 1000, maxMs: 60_000 };
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: JOB_CONTROLLER, log: this.#log, rateLimit, races: options.races });
-    this.#orphans = new WorkQueue<string>({ clock: this.#clock, name: `${JOB_CONTROLLER} orphan pods`, log: this.#log, rateLimit, races: options.races });
     const common = { client: this.#client, log: this.#log, indexes: { [CONTROLLER_UID_INDEX]: controllerUidOf } };
     this.#jobs = new Informer({ ...common, ref: BUILTIN.jobs, name: `${JOB_CONTROLLER} jobs` });
     this.#pods = new Informer<Pod>({ ...common, ref: BUILTIN.pods, name: `${JOB_CONTROLLER} pods` });
+    const loop = { clock: this.#clock, log: this.#log, rateLimit, races: options.races };
+    this.#loop = new QueueLoop({ ...loop, name: JOB_CONTROLLER, workers: this.#workers, informers: [this.#jobs, this.#pods], handle: (key) => this.#syncJob(key) });
+    this.#orphanLoop = new QueueLoop({
+      ...loop,
+      name: `${JOB_CONTROLLER} orphan pods`,
+      workers: 1,
+      waitForSync: async (signal) => {
+        await Promise.all([this.#jobs.waitForSync(signal), this.#pods.waitForSync(signal)]);
+      },
+      handle: (key) => this.#syncOrphanPod(key),
+    });
+    this.#queue = this.#loop.queue;
+    this.#orphans = this.#orphanLoop.queue;
     this.#wireHandlers();
   }
 
-  /** Starts the informers; resolves once both caches are filled and the workers run. */
-  async start(): Promise<void> {
-    if (this.#started || this.#stopped) return;
-    this.#started = true;
-    this.#jobs.start();
-    this.#pods.start();
-    await Promise.all([this.#jobs.waitForSync(), this.#pods.waitForSync()]);
-    if (!this.#stopped) this.#running = Promise.all([this.#queue.run(this.#workers, (key) => this.#syncJob(key)), this.#orphans.run(1, (key) => this.#syncOrphanPod(key))]);
+  /** Starts the informers; resolves once both caches are filled and the workers of both queues run. */
+  async start(signal?: AbortSignal): Promise<void> {
+    await Promise.all([this.#loop.start(signal), this.#orphanLoop.start(signal)]);
   }
 
   /** Ends every watch, timer and worker; resolves when all are gone. */
   async stop(): Promise<void> {
-    this.#stopped = true;
-    await Promise.all([this.#queue.shutdown({ drain: false }), this.#orphans.shutdown({ drain: false })]);
-    await Promise.all([this.#jobs.stop(), this.#pods.stop()]);
-    await this.#running;
+    await Promise.all([this.#loop.stop(), this.#orphanLoop.stop()]);
   }
 
   hasSynced(): boolean {

@@ -30,7 +30,9 @@ import type { KubeClient } from '../../client/http-client.ts';
 import { silentLogger, type Logger } from '../../client/logger.ts';
 import { BUILTIN } from '../../client/resources.ts';
 import { Informer, objectKey } from '../../client/store.ts';
-import { WorkQueue, type WorkResult } from '../../client/workqueue.ts';
+import { QueueLoop } from '../../client/queue-loop.ts';
+import type { Runnable } from '../../client/runnable.ts';
+import type { WorkQueue, WorkResult } from '../../client/workqueue.ts';
 import { controllerRef } from '../../k8s/owner.ts';
 import { asArray, asNumber, asRecord, asString } from '../../k8s/raw-json.ts';
 import { parseTime } from '../../k8s/time.ts';
@@ -83,7 +85,8 @@ const isJobPod = (pod: Pod): boolean => {
   return owner?.kind === 'Job' && owner.apiVersion === 'batch/v1';
 };
 
-export class Kubelet {
+export class Kubelet implements Runnable {
+  readonly name = 'kubelet';
   readonly #client: KubeClient;
   readonly #clock: Clock;
   readonly #log: Logger;
@@ -92,9 +95,9 @@ export class Kubelet {
   readonly #agents = new Map<string, NodeAgent>();
   readonly #runtimes = new Map<string, PodRuntime>();
   readonly #pods: Informer<Pod>;
+  readonly #loop: QueueLoop;
   readonly #queue: WorkQueue<string>;
   #nextIndex = 0;
-  #running: Promise<void> | undefined;
 
   constructor(options: KubeletOptions) {
     this.#client = options.client;
@@ -102,7 +105,6 @@ export class Kubelet {
     this.#log = options.logger ?? silentLogger;
     this.#settings = { ...DEFAULT_SETTINGS, ...(options.settings ?? {}) };
     this.#workers = options.workers ?? 4;
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: 'kubelet', log: this.#log, races: options.races });
     this.#pods = new Informer<Pod>({
       client: this.#client,
       ref: BUILTIN.pods,
@@ -111,6 +113,20 @@ export class Kubelet {
       log: this.#log,
       indexes: { [NODE_INDEX]: (p) => [p.spec?.nodeName ?? ''] },
     });
+    this.#loop = new QueueLoop({
+      name: 'kubelet',
+      clock: this.#clock,
+      log: this.#log,
+      races: options.races,
+      workers: this.#workers,
+      informers: [this.#pods],
+      handle: (key) => this.#sync(key),
+      // The machines go first: no heartbeat after the kubelet is gone.
+      onStopping: async () => {
+        await Promise.all([...this.#agents.values()].map((agent) => agent.stop()));
+      },
+    });
+    this.#queue = this.#loop.queue;
     const store = this.#pods.store;
     store.onAdd((p) => this.#queue.add(objectKey(p)));
     store.onUpdate((_old, p) => this.#queue.add(objectKey(p)));
@@ -119,17 +135,14 @@ export class Kubelet {
     });
   }
 
-  async start(): Promise<void> {
-    this.#pods.start();
-    await this.#pods.waitForSync();
-    this.#running = this.#queue.run(this.#workers, (key) => this.#sync(key));
+  /** Starts watching the pods bound to a node; resolves once that cache is filled and the workers run. */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#loop.start(signal);
   }
 
-  async stop(): Promise<void> {
-    for (const agent of this.#agents.values()) agent.stop();
-    await this.#queue.shutdown({ drain: false });
-    await this.#running;
-    await this.#pods.stop();
+  /** Stops every node's heartbeats, the workers and the watch; resolves when all are gone. */
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /** Registers a fake node (its Node object and Lease) and starts playing its kubelet. */
@@ -137,21 +150,23 @@ export class Kubelet {
     if (this.#agents.has(spec.name)) return { ok: false, error: `node ${spec.name} is already registered` };
     const agent = new NodeAgent({ client: this.#client, clock: this.#clock, logger: this.#log, spec, index: this.#nextIndex++ });
     this.#agents.set(spec.name, agent);
-    const result = await agent.register();
-    if (!result.ok) {
-      agent.stop();
+    try {
+      await agent.start(this.#loop.signal);
+    } catch (err) {
+      await agent.stop();
       this.#agents.delete(spec.name);
-      return result;
+      return { ok: false, error: err instanceof Error ? err.message : String(err) };
     }
     this.#requeueNode(spec.name);
-    return result;
+    return { ok: true };
   }
 
   /** Stops playing a node's kubelet (its pods are left as they are); true when it was known. */
   unregisterNode(name: string): boolean {
     const agent = this.#agents.get(name);
     if (agent === undefined) return false;
-    agent.stop();
+    // Its timers are cancelled at once (the stop's synchronous part); nothing to wait for.
+    void agent.stop();
     this.#agents.delete(name);
     return true;
   }

@@ -27,13 +27,15 @@ import type { KubeClient } from '../../client/http-client.ts';
 import { silentLogger, type Logger } from '../../client/logger.ts';
 import { BUILTIN } from '../../client/resources.ts';
 import { Informer, objectKey } from '../../client/store.ts';
-import { WorkQueue, type WorkResult } from '../../client/workqueue.ts';
+import { QueueLoop } from '../../client/queue-loop.ts';
+import type { Runnable } from '../../client/runnable.ts';
+import type { WorkQueue, WorkResult } from '../../client/workqueue.ts';
 import { getPodCondition } from '../../k8s/pod.ts';
 import { asArray, asRecord } from '../../k8s/raw-json.ts';
 import { tolerationToleratesTaint } from '../../k8s/taints.ts';
 import { formatTime, parseTime } from '../../k8s/time.ts';
 import type { Node, Pod, Taint, Toleration } from '../../k8s/types.ts';
-import type { Controller, ControllerFactory } from './component.ts';
+import type { ControllerFactory } from './component.ts';
 
 export const ORPHAN_QUARANTINE_MS = 40_000;
 export const UNSCHEDULABLE_TAINT_KEY = 'node.kubernetes.io/unschedulable';
@@ -78,22 +80,22 @@ export function evictionTime(pod: Pod, taints: readonly Taint[], now: number): '
 type Key = { kind: 'node'; name: string } | { kind: 'pod'; key: string };
 const encode = (k: Key): string => (k.kind === 'node' ? `node:${k.name}` : `pod:${k.key}`);
 
-export class NodeLifecycleController implements Controller {
+export class NodeLifecycleController implements Runnable {
+  readonly name = 'node-lifecycle';
   readonly #client: KubeClient;
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #nodes: Informer<Node>;
   readonly #pods: Informer<Pod>;
+  readonly #loop: QueueLoop;
   readonly #queue: WorkQueue<string>;
   /** Pod uid → when it was first seen bound to a missing node. */
   readonly #orphanSince = new Map<string, number>();
-  #running: Promise<void> | undefined;
 
   constructor(options: NodeLifecycleOptions) {
     this.#client = options.client;
     this.#clock = options.clock;
     this.#log = options.logger ?? silentLogger;
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: 'node-lifecycle', log: this.#log, races: options.races });
     this.#nodes = new Informer<Node>({ client: this.#client, ref: BUILTIN.nodes, name: 'node-lifecycle-nodes', log: this.#log });
     this.#pods = new Informer<Pod>({
       client: this.#client,
@@ -103,6 +105,16 @@ export class NodeLifecycleController implements Controller {
       log: this.#log,
       indexes: { [NODE_INDEX]: (p) => [p.spec?.nodeName ?? ''] },
     });
+    this.#loop = new QueueLoop({
+      name: 'node-lifecycle',
+      clock: this.#clock,
+      log: this.#log,
+      races: options.races,
+      workers: 2,
+      informers: [this.#nodes, this.#pods],
+      handle: (key) => this.#sync(key),
+    });
+    this.#queue = this.#loop.queue;
     const queueNode = (n: Node) => this.#queue.add(encode({ kind: 'node', name: n.metadata?.name ?? '' }));
     this.#nodes.store.onAdd(queueNode);
     this.#nodes.store.onUpdate((_o, n) => queueNode(n));
@@ -113,17 +125,14 @@ export class NodeLifecycleController implements Controller {
     this.#pods.store.onDelete((p) => this.#orphanSince.delete(p.metadata?.uid ?? ''));
   }
 
-  async start(): Promise<void> {
-    this.#nodes.start();
-    this.#pods.start();
-    await Promise.all([this.#nodes.waitForSync(), this.#pods.waitForSync()]);
-    this.#running = this.#queue.run(2, (key) => this.#sync(key));
+  /** Starts the informers; resolves once both caches are filled and the workers run. */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#loop.start(signal);
   }
 
-  async stop(): Promise<void> {
-    await this.#queue.shutdown({ drain: false });
-    await this.#running;
-    await Promise.all([this.#nodes.stop(), this.#pods.stop()]);
+  /** Ends every watch, timer and worker; resolves when all are gone. */
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   #sync(raw: string): Promise<WorkResult | void> {

@@ -30,7 +30,9 @@ import type { KubeClient } from '../../client/http-client.ts';
 import { silentLogger, type Logger } from '../../client/logger.ts';
 import { BUILTIN } from '../../client/resources.ts';
 import { Informer, objectKey } from '../../client/store.ts';
-import { WorkQueue } from '../../client/workqueue.ts';
+import { QueueLoop } from '../../client/queue-loop.ts';
+import type { Runnable } from '../../client/runnable.ts';
+import type { WorkQueue } from '../../client/workqueue.ts';
 import { deepEqual } from '../../k8s/json.ts';
 import { labelSelectorAsSelector, type Selector } from '../../k8s/label-selector.ts';
 import { controllerRef, ownerReferenceFor } from '../../k8s/owner.ts';
@@ -86,7 +88,8 @@ function namespaceTerminating(err: unknown): boolean {
   return err instanceof ApiError && (err.status.details?.causes ?? []).some((c) => c.reason === 'NamespaceTerminating');
 }
 
-export class ReplicaSetController {
+export class ReplicaSetController implements Runnable {
+  readonly name = REPLICASET_CONTROLLER;
   readonly expectations: ControllerExpectations;
   readonly #client: KubeClient;
   readonly #clock: Clock;
@@ -97,9 +100,8 @@ export class ReplicaSetController {
   readonly #onCreateRound: ((key: string, result: SlowStartResult) => void) | undefined;
   readonly #rsInformer: Informer;
   readonly #podInformer: Informer<Pod>;
+  readonly #loop: QueueLoop;
   readonly #queue: WorkQueue<string>;
-  #running: Promise<void> | undefined;
-  #stopped = false;
 
   constructor(options: ReplicaSetControllerOptions) {
     this.#clock = options.clock;
@@ -110,30 +112,30 @@ export class ReplicaSetController {
     this.#recorder = options.recordEvents === false ? undefined : componentRecorder(this.#client, REPLICASET_CONTROLLER, options.logger);
     this.#onCreateRound = options.onCreateRound;
     this.expectations = new ControllerExpectations(() => this.#clock.now());
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: REPLICASET_CONTROLLER, log: this.#log, races: options.races });
     const common = { client: this.#client, log: this.#log, indexes: { [CONTROLLER_UID_INDEX]: controllerUidOf } };
     this.#rsInformer = new Informer({ ...common, ref: BUILTIN.replicasets, name: `${REPLICASET_CONTROLLER} replicasets` });
     this.#podInformer = new Informer<Pod>({ ...common, ref: BUILTIN.pods, name: `${REPLICASET_CONTROLLER} pods` });
+    this.#loop = new QueueLoop({
+      name: REPLICASET_CONTROLLER,
+      clock: this.#clock,
+      log: this.#log,
+      races: options.races,
+      workers: this.#workers,
+      informers: [this.#rsInformer, this.#podInformer],
+      handle: (key) => this.#sync(key),
+    });
+    this.#queue = this.#loop.queue;
     this.#wireHandlers();
   }
 
-  /** Starts the informers, then the workers once both caches are filled. */
-  start(): void {
-    if (this.#running !== undefined || this.#stopped) return;
-    this.#rsInformer.start();
-    this.#podInformer.start();
-    this.#running = Promise.all([this.#rsInformer.waitForSync(), this.#podInformer.waitForSync()]).then(
-      () => (this.#stopped ? undefined : this.#queue.run(this.#workers, (key) => this.#sync(key))),
-      () => undefined,
-    );
+  /** Starts the informers; resolves once both caches are filled and the workers run. */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#loop.start(signal);
   }
 
   /** Ends every watch, timer and worker; resolves when all are gone. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    await this.#queue.shutdown({ drain: false });
-    await Promise.all([this.#rsInformer.stop(), this.#podInformer.stop()]);
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   hasSynced(): boolean {

@@ -36,7 +36,9 @@ import type { KubeClient } from '../../client/http-client.ts';
 import { silentLogger, type Logger } from '../../client/logger.ts';
 import { BUILTIN } from '../../client/resources.ts';
 import { Informer } from '../../client/store.ts';
-import { WorkQueue } from '../../client/workqueue.ts';
+import { QueueLoop } from '../../client/queue-loop.ts';
+import type { Runnable } from '../../client/runnable.ts';
+import type { WorkQueue } from '../../client/workqueue.ts';
 import { deepEqual } from '../../k8s/json.ts';
 import { controllerRef } from '../../k8s/owner.ts';
 import { getPodCondition } from '../../k8s/pod.ts';
@@ -47,7 +49,7 @@ import { findFeasibleNodes, unschedulableMessage } from '../scheduling/filters.t
 import { podKeyOf, podRecord, SchedulerCache } from '../scheduling/node-info.ts';
 import { selectHost } from '../scheduling/scores.ts';
 import { defaultSelector } from '../scheduling/topology-spread.ts';
-import type { Controller, ControllerFactory } from './component.ts';
+import type { ControllerFactory } from './component.ts';
 
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 export const INITIAL_BACKOFF_MS = 1_000;
@@ -103,13 +105,15 @@ function schedulingRelevant(pod: Pod): unknown {
   return { meta, spec: pod.spec };
 }
 
-export class Scheduler implements Controller {
+export class Scheduler implements Runnable {
+  readonly name = 'scheduler';
   readonly #client: KubeClient;
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #name: string;
   readonly #cache = new SchedulerCache();
   readonly #state = new Map<string, PodQueueState>();
+  readonly #loop: QueueLoop;
   readonly #queue: WorkQueue<string>;
   readonly #recorder: EventRecorder;
   readonly #pods: Informer<Pod>;
@@ -119,15 +123,12 @@ export class Scheduler implements Controller {
   readonly #services: Informer;
   readonly #binds = new Set<Promise<void>>();
   #flushTimer: Timer | undefined;
-  #workers: Promise<void> | undefined;
-  #stopped = false;
 
   constructor(options: SchedulerOptions) {
     this.#client = options.client;
     this.#clock = options.clock;
     this.#log = options.logger ?? silentLogger;
     this.#name = options.schedulerName ?? DEFAULT_SCHEDULER_NAME;
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: 'scheduler', log: this.#log, races: options.races });
     this.#recorder = new EventRecorder({ client: this.#client, reportingController: this.#name, reportingInstance: `${this.#name}-embedded`, log: this.#log });
     const log = this.#log;
     // Finished pods hold no resources: upstream's scheduler does not even watch them.
@@ -136,26 +137,37 @@ export class Scheduler implements Controller {
     this.#replicaSets = new Informer({ client: this.#client, ref: BUILTIN.replicasets, transform: selectorOnly, name: 'scheduler-replicasets', log });
     this.#statefulSets = new Informer({ client: this.#client, ref: BUILTIN.statefulsets, transform: selectorOnly, name: 'scheduler-statefulsets', log });
     this.#services = new Informer({ client: this.#client, ref: BUILTIN.services, transform: selectorOnly, name: 'scheduler-services', log });
+    this.#loop = new QueueLoop({
+      name: 'scheduler',
+      clock: this.#clock,
+      log: this.#log,
+      races: options.races,
+      // Upstream runs one scheduling cycle at a time.
+      workers: 1,
+      informers: [this.#nodes, this.#pods, this.#replicaSets, this.#statefulSets, this.#services],
+      handle: (key) => this.#scheduleOne(key),
+      onRunning: () => {
+        this.#flushTimer = this.#clock.setInterval(() => this.#flushLeftovers(), FLUSH_INTERVAL_MS, { background: true, name: 'scheduler flush unschedulable' });
+      },
+      onStopping: () => this.#flushTimer?.cancel(),
+      onStopped: async () => {
+        // Bindings still on their way, then the events they recorded.
+        await Promise.all([...this.#binds]);
+        await this.#recorder.flush();
+      },
+    });
+    this.#queue = this.#loop.queue;
     this.#wireEvents();
   }
 
-  async start(): Promise<void> {
-    const informers = [this.#nodes, this.#pods, this.#replicaSets, this.#statefulSets, this.#services];
-    for (const i of informers) i.start();
-    await Promise.all(informers.map((i) => i.waitForSync()));
-    if (this.#stopped) return;
-    this.#workers = this.#queue.run(1, (key) => this.#scheduleOne(key));
-    this.#flushTimer = this.#clock.setInterval(() => this.#flushLeftovers(), FLUSH_INTERVAL_MS, { background: true, name: 'scheduler flush unschedulable' });
+  /** Starts the informers; resolves once every cache is filled and the scheduling loop runs. */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#loop.start(signal);
   }
 
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    this.#flushTimer?.cancel();
-    await this.#queue.shutdown({ drain: false });
-    await this.#workers;
-    await Promise.all([...this.#binds]);
-    await Promise.all([this.#pods, this.#nodes, this.#replicaSets, this.#statefulSets, this.#services].map((i) => i.stop()));
-    await this.#recorder.flush();
+  /** Ends every watch, timer, binding in flight and worker; resolves when all are gone. */
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /** Pods waiting for a cluster event (for tests and diagnostics). */
@@ -322,7 +334,7 @@ export class Scheduler implements Controller {
         } catch (err) {
           this.#cache.forget(key);
           // Gone, or already bound by someone else: nothing left to schedule.
-          if (isNotFound(err) || isConflict(err) || this.#stopped) return;
+          if (isNotFound(err) || isConflict(err) || this.#loop.stopping) return;
           this.#log.warn({ pod: key, node, err: describeError(err) }, 'binding failed, will retry');
           this.#recorder.record(pod, { type: 'Warning', reason: 'FailedScheduling', note: `Binding rejected: ${describeError(err)}`, action: 'Scheduling' });
           state.backoffUntil = this.#clock.now() + backoffFor(state.attempts);

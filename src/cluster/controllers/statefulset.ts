@@ -47,7 +47,9 @@ import type { KubeClient } from '../../client/http-client.ts';
 import { silentLogger, type Logger } from '../../client/logger.ts';
 import { BUILTIN } from '../../client/resources.ts';
 import { Informer, objectKey } from '../../client/store.ts';
-import { WorkQueue, type WorkResult } from '../../client/workqueue.ts';
+import { QueueLoop } from '../../client/queue-loop.ts';
+import type { Runnable } from '../../client/runnable.ts';
+import type { WorkQueue, WorkResult } from '../../client/workqueue.ts';
 import { deepEqual } from '../../k8s/json.ts';
 import { labelSelectorAsSelector, type Selector } from '../../k8s/label-selector.ts';
 import { controllerRef, ownerReferenceFor } from '../../k8s/owner.ts';
@@ -107,7 +109,8 @@ const selectorOf = (obj: KubeObject): LabelSelector | undefined => asRecord(obj[
 /** Stops a round early: every lower ordinal must become healthy (or a pod must go) first. */
 type Exit = boolean;
 
-export class StatefulSetController {
+export class StatefulSetController implements Runnable {
+  readonly name = STATEFULSET_CONTROLLER;
   readonly #client: KubeClient;
   readonly #clock: Clock;
   readonly #log: Logger;
@@ -116,10 +119,8 @@ export class StatefulSetController {
   readonly #sets: Informer;
   readonly #pods: Informer<Pod>;
   readonly #revisions: Informer<ControllerRevision>;
+  readonly #loop: QueueLoop;
   readonly #queue: WorkQueue<string>;
-  #running: Promise<void> | undefined;
-  #started = false;
-  #stopped = false;
 
   constructor(options: StatefulSetControllerOptions) {
     this.#clock = options.clock;
@@ -127,30 +128,31 @@ export class StatefulSetController {
     this.#log = options.logger ?? silentLogger;
     this.#workers = options.workers ?? 5;
     this.#recorder = options.recordEvents === false ? undefined : componentRecorder(this.#client, STATEFULSET_CONTROLLER, options.logger);
-    this.#queue = new WorkQueue<string>({ clock: this.#clock, name: STATEFULSET_CONTROLLER, log: this.#log, races: options.races });
     const common = { client: this.#client, log: this.#log, indexes: { [CONTROLLER_UID_INDEX]: controllerUidOf } };
     this.#sets = new Informer({ ...common, ref: BUILTIN.statefulsets, name: `${STATEFULSET_CONTROLLER} statefulsets` });
     this.#pods = new Informer<Pod>({ ...common, ref: BUILTIN.pods, name: `${STATEFULSET_CONTROLLER} pods` });
     this.#revisions = new Informer<ControllerRevision>({ ...common, ref: BUILTIN.controllerrevisions, name: `${STATEFULSET_CONTROLLER} controllerrevisions` });
+    this.#loop = new QueueLoop({
+      name: STATEFULSET_CONTROLLER,
+      clock: this.#clock,
+      log: this.#log,
+      races: options.races,
+      workers: this.#workers,
+      informers: [this.#sets, this.#pods, this.#revisions],
+      handle: (key) => this.#sync(key),
+    });
+    this.#queue = this.#loop.queue;
     this.#wireHandlers();
   }
 
   /** Starts the informers; resolves once every cache is filled and the workers run. */
-  async start(): Promise<void> {
-    if (this.#started || this.#stopped) return;
-    this.#started = true;
-    const informers = [this.#sets, this.#pods, this.#revisions];
-    for (const i of informers) i.start();
-    await Promise.all(informers.map((i) => i.waitForSync()));
-    if (!this.#stopped) this.#running = this.#queue.run(this.#workers, (key) => this.#sync(key));
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#loop.start(signal);
   }
 
   /** Ends every watch, timer and worker; resolves when all are gone. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    await this.#queue.shutdown({ drain: false });
-    await Promise.all([this.#sets.stop(), this.#pods.stop(), this.#revisions.stop()]);
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   hasSynced(): boolean {

@@ -10,7 +10,9 @@
  *   merge patch of `status.conditions` (merge key `type`).
  * A failed heartbeat is logged and retried at the next beat; a Node deleted
  * behind the kubelet's back is not re-registered (a 1.32 kubelet only
- * registers at start-up).
+ * registers at start-up). An agent is a `Runnable` (client/runnable.ts):
+ * `start` registers the node and arms the heartbeats (it rejects, naming the
+ * node, when the Node cannot be created), `stop` cancels them.
  * Pod IPs: the lowest free address .2–.254 of the node's /24, released when
  * the pod is gone; deterministic for a given order of pod starts.
  */
@@ -18,6 +20,7 @@ import type { Clock, Timer } from '../../clock/clock.ts';
 import { describeError, isConflict, isNotFound } from '../../client/errors.ts';
 import type { KubeClient } from '../../client/http-client.ts';
 import type { Logger } from '../../client/logger.ts';
+import { Lifecycle, type Runnable } from '../../client/runnable.ts';
 import { BUILTIN } from '../../client/resources.ts';
 import { formatMicroTime, formatTime } from '../../k8s/time.ts';
 import type { KubeObject, Node } from '../../k8s/types.ts';
@@ -41,7 +44,7 @@ export interface NodeAgentOptions {
 
 export type RegisterResult = { ok: true } | { ok: false; error: string };
 
-export class NodeAgent {
+export class NodeAgent implements Runnable {
   readonly name: string;
   readonly hostIP: string;
   behaviour: KubeletBehaviour;
@@ -54,7 +57,7 @@ export class NodeAgent {
   readonly #ipsInUse = new Map<string, number>();
   #lease: KubeObject | undefined;
   #uid = '';
-  #stopped = false;
+  readonly #life = new Lifecycle();
 
   constructor(options: NodeAgentOptions) {
     this.#client = options.client;
@@ -67,25 +70,27 @@ export class NodeAgent {
     this.behaviour = behaviourOf(options.spec);
   }
 
-  /** Creates the Node and its Lease, then starts the heartbeats. */
-  async register(): Promise<RegisterResult> {
-    try {
-      const created = await this.#client.create<Node>(BUILTIN.nodes, nodeObject(this.#spec, this.#index, this.#clock.now()));
-      this.#uid = created.metadata?.uid ?? '';
-    } catch (err) {
-      return { ok: false, error: `cannot register node ${this.name}: ${describeError(err)}` };
-    }
-    await this.#renewLease();
-    if (this.#stopped) return { ok: true };
-    this.#timers.push(this.#clock.setInterval(() => this.#renewLease(), LEASE_RENEW_INTERVAL_MS, { background: true, name: `lease ${this.name}` }));
-    this.#timers.push(this.#clock.setInterval(() => this.#heartbeat(), NODE_STATUS_INTERVAL_MS, { background: true, name: `node status ${this.name}` }));
-    return { ok: true };
+  /** Creates the Node and its Lease, then starts the heartbeats; rejects when the Node cannot be created. */
+  start(signal?: AbortSignal): Promise<void> {
+    return this.#life.start(signal, async () => {
+      try {
+        const created = await this.#client.create<Node>(BUILTIN.nodes, nodeObject(this.#spec, this.#index, this.#clock.now()));
+        this.#uid = created.metadata?.uid ?? '';
+      } catch (err) {
+        throw new Error(`cannot register node ${this.name}: ${describeError(err)}`);
+      }
+      await this.#renewLease();
+      if (this.#life.stopping) return;
+      this.#timers.push(this.#clock.setInterval(() => this.#renewLease(), LEASE_RENEW_INTERVAL_MS, { background: true, name: `lease ${this.name}` }));
+      this.#timers.push(this.#clock.setInterval(() => this.#heartbeat(), NODE_STATUS_INTERVAL_MS, { background: true, name: `node status ${this.name}` }));
+    });
   }
 
   /** Stops the heartbeats (the machine is gone); the API objects stay. */
-  stop(): void {
-    this.#stopped = true;
-    for (const t of this.#timers.splice(0)) t.cancel();
+  stop(): Promise<void> {
+    return this.#life.stop(() => {
+      for (const t of this.#timers.splice(0)) t.cancel();
+    });
   }
 
   /** Takes the lowest free pod IP for `uid` (the same one again for the same uid). */
@@ -124,7 +129,7 @@ export class NodeAgent {
   }
 
   async #renewLease(): Promise<void> {
-    if (this.#stopped) return;
+    if (this.#life.stopping) return;
     try {
       this.#lease = this.#lease === undefined ? await this.#client.create(BUILTIN.leases, this.#leaseObject(), { namespace: NODE_LEASE_NAMESPACE }) : await this.#client.update(BUILTIN.leases, this.#leaseObject());
     } catch (err) {
@@ -136,18 +141,18 @@ export class NodeAgent {
           this.#lease = undefined;
         }
       }
-      if (!this.#stopped) this.#log.debug({ node: this.name, err: describeError(err) }, 'lease renewal failed');
+      if (!this.#life.stopping) this.#log.debug({ node: this.name, err: describeError(err) }, 'lease renewal failed');
     }
   }
 
   async #heartbeat(): Promise<void> {
-    if (this.#stopped) return;
+    if (this.#life.stopping) return;
     const now = formatTime(this.#clock.now());
     const conditions = CONDITION_TYPES.map((type) => ({ type, lastHeartbeatTime: now }));
     try {
       await this.#client.patchStatus(BUILTIN.nodes, this.name, { type: 'strategic', body: { status: { conditions } } });
     } catch (err) {
-      if (!this.#stopped) this.#log.debug({ node: this.name, err: describeError(err) }, 'node status heartbeat failed');
+      if (!this.#life.stopping) this.#log.debug({ node: this.name, err: describeError(err) }, 'node status heartbeat failed');
     }
   }
 }
