@@ -36,9 +36,19 @@ export interface AdmissionSteps<D extends { kind: string }, O extends StatusObje
   claim?(first: Exclude<D, { kind: 'read' }>, current: O | undefined): Promise<Exclude<D, { kind: 'read' }> | undefined>;
   /** Every decision taken (also in the serial lane of a round), before the answer leaves. */
   decided?(decision: Exclude<D, { kind: 'read' }>): void;
+  /**
+   * Aborts when the caller (the API server) gave up on the review: nothing is
+   * booked for it from then on — no place reserved ahead is taken and it does
+   * not join a round — since no one would act on the answer (with
+   * `failurePolicy: Ignore` the pod is even created without it).
+   */
+  signal?: AbortSignal;
 }
 
 export type Driven<D> = { ok: true; decision: Exclude<D, { kind: 'read' }> } | { ok: false; error: string; conflict: boolean; key: WorkloadSpreadKey };
+
+/** Why a review the caller gave up on books nothing. */
+export const CALLER_GONE = 'the API server gave up on this review (it timed out or closed the connection) before its bookkeeping was stored; nothing was booked';
 
 /** Settles the reads of one decision on the steps' view. */
 function settled<D extends { kind: string }>(view: ReadThroughView | undefined, decide: () => D): Promise<Exclude<D, { kind: 'read' }>> {
@@ -54,8 +64,13 @@ export async function drive<D extends { kind: string }, O extends StatusObject<u
   steps.decided?.(first);
   const key = steps.commitKey(first);
   if (key === undefined) return { ok: true, decision: first };
+  const gone = (): Driven<D> | undefined => (steps.signal?.aborted === true ? { ok: false, error: CALLER_GONE, conflict: false, key } : undefined);
+  const early = gone();
+  if (early !== undefined) return early;
   const claimed = await steps.claim?.(first, undefined);
   if (claimed !== undefined) return { ok: true, decision: claimed };
+  const late = gone();
+  if (late !== undefined) return late;
   const outcome = await steps.commit.submit<Exclude<D, { kind: 'read' }>>(key, async (current) => {
     const pooled = current === undefined ? undefined : await steps.claim?.(first, current);
     if (pooled !== undefined) return { value: pooled, alone: true };

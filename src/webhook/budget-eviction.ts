@@ -103,7 +103,7 @@ export function budgetRefusal(uid: string, verdict: Extract<BudgetVerdict, { all
  * Decides (and records) the disruption of `pod` in `namespace` under every
  * DomainDisruptionBudget selecting it.
  */
-export async function enforceBudgets(pod: Pod, namespace: string, kind: DisruptionKind, dryRun: boolean, deps: BudgetEnforcementDeps): Promise<BudgetVerdict> {
+export async function enforceBudgets(pod: Pod, namespace: string, kind: DisruptionKind, dryRun: boolean, deps: BudgetEnforcementDeps, signal?: AbortSignal): Promise<BudgetVerdict> {
   const log = deps.log ?? silentLogger;
   const metrics = deps.metrics ?? {};
   if (podBypassesBudgets(pod) !== undefined) return nothingRecorded();
@@ -133,6 +133,7 @@ export async function enforceBudgets(pod: Pod, namespace: string, kind: Disrupti
       decide: (current) => (current === undefined ? { kind: 'commit' } : current.ws === undefined ? { kind: 'skip' } : decideBudgetEviction(current.ws, pod, node, deps.clock.now(), { observed: observed(), disruption })),
       commitKey: (d) => (d.kind === 'commit' ? commitKey : undefined),
       round: (d) => (d.kind === 'record' ? { value: d, status: d.status } : { value: d }),
+      ...(signal === undefined ? {} : { signal }),
     });
     if (!driven.ok) {
       metrics.budgetEviction?.(namespace, nameOf(key), 'failed');

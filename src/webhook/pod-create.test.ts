@@ -74,6 +74,22 @@ describe('pod CREATE admission', () => {
     assert.equal(bed.store.writes, 1);
   });
 
+  test('a review the API server gave up on reserves nothing', async () => {
+    const bed = bedWith(spread(subsets));
+    const gone = new AbortController();
+    gone.abort();
+    const pending = admitPodCreate(requestOf(fixtureReview('pod-create.json')), bed.deps, { signal: gone.signal, turn: () => Promise.resolve() });
+    await bed.clock.settle();
+    const response = await pending;
+    assert.equal(response.allowed, false);
+    assert.match(response.status?.message ?? '', /gave up on this review/);
+    assert.equal(bed.store.writes, 0);
+    assert.deepEqual(versioned(bed), []);
+    // The next admission (a caller that waits) still gets the place.
+    const { pod } = await admit(bed);
+    assert.equal(parseMarker(pod?.metadata.annotations?.[MARKER])?.subset, 'zone-a');
+  });
+
   test('the next pod goes to the unlimited subset without a status write', async () => {
     const bed = bedWith(spread(subsets));
     await admit(bed);

@@ -72,6 +72,7 @@ export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDe
       return undefined;
     },
     decided: (d) => remember(deps, d),
+    signal: context.signal,
   });
   if (!driven.ok) {
     log.warn({ ...podLogFields(namespace, pod.metadata), requestID: uid, workloadspread: driven.key.name, err: driven.error }, 'pod admission failed: the subset reservation was not stored');

@@ -55,6 +55,19 @@ describe('pod DELETE admission (spec §3)', () => {
     assert.equal(bed.store.writes, 1);
   });
 
+  test('a review the API server gave up on records nothing', async () => {
+    const bed = bedWith(spread(full));
+    const gone = new AbortController();
+    gone.abort();
+    const pending = admitPodDeletion(requestOf(fixtureReview('pod-delete.json')), bed.deps, undefined, { signal: gone.signal, turn: () => Promise.resolve() });
+    await bed.clock.settle();
+    const response = await pending;
+    assert.equal(response.allowed, false);
+    assert.match(response.status?.message ?? '', /gave up on this review/);
+    assert.equal(bed.store.writes, 0);
+    assert.deepEqual(stored(bed)[0]?.deletingPods ?? {}, {});
+  });
+
   test('a second DELETE of the same pod records nothing more', async () => {
     const bed = bedWith(spread(full));
     await review(bed, 'pod-delete.json');

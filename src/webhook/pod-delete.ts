@@ -8,7 +8,8 @@
  * so deletions and creations of one WorkloadSpread never race in-process.
  * A decision that cannot read or record denies with 400; the record is a
  * side effect even when a later check (a PodDisruptionBudget) refuses the
- * eviction, and expires after 15 s (§3.5). Start at `admitPodDeletion`.
+ * eviction, and expires after 15 s (§3.5). A review the API server gave up
+ * on records nothing (admission-driver.ts). Start at `admitPodDeletion`.
  */
 import { podLogFields, silentLogger } from '../client/logger.ts';
 import { decidePodDeletion, type PodDeletionDecision, type PodDeletionInput } from '../core/admission.ts';
@@ -18,6 +19,7 @@ import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread
 import { allowed, errored, isDryRun, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
 import type { PodAdmissionDeps } from './pod-admission-deps.ts';
 import { drive } from './admission-driver.ts';
+import { IMMEDIATE_CONTEXT, type AdmissionContext } from './cpu-turns.ts';
 import { ReadThroughView } from './view-reads.ts';
 
 /** The pod a `pods/eviction` CREATE names; undefined for any other request (or an unreadable Eviction). */
@@ -35,7 +37,7 @@ export function evictionName(req: AdmissionRequest): string | undefined {
  * the admission's view when the caller already read through it (the
  * eviction's pod, read once for the budgets and the bookkeeping).
  */
-export async function admitPodDeletion(req: AdmissionRequest, deps: PodAdmissionDeps, view = new ReadThroughView(deps.view, deps.reads)): Promise<AdmissionResponse> {
+export async function admitPodDeletion(req: AdmissionRequest, deps: PodAdmissionDeps, view = new ReadThroughView(deps.view, deps.reads), context: AdmissionContext = IMMEDIATE_CONTEXT): Promise<AdmissionResponse> {
   const { uid } = req;
   if (req.resource.group !== '' || req.resource.resource !== 'pods') return allowed(uid);
   let subject: PodDeletionInput['subject'];
@@ -62,6 +64,7 @@ export async function admitPodDeletion(req: AdmissionRequest, deps: PodAdmission
     decide: (current) => decidePodDeletion(current === undefined ? input : { ...input, now: deps.clock.now(), current }),
     commitKey: (d) => (d.kind === 'commit' ? { uid: d.ws.metadata.uid ?? '', namespace, name: d.ws.metadata.name ?? '' } : undefined),
     round: (d) => (d.kind === 'recorded' ? { value: d, status: d.status } : { value: d }),
+    signal: context.signal,
   });
   if (!driven.ok) {
     log.warn({ ...plog, workloadspread: driven.key.name, err: driven.error }, 'pod deletion refused: its WorkloadSpread bookkeeping was not stored');

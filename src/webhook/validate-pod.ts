@@ -22,6 +22,7 @@ import { isPlainObject } from '../k8s/json.ts';
 import type { Lookup } from '../k8s/lookup.ts';
 import type { Pod } from '../k8s/types.ts';
 import { errored, isDryRun, type AdmissionRequest, type AdmissionResponse } from './admission-review.ts';
+import { IMMEDIATE_CONTEXT, type AdmissionContext } from './cpu-turns.ts';
 import { budgetRefusal, enforceBudgets, type BudgetEnforcementDeps, type DisruptionKind } from './budget-eviction.ts';
 import type { PodAdmissionDeps } from './pod-admission-deps.ts';
 import { admitPodDeletion, evictionName } from './pod-delete.ts';
@@ -64,18 +65,18 @@ function disruptionOf(req: AdmissionRequest, options: ValidatePodOptions, evicte
 
 /** The handler of `/validate-pod`. */
 export function validatePodHandler(options: ValidatePodOptions): AdmissionHandler {
-  return async (req: AdmissionRequest): Promise<AdmissionResponse> => {
+  return async (req: AdmissionRequest, context: AdmissionContext = IMMEDIATE_CONTEXT): Promise<AdmissionResponse> => {
     // One view for the request: the pod an eviction names is read once, for the budgets and the bookkeeping.
     const view = new ReadThroughView(options.pods.view, options.pods.reads);
-    if (options.budgets === undefined) return admitPodDeletion(req, options.pods, view);
+    if (options.budgets === undefined) return admitPodDeletion(req, options.pods, view, context);
     const name = evictionName(req);
     const evicted = name === undefined ? undefined : await settleLookup(view, () => view.pod(req.namespace, name));
     const disruption = disruptionOf(req, options, evicted);
-    if (disruption === undefined) return admitPodDeletion(req, options.pods, view);
+    if (disruption === undefined) return admitPodDeletion(req, options.pods, view, context);
     if ('error' in disruption) return errored(req.uid, 400, new Error(disruption.error));
-    const verdict = await enforceBudgets(disruption.pod, disruption.namespace, disruption.kind, disruption.dryRun, options.budgets);
+    const verdict = await enforceBudgets(disruption.pod, disruption.namespace, disruption.kind, disruption.dryRun, options.budgets, context.signal);
     if (!verdict.allowed) return budgetRefusal(req.uid, verdict);
-    const response = await admitPodDeletion(req, options.pods, view);
+    const response = await admitPodDeletion(req, options.pods, view, context);
     if (!response.allowed) await verdict.release();
     return response;
   };
