@@ -47,6 +47,20 @@ describe('latestWorkloadVersion (spec §6.2, D12)', () => {
     assert.deepEqual(latestWorkloadVersion(depRef, deployment, sets), { ok: true, version: 'new' });
   });
 
+  test('the answer is remembered for the same cached objects, and asked again when either is a new object', () => {
+    const dep: KubeObject = { ...deployment };
+    const current = rs('web-new', 'new', { image: 'nginx:2' });
+    assert.deepEqual(latestWorkloadVersion(depRef, dep, [rs('web-old', 'old'), current]), { ok: true, version: 'new' });
+    // The same objects (the cache's), the list rebuilt: the same answer.
+    assert.deepEqual(latestWorkloadVersion(depRef, dep, [current]), { ok: true, version: 'new' });
+    // The ReplicaSet is gone from the list, or now deleting: compared again.
+    assert.deepEqual(latestWorkloadVersion(depRef, dep, [rs('web-old', 'old')]).ok, false);
+    assert.deepEqual(latestWorkloadVersion(depRef, dep, [rs('web-new', 'new', { image: 'nginx:2', deleting: true })]).ok, false);
+    // A new version of the Deployment (a new object) with another template: compared again.
+    const rolled: KubeObject = { ...dep, spec: { ...(dep['spec'] as object), template: template({}, 'nginx:3') } };
+    assert.deepEqual(latestWorkloadVersion(depRef, rolled, [current, rs('web-3', 'v3', { image: 'nginx:3' })]), { ok: true, version: 'v3' });
+  });
+
   test('a template whose labels are only the hash matches one without labels', () => {
     const bare: KubeObject = { ...deployment, spec: { selector: {}, template: { spec: { containers: [{ name: 'main', image: 'x' }] } } } };
     const set: KubeObject = {

@@ -70,7 +70,17 @@ function specOf(obj: KubeObject): Record<string, unknown> {
   return isPlainObject(spec) ? spec : {};
 }
 
+/**
+ * The ReplicaSet found to carry a Deployment's current template, by the
+ * Deployment object: cached objects are never changed in place (a new version
+ * is a new object), so while both objects are the ones the cache holds the
+ * comparison's answer stands — admission asks it for every pod of a rollout.
+ */
+const currentReplicaSet = new WeakMap<KubeObject, KubeObject>();
+
 function deploymentVersion(deployment: KubeObject, replicaSets: readonly KubeObject[]): LatestVersion {
+  const known = currentReplicaSet.get(deployment);
+  if (known !== undefined && !known.metadata?.deletionTimestamp && replicaSets.includes(known)) return { ok: true, version: hashLabel(known) };
   const name = deployment.metadata?.name ?? '';
   const uid = deployment.metadata?.uid;
   const spec = specOf(deployment);
@@ -81,7 +91,10 @@ function deploymentVersion(deployment: KubeObject, replicaSets: readonly KubeObj
     if (rs.metadata?.deletionTimestamp) continue;
     if (uid === undefined || controllerRef(rs)?.uid !== uid) continue;
     if (!parsed.selector.matches(rs.metadata?.labels ?? {})) continue;
-    if (deepEqual(templateIgnoringHash(specOf(rs)['template']), wanted)) return { ok: true, version: hashLabel(rs) };
+    if (deepEqual(templateIgnoringHash(specOf(rs)['template']), wanted)) {
+      currentReplicaSet.set(deployment, rs);
+      return { ok: true, version: hashLabel(rs) };
+    }
   }
   return { ok: false, notFound: true, error: `no ReplicaSet of deployment ${name} matches its current pod template yet` };
 }
