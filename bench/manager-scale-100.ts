@@ -18,6 +18,10 @@
  *       (/proc, its /metrics; with profile=1 a --cpu-prof of the whole run);
  *       `tsx` runs it in this process through tsx, with exact latencies)
  *
+ * WS_BENCH_HEAPSNAPSHOT=1 (with manager=dist) writes a heap snapshot of the
+ * manager once the scale-out has settled (after a GC), into the repository's
+ * directory, to compare what (2) and (3) keep.
+ *
  * The embedded cluster runs alone in a child process on the real clock
  * (bench/lib/cluster-child.ts; kubelet start 20 ms), the manager in a process
  * of its own (or this one) behind its HTTPS webhook, as a manager runs
@@ -260,7 +264,7 @@ async function runOnce(config: Config, session: Session | undefined): Promise<Ru
     if (config !== '(1) no manager') {
       if (DIST) {
         const profileArgs = PROFILE && config === '(3) manager + WS' ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
-        dist = await startDistManager(side.connection, [], profileArgs);
+        dist = await startDistManager(side.connection, [], [...profileArgs, ...(process.env['WS_BENCH_HEAPSNAPSHOT'] === '1' ? ['--heapsnapshot-signal=SIGUSR1'] : [])]);
       } else {
         manager = startBenchManager(side.connection, clock, () => figures);
         await manager.ready;
@@ -322,6 +326,10 @@ async function runOnce(config: Config, session: Session | undefined): Promise<Ru
     const gc = (globalThis as { gc?: () => void }).gc;
     gc?.();
     await dist?.collectGarbage();
+    if (process.env['WS_BENCH_HEAPSNAPSHOT'] === '1' && dist !== undefined) {
+      process.kill(dist.pid, 'SIGUSR1');
+      await sleep(15_000);
+    }
     const mem = dist !== undefined ? { rss: dist.rssMb() * 2 ** 20, heapUsed: sampleOf(await dist.metrics(), 'nodejs_heap_size_used_bytes') ?? NaN } : process.memoryUsage();
     const inFigures = await phase('scale-in', SCALE_IN_TO, (p) => p.stored <= DEPLOYMENTS * SCALE_IN_TO);
     if (config === '(3) manager + WS') checks.push(...(await check(admin, SCALE_IN_TO)).map((c) => `after the scale-in: ${c}`));
