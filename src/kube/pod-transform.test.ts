@@ -137,6 +137,31 @@ describe('trimPod', () => {
     });
   });
 
+  test('pods of one subset whose marker has no uid share one frozen annotations object; a marker with a uid keeps its own', () => {
+    const pool = new Interner();
+    const withMarker = (i: number, marker: string, cost: string): Pod => {
+      const pod = fullPod(i, { marker: false, cost });
+      (pod.metadata.annotations as Record<string, string>)[MATCHED_WORKLOADSPREAD_ANNOTATION] = marker;
+      return pod;
+    };
+    const plain = '{"name":"spread","subset":"zone-b"}';
+    const a = trimPod(withMarker(1, plain, '100'), pool);
+    const b = trimPod(withMarker(2, plain, '100'), pool);
+    assert.equal(a.metadata.annotations, b.metadata.annotations);
+    assert.ok(Object.isFrozen(a.metadata.annotations));
+    assert.deepEqual(a.metadata.annotations, { [MATCHED_WORKLOADSPREAD_ANNOTATION]: plain, [POD_DELETION_COST_ANNOTATION]: '100' });
+    assert.deepEqual(readMarker(b), { name: 'spread', subset: 'zone-b' });
+    // Another cost, or a marker with a uid: not the same object.
+    const c = trimPod(withMarker(3, plain, '200'), pool);
+    assert.notEqual(c.metadata.annotations, a.metadata.annotations);
+    assert.equal(c.metadata.annotations?.[POD_DELETION_COST_ANNOTATION], '200');
+    const own = '{"name":"spread","subset":"zone-a","uid":"u-1"}';
+    const d = trimPod(withMarker(4, own, '100'), pool);
+    const e = trimPod(withMarker(5, own.replace('u-1', 'u-2'), '100'), pool);
+    assert.notEqual(d.metadata.annotations, e.metadata.annotations);
+    assert.equal(readMarker(e)?.uid, 'u-2');
+  });
+
   test('the trimmed pod answers every rule like the full pod (property)', () => {
     const arbPod = fc.record({
       i: fc.nat(10_000),

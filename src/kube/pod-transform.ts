@@ -38,7 +38,6 @@ import { isPlainObject } from '../k8s/json.ts';
 import { podResourceRequests } from '../k8s/pod.ts';
 import type { Container, ContainerStatus, KubeObject, ObjectMeta, OwnerReference, Pod, PodCondition, PodStatus } from '../k8s/types.ts';
 
-const KEPT_ANNOTATIONS = [MATCHED_WORKLOADSPREAD_ANNOTATION, POD_DELETION_COST_ANNOTATION] as const;
 
 /**
  * A bounded pool of shared values: `string(s)` returns one canonical copy of
@@ -143,20 +142,23 @@ function trimMetadata(meta: unknown, pool: Interner): ObjectMeta {
   return out;
 }
 
-/** Only the annotations we read: the marker and the deletion cost. */
+/**
+ * Only the annotations we read: the marker and the deletion cost. Pods whose
+ * marker carries no uid (placed in a subset that keeps no reservation) and
+ * whose cost is the same share one frozen annotations object — the pods of
+ * one subset usually do; a marker with a uid is the pod's own, and so are its
+ * annotations.
+ */
 function keptAnnotations(value: unknown, pool: Interner): Record<string, string> | undefined {
   if (!isPlainObject(value)) return undefined;
-  const kept: Record<string, string> = {};
-  let any = false;
-  for (const key of KEPT_ANNOTATIONS) {
-    const v = value[key];
-    if (typeof v === 'string') {
-      // Not interned: the marker usually carries a per-pod uid, so sharing would only cost a pool entry.
-      kept[key] = key === POD_DELETION_COST_ANNOTATION ? pool.string(v) : v;
-      any = true;
-    }
-  }
-  return any ? kept : undefined;
+  const marker = value[MATCHED_WORKLOADSPREAD_ANNOTATION];
+  const cost = value[POD_DELETION_COST_ANNOTATION];
+  const m = typeof marker === 'string' ? marker : undefined;
+  const c = typeof cost === 'string' ? pool.string(cost) : undefined;
+  if (m === undefined) return c === undefined ? undefined : pool.shared(`a\u0000\u0000${c}`, () => ({ [POD_DELETION_COST_ANNOTATION]: c }));
+  // Built as one literal (marker first), so every such object has one shape.
+  const make = (): Record<string, string> => (c === undefined ? { [MATCHED_WORKLOADSPREAD_ANNOTATION]: m } : { [MATCHED_WORKLOADSPREAD_ANNOTATION]: m, [POD_DELETION_COST_ANNOTATION]: c });
+  return m.includes('"uid"') ? make() : pool.shared(`a\u0000${m}\u0000${c ?? ''}`, make);
 }
 
 /** The summary container carrying the pod's effective cpu/memory requests (none when it requests nothing). */
