@@ -12,7 +12,9 @@
  *       (profile=1 writes CPU profiles of this process — the manager — for
  *       the scale-out and the scale-in of configuration (3) to
  *       /tmp/workloadspread-bench-profiles/ and prints their top functions;
- *       configs: which of the three to run, e.g. 3 or 23;
+ *       configs: which to run, e.g. 3 or 23; 4 adds (2) with --webhook-scope=cluster,
+ *       a manager that reviews every pod's CREATE and changes none — the
+ *       floor of the real-cluster table;
  *       manager: `dist` (default) runs the published build, `dist/` as
  *       `workloadspread manager` in its own process, measured from outside
  *       (/proc, its /metrics; with profile=1 a --cpu-prof of the whole run);
@@ -64,8 +66,9 @@ const NODES_PER_ZONE = 34;
 const PROFILE_DIR = '/tmp/workloadspread-bench-profiles';
 const MARKER = 'apps.kruise.io/matched-workloadspread';
 
-type Config = '(1) no manager' | '(2) manager, no WS' | '(3) manager + WS';
-const CONFIGS: Config[] = (['(1) no manager', '(2) manager, no WS', '(3) manager + WS'] as const).filter((c) => ONLY.includes(c.charAt(1)));
+type Config = '(1) no manager' | '(2) manager, no WS' | '(3) manager + WS' | '(4) manager, no WS, every pod reviewed';
+/** (4): (2) with `--webhook-scope=cluster`, so every pod's CREATE reaches the manager's webhook and is answered unchanged (DELETEs of unlabelled pods still do not) — the floor of the real-cluster table, measured before the pod webhooks reached only namespaces with a WorkloadSpread. Published build only. */
+const CONFIGS: Config[] = (['(1) no manager', '(2) manager, no WS', '(3) manager + WS', '(4) manager, no WS, every pod reviewed'] as const).filter((c) => ONLY.includes(c.charAt(1)));
 type Kind = 'int' | 'percent' | 'adaptive';
 
 const kindOf = (i: number): Kind => (['int', 'percent', 'adaptive'] as const)[i % 3] ?? 'int';
@@ -264,8 +267,9 @@ async function runOnce(config: Config, session: Session | undefined): Promise<Ru
     if (config !== '(1) no manager') {
       if (DIST) {
         const profileArgs = PROFILE && config === '(3) manager + WS' ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
-        dist = await startDistManager(side.connection, [], [...profileArgs, ...(process.env['WS_BENCH_HEAPSNAPSHOT'] === '1' ? ['--heapsnapshot-signal=SIGUSR1'] : [])]);
+        dist = await startDistManager(side.connection, config === '(4) manager, no WS, every pod reviewed' ? ['--webhook-scope=cluster'] : [], [...profileArgs, ...(process.env['WS_BENCH_HEAPSNAPSHOT'] === '1' ? ['--heapsnapshot-signal=SIGUSR1'] : [])]);
       } else {
+        if (config === '(4) manager, no WS, every pod reviewed') throw new Error('configuration (4) runs the published build only (manager=dist)');
         manager = startBenchManager(side.connection, clock, () => figures);
         await manager.ready;
       }
@@ -456,6 +460,11 @@ async function main(): Promise<void> {
     if (ws.out.probe.reviewMs.length > 0) console.log(`  the same from an unloaded caller: p50 = ${f1(probeP50)} ms, p99 ${f1(pct(ws.out.probe.reviewMs, 99))} ms (target ≤ 2 × the handler's) ${verdict(probeP50 <= 2 * handlerFloor)}; /healthz p99 ${f1(pct(ws.out.probe.healthMs, 99))} ms; ${ws.out.probe.failures} probe failures`);
     console.log(`  DELETE reviews per deleted pod = ${f2(perDeleted)} (target ≤ 1.1) ${verdict(perDeleted <= 1.1)}`);
     console.log(`  RSS per pod above (2) = ${f2(rssPerPodKb)} KiB (target ≤ 1 KiB) ${verdict(rssPerPodKb <= 1)}`);
+    const every = picked.find((r) => r.config === '(4) manager, no WS, every pod reviewed');
+    if (every !== undefined) {
+      const ratio4 = ws.out.managerCpuMs / every.out.managerCpuMs;
+      console.log(`  against (4), a manager that reviews every pod and changes none (the real-cluster table's floor): manager CPU per pod (3)/(4) = ${f2(ratio4)} (${f2(every.out.managerCpuMs / PODS)} ms) ${verdict(ratio4 <= 2)}; all bound (3)/(4) = ${f2(ws.out.wallMs / every.out.wallMs)}; RSS per pod above (4) = ${f2(((ws.rssMb - every.rssMb) * 1024) / PODS)} KiB`);
+    }
     console.log(`  correctness of (3): ${ws.checks.length === 0 ? 'every split exact, no subset over its limit, every status equal to the pods' : `${ws.checks.length} problems:\n    ${ws.checks.slice(0, 20).join('\n    ')}`}`);
   }
   session?.disconnect();
