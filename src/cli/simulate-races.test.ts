@@ -9,40 +9,16 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateServingCertificate } from '../client/loopback-certificates.ts';
-import type { RaceReport } from '../sim/index.ts';
-import { captureIo, type CapturedIo } from '../testing/cli-io.ts';
+import { captureIo } from '../testing/cli-io.ts';
 import { main } from './main.ts';
-import { runSimulate, type SimulateOptions } from './simulate.ts';
+import type { SimulateOptions } from './simulate.ts';
+import { SMALL_SCENARIO, simulateCli } from '../testing/simulate-cli.ts';
 
 const certificate = generateServingCertificate();
 
-async function simulate(options: SimulateOptions, files: Record<string, string>): Promise<{ code: number; io: CapturedIo; report: RaceReport | undefined }> {
-  const io = captureIo(files);
-  let report: RaceReport | undefined;
-  const code = await runSimulate(options, io, { certificate, signal: new AbortController().signal, onRaceReport: (r) => (report = r) });
-  assert.doesNotMatch(io.stderr, /\n\s+at /, 'no stack trace');
-  return { code, io, report };
-}
+const simulate = (options: SimulateOptions, files: Record<string, string>) => simulateCli(certificate, options, files);
 
-const SMALL = `
-name: small
-nodes:
-  - {namePrefix: zone-a-, count: 1, labels: {zone: a}}
-  - {namePrefix: zone-b-, count: 1, labels: {zone: b}}
-objects:
-  - apiVersion: apps.kruise.io/v1alpha1
-    kind: WorkloadSpread
-    metadata: {name: ws}
-    spec:
-      targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-      subsets:
-        - {name: a, maxReplicas: 2, requiredNodeSelectorTerm: {matchExpressions: [{key: zone, operator: In, values: [a]}]}}
-        - {name: b, requiredNodeSelectorTerm: {matchExpressions: [{key: zone, operator: In, values: [b]}]}}
-  - apiVersion: apps/v1
-    kind: Deployment
-    metadata: {name: web}
-    spec: {replicas: 3, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: main, image: nginx}]}}}
-steps:
+const SMALL = `${SMALL_SCENARIO}steps:
   - scale: {kind: Deployment, name: web, replicas: 5}
   - expect:
       subsets: {a: 2, b: 3}
@@ -55,7 +31,7 @@ steps:
  * Deployment and ReplicaSet controllers have created them all by then; with
  * races the watch and sync latencies have not passed yet.
  */
-const AT_ONCE = `${SMALL.slice(0, SMALL.indexOf('steps:'))}steps:
+const AT_ONCE = `${SMALL_SCENARIO}steps:
   - scale: {kind: Deployment, name: web, replicas: 5}
     settle: false
   - expect: {pods: 5}

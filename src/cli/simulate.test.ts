@@ -10,40 +10,16 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateServingCertificate } from '../client/loopback-certificates.ts';
-import { captureIo, type CapturedIo } from '../testing/cli-io.ts';
+import { captureIo } from '../testing/cli-io.ts';
 import { main } from './main.ts';
-import { INTERRUPTED_EXIT_CODE, runSimulate, type SimulateOptions } from './simulate.ts';
+import { INTERRUPTED_EXIT_CODE, type SimulateOptions } from './simulate.ts';
+import { SMALL_SCENARIO, simulateCli } from '../testing/simulate-cli.ts';
 
 const certificate = generateServingCertificate();
 const EXAMPLES = join(import.meta.dirname, '..', '..', 'examples', 'scenarios');
 
-/** Runs the command with a never-aborted signal (no process signal handlers in tests). */
-async function simulate(options: SimulateOptions, files: Record<string, string> = {}, signal = new AbortController().signal): Promise<{ code: number; io: CapturedIo }> {
-  const io = captureIo(files);
-  const code = await runSimulate(options, io, { certificate, signal });
-  assert.doesNotMatch(io.stderr, /\n\s+at /, 'no stack trace');
-  return { code, io };
-}
-
-const SMALL = `
-name: small
-nodes:
-  - {namePrefix: zone-a-, count: 1, labels: {zone: a}}
-  - {namePrefix: zone-b-, count: 1, labels: {zone: b}}
-objects:
-  - apiVersion: apps.kruise.io/v1alpha1
-    kind: WorkloadSpread
-    metadata: {name: ws}
-    spec:
-      targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-      subsets:
-        - {name: a, maxReplicas: 2, requiredNodeSelectorTerm: {matchExpressions: [{key: zone, operator: In, values: [a]}]}}
-        - {name: b, requiredNodeSelectorTerm: {matchExpressions: [{key: zone, operator: In, values: [b]}]}}
-  - apiVersion: apps/v1
-    kind: Deployment
-    metadata: {name: web}
-    spec: {replicas: 3, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: main, image: nginx}]}}}
-`;
+const simulate = (options: SimulateOptions, files: Record<string, string> = {}, signal?: AbortSignal) => simulateCli(certificate, options, files, signal);
+const SMALL = SMALL_SCENARIO;
 
 describe('workloadspread simulate', () => {
   after(() => {
