@@ -119,30 +119,15 @@ export async function runSimulate(options: SimulateOptions, io: CliIo, hooks: Si
     run.onStep = (step) => io.out(jsonLine(step));
   }
 
-  const signals =
-    hooks.signal === undefined
-      ? stopOnSignals(io, { forcedExitCode: INTERRUPTED_EXIT_CODE, firstMessage: (sig) => `\n${sig}: stopping the scenario and cleaning up…\n` })
-      : undefined;
-  run.signal = hooks.signal ?? (signals as { signal: AbortSignal }).signal;
-  let result: ScenarioRunResult;
-  try {
-    result = await runScenario(scenario, run);
-  } finally {
-    signals?.dispose();
-  }
+  const result = await withStopSignal(io, hooks, (signal) => runScenario(scenario, { ...run, signal }));
   hooks.onResult?.(result);
 
   if (output === 'table') io.out(renderSummary(result, style));
   else if (output === 'json') {
     if (!result.ok) io.err(renderSummary(result, { color: false }));
   } else {
-    const path = resolve(options.out ?? DEFAULT_REPORT_PATH);
-    try {
-      io.writeFile(path, renderHtmlReport(result));
-    } catch (err) {
-      io.err(`error: cannot write the report ${path}: ${(err as Error).message}\n`);
-      return 1;
-    }
+    const path = writeReport(io, options.out, renderHtmlReport(result));
+    if (path === undefined) return 1;
     io.out(`${renderSummary(result, style)}report: ${path}\n`);
   }
   return exitCode(result);
@@ -175,32 +160,44 @@ async function runRaceSeeds(scenario: Scenario, seeds: number[], how: { output: 
   if (hooks.log !== undefined) options.log = hooks.log;
   if (hooks.certificate !== undefined) options.certificate = hooks.certificate;
   if (output === 'table') io.out(renderRaceHeader({ name: scenario.name, description: scenario.description, seeds }));
-  const signals =
-    hooks.signal === undefined
-      ? stopOnSignals(io, { forcedExitCode: INTERRUPTED_EXIT_CODE, firstMessage: (sig) => `\n${sig}: stopping the scenario and cleaning up…\n` })
-      : undefined;
-  options.signal = hooks.signal ?? (signals as { signal: AbortSignal }).signal;
-  let report: RaceReport;
-  try {
-    report = await runRaces(scenario, seeds, options);
-  } finally {
-    signals?.dispose();
-  }
+  const report = await withStopSignal(io, hooks, (signal) => runRaces(scenario, seeds, { ...options, signal }));
   hooks.onRaceReport?.(report);
   if (output === 'table') io.out(renderRaceReport(report, style));
   else if (output === 'json') {
     io.out(raceReportJson(report));
     if (!report.ok) io.err(`${raceSummaryLine(report)}\n`);
   } else {
-    const path = resolve(how.out ?? DEFAULT_REPORT_PATH);
-    try {
-      io.writeFile(path, renderRaceHtmlReport(report, { description: scenario.description, file: how.file }));
-    } catch (err) {
-      io.err(`error: cannot write the report ${path}: ${(err as Error).message}\n`);
-      return 1;
-    }
+    const path = writeReport(io, how.out, renderRaceHtmlReport(report, { description: scenario.description, file: how.file }));
+    if (path === undefined) return 1;
     io.out(`${raceSummaryLine(report)}\nreport: ${path}\n`);
   }
   if (report.interrupted === true) return INTERRUPTED_EXIT_CODE;
   return report.ok ? 0 : 1;
+}
+
+/**
+ * Runs `work` with the hooks' signal, or (from a terminal) with one that the
+ * first SIGINT/SIGTERM aborts — the run then stops its cluster and cleans up;
+ * a second signal exits at once. The handlers go when the work ends.
+ */
+async function withStopSignal<T>(io: CliIo, hooks: SimulateHooks, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  if (hooks.signal !== undefined) return work(hooks.signal);
+  const signals = stopOnSignals(io, { forcedExitCode: INTERRUPTED_EXIT_CODE, firstMessage: (sig) => `\n${sig}: stopping the scenario and cleaning up…\n` });
+  try {
+    return await work(signals.signal);
+  } finally {
+    signals.dispose();
+  }
+}
+
+/** Writes an HTML report to `out` (default DEFAULT_REPORT_PATH); its path, or undefined after saying why it could not. */
+function writeReport(io: CliIo, out: string | undefined, html: string): string | undefined {
+  const path = resolve(out ?? DEFAULT_REPORT_PATH);
+  try {
+    io.writeFile(path, html);
+    return path;
+  } catch (err) {
+    io.err(`error: cannot write the report ${path}: ${(err as Error).message}\n`);
+    return undefined;
+  }
 }
