@@ -93,6 +93,7 @@ export class Store<T extends KubeObject = KubeObject> {
   #onAdd: ((obj: T) => void)[] = [];
   #onUpdate: ((old: T, obj: T) => void)[] = [];
   #onDelete: ((obj: T) => void)[] = [];
+  #changes = 0;
 
   constructor(options: StoreOptions<T> = {}) {
     this.#transform = options.transform ?? ((obj) => obj as T);
@@ -198,6 +199,15 @@ export class Store<T extends KubeObject = KubeObject> {
 
   get size(): number {
     return this.#items.size;
+  }
+
+  /**
+   * How many times an object was put or removed so far: a reader that keeps
+   * something derived from `list()` knows it is still true while this is
+   * unchanged (it moves before any handler runs).
+   */
+  get changes(): number {
+    return this.#changes;
   }
 
   /** The objects whose index function returned `value`. */
@@ -330,6 +340,7 @@ export class Store<T extends KubeObject = KubeObject> {
   }
 
   #put(key: string, obj: T, old: T | undefined): void {
+    this.#changes++;
     if (old !== undefined) {
       for (const index of this.#indexes.values()) this.#unindexOne(index, key, old);
       for (const sum of this.#sums.values()) this.#sumOne(sum, key, old, -1);
@@ -340,6 +351,7 @@ export class Store<T extends KubeObject = KubeObject> {
   }
 
   #remove(key: string, old: T): void {
+    this.#changes++;
     for (const index of this.#indexes.values()) this.#unindexOne(index, key, old);
     for (const sum of this.#sums.values()) this.#sumOne(sum, key, old, -1);
     this.#items.delete(key);

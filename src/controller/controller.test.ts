@@ -156,6 +156,54 @@ describe('status (spec §4.4)', () => {
   });
 });
 
+describe('D25: a change of the status alone waits out the batch period', () => {
+  test('the controller does not sync again on its own write; a status someone else wrote is mended POD_EVENT_BATCH_MS later; a spec change syncs at once', async () => {
+    const ns = await createNamespace(bed);
+    let syncs = 0;
+    await withController(
+      ns,
+      async () => {
+        const { rs } = await deployment(ns, 'web', 3);
+        await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', 1], ['b', undefined])));
+        await place(ns, rs, 'ws', { a: 1, b: 2 });
+        await settleUntil(clock, () => assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 1/0', 'b 2/-1']));
+        await clock.settle();
+
+        // Another writer (a stale replica, a hand edit) says subset a has room again.
+        syncs = 0;
+        const ws = getWs(bed, ns, 'ws');
+        const roomInA = (missing: number) => (ws.status?.versionedSubsetStatuses?.['h1'] ?? []).map((s) => (s.name === 'a' ? { ...s, missingReplicas: missing } : s));
+        const wrong = { ...ws.status, versionedSubsetStatuses: { h1: roomInA(1) } };
+        const r = await bed.server.control.patch('apps.kruise.io/v1alpha1', 'WorkloadSpread', ns, 'ws', 'application/merge-patch+json', { status: wrong }, { subresource: 'status' });
+        assert.ok(r.ok);
+        await clock.quiesce();
+        assert.equal(syncs, 0, 'a status-only change does not sync at once');
+        assert.deepEqual(getWs(bed, ns, 'ws').status?.versionedSubsetStatuses?.['h1'], roomInA(1));
+        await clock.advance(POD_EVENT_BATCH_MS);
+        await clock.quiesce();
+        assert.deepEqual(getWs(bed, ns, 'ws').status?.versionedSubsetStatuses?.['h1'], roomInA(0), 'mended after the batch period');
+        const afterMend = syncs;
+        assert.equal(afterMend, 1, 'one sync mended it');
+        await clock.advance(POD_EVENT_BATCH_MS);
+        await clock.quiesce();
+        assert.equal(syncs, afterMend + 1, 'its own write brings one batched sync, which writes nothing');
+        await clock.advance(POD_EVENT_BATCH_MS * 5);
+        await clock.quiesce();
+        assert.equal(syncs, afterMend + 1, 'and no more');
+
+        // A spec change (a limit raised) is not a status change: it syncs at once.
+        syncs = 0;
+        const raised = await bed.server.control.patch('apps.kruise.io/v1alpha1', 'WorkloadSpread', ns, 'ws', 'application/merge-patch+json', { spec: { subsets: subsets(['a', 2], ['b', undefined]) } });
+        assert.ok(raised.ok);
+        await clock.quiesce();
+        assert.ok(syncs >= 1, 'synced without waiting');
+        assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 1/1', 'b 2/-1']);
+      },
+      { metrics: { reconcile: () => void syncs++ } },
+    );
+  });
+});
+
 describe('status writes admission does not need are held back (issue 13)', () => {
   test('pods turning Ready change only display fields: held up to STATUS_HOLD_MS and written once; a change of room goes out at once', async () => {
     const ns = await createNamespace(bed);

@@ -24,7 +24,7 @@ import { objectFields, silentLogger, withFields, type Logger } from '../client/l
 import { isTerminalError, type RateLimit, type WorkQueue, type WorkQueueMetrics, type WorkResult } from '../client/workqueue.ts';
 import type { ManagerCaches } from '../kube/caches.ts';
 import type { WorkloadResolver } from '../kube/workload-resolver.ts';
-import { EventMapper, workloadSpreadKey, type ChangeType, type MappingView } from './event-mapping.ts';
+import { EventMapper, onlyStatusChanged, workloadSpreadKey, type ChangeType, type MappingView } from './event-mapping.ts';
 import { QueueLoop } from '../client/queue-loop.ts';
 import type { Runnable } from '../client/runnable.ts';
 import { Reconciler, type ReconcilerMetrics, type ReconcilerOptions } from './reconciler.ts';
@@ -71,9 +71,11 @@ export interface ControllerOptions extends ReconcilerOptions {
  * Pod events reach their WorkloadSpread this much later, so a burst of pod
  * creations, bindings and readiness changes becomes one sync instead of one
  * per event (each sync looks at every pod of the workload). The Job
- * controller does the same (syncJobBatchPeriod, 1 s). WorkloadSpread and
- * workload events still sync at once; admission never waits for a sync
- * (the webhook books what it decides itself).
+ * controller does the same (syncJobBatchPeriod, 1 s). A WorkloadSpread
+ * update that changed only its status (the webhook's reservations during a
+ * burst, this controller's own write) waits the same period (D25). Other
+ * WorkloadSpread events and workload events sync at once; admission never
+ * waits for a sync (the webhook books what it decides itself).
  */
 export const POD_EVENT_BATCH_MS = 1_000;
 
@@ -156,9 +158,15 @@ export class WorkloadSpreadController implements Runnable {
   }
 
   #addPodEvent(keys: Iterable<string>): void {
+    const list = [...keys];
+    for (const key of list) this.#podEvents.set(key, (this.#podEvents.get(key) ?? 0) + 1);
+    this.#batched(list);
+  }
+
+  /** Adds the keys after the batch period (at once when it is 0). */
+  #batched(keys: Iterable<string>): void {
     const delay = this.#o.podEventBatchMs ?? POD_EVENT_BATCH_MS;
     for (const key of keys) {
-      this.#podEvents.set(key, (this.#podEvents.get(key) ?? 0) + 1);
       if (delay > 0) this.queue.addAfter(key, delay);
       else this.queue.add(key);
     }
@@ -176,7 +184,8 @@ export class WorkloadSpreadController implements Runnable {
     };
     return [
       caches.workloadSpreads.onAdd(ws('add')),
-      caches.workloadSpreads.onUpdate((_old, obj) => ws('update')(obj)),
+      // D25: a change of the status alone (the webhook's reservations, this controller's own write) waits out the batch period like a pod event.
+      caches.workloadSpreads.onUpdate((old, obj) => (onlyStatusChanged(old, obj) ? this.#batched(m.forWorkloadSpread(obj)) : ws('update')(obj))),
       caches.workloadSpreads.onDelete(ws('delete')),
       // Pod events reach a WorkloadSpread after POD_EVENT_BATCH_MS, so a burst of them becomes one sync (as the Job controller's syncJobBatchPeriod).
       caches.pods.onAdd((pod) => this.#addPodEvent(m.forPod('add', pod))),

@@ -9,7 +9,7 @@ import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
 import type { OwnerLookup } from '../core/pod-selection.ts';
 import type { KubeObject, Node, Pod } from '../k8s/types.ts';
-import { EventMapper, nodeChanged, parseKey, type MappingView } from './event-mapping.ts';
+import { EventMapper, nodeChanged, onlyStatusChanged, parseKey, type MappingView } from './event-mapping.ts';
 
 const NS = 'ns';
 
@@ -142,5 +142,24 @@ describe('keys', () => {
   test('a WorkloadSpread event → itself, and the others of the same workload (a duplicate takes over when the one that counted goes)', () => {
     assert.deepEqual(new EventMapper(view()).forWorkloadSpread(ws('x', 'Deployment', 'web')), ['ns/x', 'ns/on-web']);
     assert.deepEqual(new EventMapper(view()).forWorkloadSpread(ws('y', 'Deployment', 'nobody')), ['ns/y']);
+  });
+});
+
+describe('D25: status-only WorkloadSpread updates', () => {
+  const base = { ...ws('w', 'Deployment', 'web'), status: { observedGeneration: 1, subsetStatuses: [] } };
+  test('a change of the status alone', () => {
+    assert.equal(onlyStatusChanged(base, { ...base, metadata: { ...base.metadata, resourceVersion: '9' }, status: { observedGeneration: 1, subsetStatuses: [{ name: 'a', replicas: 1, missingReplicas: 0 }] } }), true);
+  });
+  test('anything beside the status is not', () => {
+    const changed = [
+      { ...base, spec: { ...base.spec, subsets: [{ name: 'b' }] } },
+      { ...base, metadata: { ...base.metadata, generation: 2 } },
+      { ...base, metadata: { ...base.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } },
+      { ...base, metadata: { ...base.metadata, labels: { team: 'x' } } },
+      { ...base, metadata: { ...base.metadata, annotations: { note: 'x' } } },
+      { ...base, metadata: { ...base.metadata, finalizers: ['x/y'] } },
+      { ...base, metadata: { ...base.metadata, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'c', uid: 'u' }] } },
+    ];
+    for (const obj of changed) assert.equal(onlyStatusChanged(base, obj), false, JSON.stringify(obj));
   });
 });

@@ -87,6 +87,26 @@ function pathValue(obj: KubeObject | undefined, path: string): number | undefine
   return walked.ok ? walked.value : undefined;
 }
 
+/**
+ * D25: whether a WorkloadSpread update changed its status and nothing else —
+ * not the spec, labels, annotations, finalizers, owners or deletion. Compared
+ * field by field rather than by generation, so a spec change is never taken
+ * for a status one whoever wrote it.
+ */
+export function onlyStatusChanged(old: { metadata?: ObjectMeta; spec?: unknown; status?: unknown }, obj: { metadata?: ObjectMeta; spec?: unknown; status?: unknown }): boolean {
+  const a = old.metadata ?? {};
+  const b = obj.metadata ?? {};
+  return (
+    (a.deletionTimestamp ?? undefined) === (b.deletionTimestamp ?? undefined) &&
+    (a.generation ?? 0) === (b.generation ?? 0) &&
+    deepEqual(old.spec, obj.spec) &&
+    deepEqual(a.labels ?? {}, b.labels ?? {}) &&
+    deepEqual(a.annotations ?? {}, b.annotations ?? {}) &&
+    deepEqual(a.finalizers ?? [], b.finalizers ?? []) &&
+    deepEqual(a.ownerReferences ?? [], b.ownerReferences ?? [])
+  );
+}
+
 export class EventMapper {
   readonly #view: MappingView;
 

@@ -35,6 +35,17 @@ describe('one WorkloadSpread per workload: the rule', () => {
     assert.deepEqual(activeWorkloadSpreads([young, old]).map((w) => w.metadata?.name), ['b', 'a']);
   });
 
+  test('a frozen list (the caches\' shared one) is answered once and kept with it; an unfrozen one every time', () => {
+    const spreads = [ws('b', '2026-01-01T00:00:01Z'), ws('a', '2026-01-01T00:00:00Z'), ws('c', '2026-01-01T00:00:00Z', 'api')];
+    const frozen = Object.freeze([...spreads]);
+    const first = activeWorkloadSpreads(frozen);
+    assert.deepEqual(first.map((w) => w.metadata?.name), ['a', 'c']);
+    assert.equal(activeWorkloadSpreads(frozen), first, 'the same answer object');
+    assert.deepEqual(activeWorkloadSpreads(spreads), first);
+    spreads.splice(1, 1);
+    assert.deepEqual(activeWorkloadSpreads(spreads).map((w) => w.metadata?.name), ['b', 'c'], 'a list that changed is answered anew');
+  });
+
   test('activeWorkloadSpreads keeps one per workload, in list order, whatever the order (property)', () => {
     const arb = fc.array(fc.record({ name: fc.constantFrom('a', 'b', 'c', 'd', 'e'), second: fc.integer({ min: 0, max: 3 }), target: fc.constantFrom('web', 'api') }), { maxLength: 8 });
     fc.assert(

@@ -85,8 +85,21 @@ export function precedingWorkloadSpread<T extends Spread>(ws: Spread, others: re
  * The WorkloadSpreads that count: `spreads` without those another (non-deleting) one of the list takes precedence over; order kept.
  * One pass to find each workload's winner and one to filter: O(n), since admission asks for every pod.
  */
-export function activeWorkloadSpreads<T extends Spread>(spreads: readonly T[]): T[] {
-  if (spreads.length < 2) return [...spreads];
+export function activeWorkloadSpreads<T extends Spread>(spreads: readonly T[]): readonly T[] {
+  if (spreads.length < 2) return spreads;
+  // A frozen list (the caches hand out one per namespace until a WorkloadSpread changes) cannot change: its answer is kept with it.
+  if (!Object.isFrozen(spreads)) return active(spreads);
+  let answer = activeMemo.get(spreads) as readonly T[] | undefined;
+  if (answer === undefined) {
+    answer = Object.freeze(active(spreads));
+    activeMemo.set(spreads, answer);
+  }
+  return answer;
+}
+
+const activeMemo = new WeakMap<readonly Spread[], readonly Spread[]>();
+
+function active<T extends Spread>(spreads: readonly T[]): T[] {
   const keys = spreads.map((ws) => targetKey(ws));
   const winners = new Map<string, T>();
   spreads.forEach((ws, i) => {

@@ -113,6 +113,16 @@ describe('ManagerCaches', () => {
       await clock.quiesce();
       assert.deepEqual(caches.workloadSpreadsForTarget(ns, 'apps', 'Deployment', 'web').map((w) => w.metadata.name), ['w1', 'w2']);
       assert.deepEqual(caches.listWorkloadSpreads(ns).map((w) => w.metadata.name), ['other', 'w1', 'w2']);
+      // One shared, frozen list until a WorkloadSpread changes; a status write is a change.
+      const listed = caches.listWorkloadSpreads(ns);
+      assert.equal(caches.listWorkloadSpreads(ns), listed);
+      assert.ok(Object.isFrozen(listed));
+      const written = await bed.server.control.patch('apps.kruise.io/v1alpha1', 'WorkloadSpread', ns, 'w1', 'application/merge-patch+json', { status: { observedGeneration: 7 } }, { subresource: 'status' });
+      assert.ok(written.ok);
+      await clock.quiesce();
+      const relisted = caches.listWorkloadSpreads(ns);
+      assert.notEqual(relisted, listed);
+      assert.equal(relisted.find((w) => w.metadata.name === 'w1')?.status?.observedGeneration, 7);
       assert.deepEqual(caches.replicaSetsOwnedBy('d-uid').map((r) => r.metadata?.name), ['web-1']);
       assert.equal(caches.getNode(`${ns}-node`)?.metadata.labels?.['zone'], 'a');
       assert.ok(caches.hasSynced());

@@ -175,6 +175,8 @@ export class ManagerCaches {
   readonly client: KubeClient;
   readonly clock: Clock;
   readonly workloadSpreads: Store<CachedWorkloadSpread>;
+  /** `listWorkloadSpreads`' answers while the store's change count is `changes`. */
+  #wsLists: { changes: number; byNamespace: Map<string, readonly WorkloadSpread[]> } = { changes: -1, byNamespace: new Map() };
   readonly pods: Store<Pod>;
   readonly nodes: Store<Node>;
   readonly replicaSets: Store<KubeObject>;
@@ -474,8 +476,19 @@ export class ManagerCaches {
   }
 
   /** The WorkloadSpreads of a namespace, in name order (a stable "list order" for admission). */
-  listWorkloadSpreads(namespace: string): WorkloadSpread[] {
-    return decodedOnly(this.workloadSpreads.list(namespace)).sort(byName);
+  /**
+   * The namespace's WorkloadSpreads by name, one shared array until the store
+   * changes (admission asks for every pod; a namespace may hold a hundred).
+   */
+  listWorkloadSpreads(namespace: string): readonly WorkloadSpread[] {
+    const changes = this.workloadSpreads.changes;
+    if (this.#wsLists.changes !== changes) this.#wsLists = { changes, byNamespace: new Map() };
+    let list = this.#wsLists.byNamespace.get(namespace);
+    if (list === undefined) {
+      list = Object.freeze(decodedOnly(this.workloadSpreads.list(namespace)).sort(byName));
+      this.#wsLists.byNamespace.set(namespace, list);
+    }
+    return list;
   }
 
   /** The WorkloadSpreads whose targetRef names this workload (group compared, version ignored). */
