@@ -147,6 +147,8 @@ interface Run {
   in: PhaseFigures;
   rssMb: number;
   heapMb: number;
+  /** V8's committed heap, its new space, and memory outside the heap (buffers, TLS) at settle (MB; dist only). */
+  committedMb: [number, number, number];
   checks: string[];
 }
 
@@ -334,10 +336,13 @@ async function runOnce(config: Config, session: Session | undefined): Promise<Ru
       process.kill(dist.pid, 'SIGUSR1');
       await sleep(15_000);
     }
-    const mem = dist !== undefined ? { rss: dist.rssMb() * 2 ** 20, heapUsed: sampleOf(await dist.metrics(), 'nodejs_heap_size_used_bytes') ?? NaN } : process.memoryUsage();
+    const settled = dist === undefined ? '' : await dist.metrics();
+    const mem = dist !== undefined ? { rss: dist.rssMb() * 2 ** 20, heapUsed: sampleOf(settled, 'nodejs_heap_size_used_bytes') ?? NaN } : process.memoryUsage();
+    const mb = (name: string, labels: Record<string, string> = {}) => (sampleOf(settled, name, labels) ?? NaN) / 2 ** 20;
+    const committedMb: [number, number, number] = [mb('nodejs_heap_size_total_bytes'), mb('nodejs_heap_space_size_total_bytes', { space: 'new' }), mb('nodejs_external_memory_bytes')];
     const inFigures = await phase('scale-in', SCALE_IN_TO, (p) => p.stored <= DEPLOYMENTS * SCALE_IN_TO);
     if (config === '(3) manager + WS') checks.push(...(await check(admin, SCALE_IN_TO)).map((c) => `after the scale-in: ${c}`));
-    return { config, out, in: inFigures, rssMb: mem.rss / 2 ** 20, heapMb: mem.heapUsed / 2 ** 20, checks };
+    return { config, out, in: inFigures, rssMb: mem.rss / 2 ** 20, heapMb: mem.heapUsed / 2 ** 20, committedMb, checks };
   } finally {
     await manager?.stop();
     await dist?.stop();
@@ -406,6 +411,7 @@ function printTable(runs: Run[]): void {
     ['cluster CPU in the scale-in (s)', (r) => f1(r.in.clusterCpuMs / 1000)],
     ['manager CPU in the scale-in (s)', (r) => (r.config === '(1) no manager' ? '–' : f1(r.in.managerCpuMs / 1000))],
     ['manager RSS / heap settled (MB)', (r) => (r.config === '(1) no manager' ? '–' : `${f0(r.rssMb)} / ${f0(r.heapMb)}`)],
+    ['  V8 heap committed / its new space / outside the heap (MB)', (r) => (r.config === '(1) no manager' ? '–' : r.committedMb.map(f0).join(' / '))],
   ];
   const width = Math.max(...rows.map(([l]) => l.length));
   const cells = rows.map(([, fn]) => runs.map(fn));
@@ -459,7 +465,7 @@ async function main(): Promise<void> {
     const probeP50 = pct(ws.out.probe.reviewMs, 50);
     if (ws.out.probe.reviewMs.length > 0) console.log(`  the same from an unloaded caller: p50 = ${f1(probeP50)} ms, p99 ${f1(pct(ws.out.probe.reviewMs, 99))} ms (target ≤ 2 × the handler's) ${verdict(probeP50 <= 2 * handlerFloor)}; /healthz p99 ${f1(pct(ws.out.probe.healthMs, 99))} ms; ${ws.out.probe.failures} probe failures`);
     console.log(`  DELETE reviews per deleted pod = ${f2(perDeleted)} (target ≤ 1.1) ${verdict(perDeleted <= 1.1)}`);
-    console.log(`  RSS per pod above (2) = ${f2(rssPerPodKb)} KiB (target ≤ 1 KiB) ${verdict(rssPerPodKb <= 1)}`);
+    console.log(`  RSS per pod above (2) = ${f2(rssPerPodKb)} KiB (target ≤ 1 KiB) ${verdict(rssPerPodKb <= 1)}; live heap per pod above (2) = ${f2(((ws.heapMb - floor.heapMb) * 1024) / PODS)} KiB; committed heap ${f2(((ws.committedMb[0] - floor.committedMb[0]) * 1024) / PODS)} KiB`);
     const every = picked.find((r) => r.config === '(4) manager, no WS, every pod reviewed');
     if (every !== undefined) {
       const ratio4 = ws.out.managerCpuMs / every.out.managerCpuMs;

@@ -38,7 +38,7 @@
  */
 import type { SubsetPatchPolicy } from '../api/subset-patch-policy.ts';
 import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
-import type { SubsetStatus, WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
+import type { Subset, SubsetStatus, WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { apiVersionGroup, controllerRef, isPodActive } from '../k8s/pod.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import type { ClusterView, ReadRequest, RecentPlacement } from './cluster-view.ts';
@@ -139,7 +139,9 @@ export type PodCreateDecision =
    * costs must count until the pod is seen — the caller remembers it.
    * `reservedFor`: the version a new reservation (in `status`) was made for,
    * when the pod has no name (places for its successors may be reserved
-   * ahead). `claimed`: the pod took a place reserved ahead.
+   * ahead), and `template` the request pod, which those places are tried
+   * with where the simulation schedule applies (D3). `claimed`: the pod took
+   * a place reserved ahead.
    */
   | {
       kind: 'placed';
@@ -151,6 +153,7 @@ export type PodCreateDecision =
       refusedPatch?: string[];
       placement?: RecentPlacement;
       reservedFor?: string;
+      template?: Pod;
       claimed?: boolean;
     }
   /**
@@ -201,6 +204,12 @@ export interface ReserveAheadInput {
   /** The WorkloadSpread as the round is about to write it (its reservations included). */
   ws: WorkloadSpread;
   version: string;
+  /**
+   * A pod of the version (the request pod of the round that reserves):
+   * where the simulation schedule applies (D3), a place is reserved only in
+   * a subset some node of which could host it now; without it, none is.
+   */
+  pod?: Pod;
   /** At most this many places. */
   want: number;
   now: number;
@@ -218,14 +227,30 @@ export interface ReserveAheadInput {
  * claiming them in order lands where the rules would have put it. At most
  * the pods the workload still lacks for this version (its replicas minus
  * the places taken and the pods placed), none past the last limited subset
- * (an unlimited subset reserves nothing) and none with the simulation
- * schedule (a place there depends on the pod). Booked deletions count as not
- * observed (the conservative reading). Pure: undefined when nothing is reserved.
+ * (an unlimited subset reserves nothing). With the simulation schedule (D3)
+ * a place depends on the pod: the places are what the rules give `pod` (all
+ * pods of a version share its template) while a node of the chosen subset
+ * can host it — none where the rules would place it only because no subset
+ * can; a claim checks again with the claiming pod. Booked deletions count as
+ * not observed (the conservative reading). Pure: undefined when nothing is
+ * reserved.
  */
 export function reserveAhead(input: ReserveAheadInput): { status: WorkloadSpreadStatus; uids: { subset: string; uid: string }[] } | undefined {
   const { view, namespace, version } = input;
   let ws = input.ws;
-  if (input.want <= 0 || simulationScheduleEnabled(ws)) return undefined;
+  if (input.want <= 0) return undefined;
+  let canHost: ((subset: Subset) => boolean) | undefined;
+  if (simulationScheduleEnabled(ws)) {
+    if (input.pod === undefined) return undefined;
+    // The nodes do not change during this call: one answer per subset.
+    const hosts = simulationCanHost(ws, input.pod, view.nodes(), (node) => view.requestedOnNode(node));
+    const known = new Map<string, boolean>();
+    canHost = (subset) => {
+      let answer = known.get(subset.name);
+      if (answer === undefined) known.set(subset.name, (answer = hosts(subset)));
+      return answer;
+    };
+  }
   const wl = view.whitelist();
   const replicas = workloadReplicasIn(view, namespace, ws, 'error' in wl ? EMPTY_WHITELIST : wl);
   const total = replicas.get();
@@ -235,8 +260,12 @@ export function reserveAhead(input: ReserveAheadInput): { status: WorkloadSpread
   const uids: { subset: string; uid: string }[] = [];
   const phantom: Pod = { metadata: { namespace }, spec: { containers: [] } };
   for (let i = 0; i < n; i++) {
-    const choice = chooseSubset({ ws, pod: phantom, version, workloadReplicas: () => total, now: input.now, newUid: () => RESERVED_AHEAD_PREFIX + input.newUid(), deletionObserved: () => false });
+    const choice = chooseSubset({ ws, pod: phantom, version, workloadReplicas: () => total, now: input.now, newUid: () => RESERVED_AHEAD_PREFIX + input.newUid(), deletionObserved: () => false, ...(canHost === undefined ? {} : { canHost }) });
     if (choice.kind !== 'chosen' || choice.status === undefined || choice.uid === undefined) break;
+    if (canHost !== undefined) {
+      const subset = ws.spec.subsets.find((s) => s.name === choice.subset);
+      if (subset === undefined || !canHost(subset)) break;
+    }
     ws = { ...ws, status: choice.status };
     uids.push({ subset: choice.subset, uid: choice.uid });
   }
@@ -368,7 +397,10 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
   const observed = deletionsObservedIn(view, namespace, ws, version.version);
   if ('read' in observed) return { kind: 'read', read: observed.read };
   const claimed = input.claimed;
-  if (claimed !== undefined && claimed.version === version.version && ws.spec.subsets.some((s) => s.name === claimed.subset)) {
+  const claimedSubset = claimed === undefined ? undefined : ws.spec.subsets.find((s) => s.name === claimed.subset);
+  // D3: a place reserved ahead in Adaptive mode holds only while a node of its subset can still host this pod.
+  const claimHolds = claimedSubset !== undefined && (!simulationScheduleEnabled(ws) || simulationCanHost(ws, pod, view.nodes(), (node) => view.requestedOnNode(node))(claimedSubset));
+  if (claimed !== undefined && claimed.version === version.version && claimHolds) {
     const placed: Placed = { view, namespace, version: version.version, options: version.options };
     const cost = latest.latest === undefined ? undefined : costAtBirth(ws, placed, claimed.subset, ws.status, true, latest.latest, replicas.get, false, claimed.unclaimed);
     if (replicas.read !== undefined) return { kind: 'read', read: replicas.read };
@@ -426,7 +458,10 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
       const decision = place(input, ws, choice.subset, choice.uid, choice.status, cost);
       const key = choice.uid ?? pod.metadata?.name ?? '';
       if (counted && choice.status === undefined && decision.kind === 'placed' && key !== '') decision.placement = { key, subset: choice.subset, version: version.version };
-      if (choice.status !== undefined && choice.uid !== undefined && decision.kind === 'placed') decision.reservedFor = version.version;
+      if (choice.status !== undefined && choice.uid !== undefined && decision.kind === 'placed') {
+        decision.reservedFor = version.version;
+        decision.template = pod;
+      }
       return decision;
     }
   }

@@ -68,7 +68,7 @@ export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDe
         log.debug({ ...podLogFields(namespace, pod.metadata), requestID: uid, workloadspread: value.ws.metadata.name ?? '', subset: value.subset }, 'pod placed in a place reserved ahead');
         return value;
       }
-      deps.pool?.giveBack(wsUid, claim);
+      deps.pool?.refused(wsUid, claim);
       return undefined;
     },
     decided: (d) => remember(deps, d),

@@ -4,7 +4,7 @@ import { RESERVED_AHEAD_PREFIX } from '../api/keys.ts';
 import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import { parseMarker } from '../core/marker.ts';
-import type { Pod } from '../k8s/types.ts';
+import type { Node, Pod } from '../k8s/types.ts';
 import { applyResponse, deploymentChain, fixtureReview, handlerBed, requestOf, type HandlerBed } from '../testing/admission-kit.ts';
 import { GroupCommit } from './group-commit.ts';
 import { admitPodCreate } from './pod-create.ts';
@@ -14,18 +14,28 @@ const MARKER = 'apps.kruise.io/matched-workloadspread';
 const COST = 'controller.kubernetes.io/pod-deletion-cost';
 const VERSION = '5d4f8b7c9';
 
-function spread(subsets: Subset[]): WorkloadSpread {
-  return { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread', metadata: { name: 'web-spread', namespace: 'shop', uid: 'ws-uid-1' }, spec: { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, subsets } };
+function spread(subsets: Subset[], adaptive = false): WorkloadSpread {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'WorkloadSpread',
+    metadata: { name: 'web-spread', namespace: 'shop', uid: 'ws-uid-1' },
+    spec: { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, subsets, ...(adaptive ? { scheduleStrategy: { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 30 } } } : {}) },
+  };
+}
+
+/** A node of `zone` with room for `pods` pods of the fixture (100m, 64Mi each). */
+function node(name: string, zone: string, pods: number): Node {
+  return { metadata: { name, labels: { zone } }, spec: {}, status: { allocatable: { cpu: '64', memory: '256Gi', pods: String(pods) } } };
 }
 
 /** A bed over the fixture's current Deployment with `replicas`, with or without the reservation pool (as the manager wires it). */
-function bed(subsets: Subset[], replicas: number, withPool: boolean): HandlerBed & { clock: VirtualClock; pool: ReservationPool | undefined } {
+function bed(subsets: Subset[], replicas: number, withPool: boolean, adaptive = false): HandlerBed & { clock: VirtualClock; pool: ReservationPool | undefined } {
   const clock = new VirtualClock();
   const b = handlerBed(clock);
   const chain = deploymentChain('shop', { current: true });
   for (const o of chain) (o['spec'] as { replicas: number }).replicas = replicas;
   b.cluster.objects.push(...chain);
-  b.cluster.spreads.push(b.store.put(spread(subsets)));
+  b.cluster.spreads.push(b.store.put(spread(subsets, adaptive)));
   if (!withPool) return { ...b, clock, pool: undefined };
   let seq = 0;
   // The fake cluster makes admission read the workload by its exact version; the manager's caches answer that from the informer, as this view does.
@@ -130,6 +140,63 @@ describe('places reserved ahead (issue 13)', () => {
     }
     assert.equal(own.length, 1, `pods that reserved for themselves: ${own.join(', ')}`);
     assert.equal(creating(b, 'a').length, 20, 'the first subset is full, never over');
+  });
+
+  describe('Adaptive (the simulation schedule, D3)', () => {
+    const zone = (z: string) => ({ matchExpressions: [{ key: 'zone', operator: 'In', values: [z] }] });
+    const adaptiveSubsets: Subset[] = [{ name: 'own', requiredNodeSelectorTerm: zone('a'), maxReplicas: 12 }, { name: 'elastic', requiredNodeSelectorTerm: zone('b') }];
+
+    async function burst(b: HandlerBed & { clock: VirtualClock }, sizes: number[]): Promise<{ subsets: string[]; own: string[] }> {
+      const out = { subsets: [] as string[], own: [] as string[] };
+      for (const size of sizes) {
+        const reqs = Array.from({ length: size }, () => requestOf(fixtureReview('pod-create.json')));
+        const pending = reqs.map((req) => admitPodCreate(req, b.deps).then((r) => applyResponse(req.object, r) as Pod));
+        await b.clock.quiesce();
+        for (const pod of await Promise.all(pending)) {
+          const marker = parseMarker(pod.metadata.annotations?.[MARKER]);
+          out.subsets.push(marker?.subset ?? '-');
+          if (marker?.subset === 'own' && !(marker.uid ?? '').startsWith(RESERVED_AHEAD_PREFIX)) out.own.push(marker.uid ?? '');
+        }
+      }
+      return out;
+    }
+
+    test('places are reserved ahead with the request pod: same subsets as without the pool, only the first pod waits for a write', async () => {
+      const plain = bed(adaptiveSubsets, 20, false, true);
+      const pooled = bed(adaptiveSubsets, 20, true, true);
+      for (const b of [plain, pooled]) b.cluster.nodeList.push(node('a1', 'a', 110), node('b1', 'b', 110));
+      const without = await burst(plain, [1, 2, 4, 8, 5]);
+      const withPool = await burst(pooled, [1, 2, 4, 8, 5]);
+      assert.deepEqual(withPool.subsets, without.subsets);
+      assert.deepEqual(['own', 'elastic'].map((s) => withPool.subsets.filter((x) => x === s).length), [12, 8]);
+      assert.equal(withPool.own.length, 1, `pods that reserved for themselves: ${withPool.own.join(', ')}`);
+      assert.ok(pooled.store.writes < plain.store.writes / 2, `${pooled.store.writes} writes with the pool, ${plain.store.writes} without`);
+      assert.equal(creating(pooled, 'own').length, 12, 'never over the limit');
+    });
+
+    test('a subset whose nodes cannot host the pod gets no place ahead', async () => {
+      const b = bed(adaptiveSubsets, 20, true, true);
+      // Zone a has room for no pod: the rules send every pod to elastic, so nothing is reserved ahead there.
+      b.cluster.nodeList.push(node('a1', 'a', 0), node('b1', 'b', 110));
+      const got = await burst(b, [1, 2, 4]);
+      assert.deepEqual(got.subsets, Array(7).fill('elastic'));
+      assert.equal(b.pool?.size(), 0);
+      assert.equal(creating(b, 'own').length, 0);
+    });
+
+    test('a claim whose subset can no longer host the pod is refused: the pod is decided afresh and the whole line goes back', async () => {
+      const b = bed(adaptiveSubsets, 20, true, true);
+      const a1 = node('a1', 'a', 110);
+      b.cluster.nodeList.push(a1, node('b1', 'b', 110));
+      await burst(b, [1, 2]);
+      assert.ok((b.pool?.size() ?? 0) > 0, 'places are held ahead in own');
+      // Zone a's node is cordoned.
+      a1.spec = { unschedulable: true };
+      const got = await burst(b, [1]);
+      assert.deepEqual(got.subsets, ['elastic']);
+      assert.equal(b.pool?.size(), 0, 'every place ahead went back');
+      assert.equal(creating(b, 'own').length, 3, 'only the three pods admitted there keep their reservations');
+    });
   });
 
   test('never more places than the workload still lacks', async () => {

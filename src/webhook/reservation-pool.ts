@@ -14,7 +14,11 @@
  *   last fill ahead, so a ReplicaSet's next slow-start batch, twice the last,
  *   finds its places there and waits for no status write.
  * - Claimed first-in first-out, before the pod queues for a round and again
- *   inside a round, so pods fill the subsets in the spec's order.
+ *   inside a round, so pods fill the subsets in the spec's order. In
+ *   Adaptive mode (the simulation schedule, D3) the places are tried with a
+ *   pod of the version (the request pod of the round that filled them), and
+ *   a claim with the claiming pod: a place whose subset can no longer host
+ *   it is refused, and the whole line goes back at once (`refused`).
  * - Given back once no pod claimed one for `AHEAD_IDLE_MS` (the burst is
  *   over, or the workload scaled down): one status write drops the unclaimed
  *   entries (core `releaseAhead`). A manager that stops gives every unclaimed
@@ -35,6 +39,7 @@ import { silentLogger, type Logger } from '../client/logger.ts';
 import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { releaseAhead, reserveAhead, type ClaimedPlace, type PodCreateDecision } from '../core/admission.ts';
 import type { ClusterView } from '../core/cluster-view.ts';
+import type { Pod } from '../k8s/types.ts';
 import type { GroupCommit, WorkloadSpreadKey } from './group-commit.ts';
 
 /** Most places reserved ahead by one write. */
@@ -52,6 +57,8 @@ interface Entry {
   claims: number;
   /** Places the last fill added. */
   lastFill: number;
+  /** A pod of the version, which refills try places with (the simulation schedule, D3). */
+  template: Pod | undefined;
   /** A refill round is under way. */
   refilling: boolean;
   timer: Timer | undefined;
@@ -74,7 +81,7 @@ export class ReservationPool {
   readonly #entries = new Map<string, Entry>();
   #commit: GroupCommit | undefined;
   #stopped = false;
-  /** Refill rounds under way (stop waits for them, then gives their places back). */
+  /** Refill rounds and early give-backs under way (stop waits for them, then gives their places back). */
   readonly #refills = new Set<Promise<void>>();
 
   constructor(options: ReservationPoolOptions) {
@@ -112,12 +119,20 @@ export class ReservationPool {
     return { subset: place.subset, uid: place.uid, version, unclaimed, ws: entry.ws };
   }
 
-  /** A claimed place the pod did not take after all (core decided otherwise): first in line again. */
-  giveBack(wsUid: string, claim: Claim): void {
+  /**
+   * A claimed place the pod did not take after all: core decided otherwise
+   * (the spec changed, or in Adaptive mode no node of the place's subset can
+   * host the pod any more). The places were reserved on a state that no
+   * longer holds: that one and every unclaimed place of its line go back at
+   * once, in one write, and the next pods are decided afresh.
+   */
+  refused(wsUid: string, claim: Claim): void {
     const entry = this.#entries.get(entryKey(wsUid, claim.version));
     if (entry === undefined) return;
     entry.places.unshift({ subset: claim.subset, uid: claim.uid });
-    entry.claims = Math.max(0, entry.claims - 1);
+    entry.timer?.cancel();
+    const release = this.#release(entry).finally(() => this.#refills.delete(release));
+    this.#refills.add(release);
   }
 
   /**
@@ -127,18 +142,20 @@ export class ReservationPool {
   extend(key: WorkloadSpreadKey, current: WorkloadSpread, values: readonly unknown[]): { status: WorkloadSpreadStatus; written: (ws: WorkloadSpread) => void } | undefined {
     if (this.#stopped) return undefined;
     let version: string | undefined;
+    let template: Pod | undefined;
     let reserved = 0;
     for (const v of values) {
       const d = v as PodCreateDecision;
       if (d !== null && typeof d === 'object' && d.kind === 'placed' && d.reservedFor !== undefined) {
         version = d.reservedFor;
+        template = d.template;
         reserved++;
       }
     }
     if (version === undefined) return undefined;
     const existing = this.#entries.get(entryKey(key.uid, version));
     const demand = reserved + (existing?.claims ?? 0);
-    const ahead = reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, want: Math.min(AHEAD_MAX, 2 * demand), now: this.#o.clock.now(), newUid: this.#o.newUid });
+    const ahead = reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, ...(template === undefined ? {} : { pod: template }), want: Math.min(AHEAD_MAX, 2 * demand), now: this.#o.clock.now(), newUid: this.#o.newUid });
     if (ahead === undefined) return undefined;
     const v = version;
     return {
@@ -151,9 +168,10 @@ export class ReservationPool {
         }
         let entry = this.#entries.get(entryKey(key.uid, v));
         if (entry === undefined) {
-          entry = { key, version: v, places: [], ws, claims: 0, lastFill: 0, refilling: false, timer: undefined };
+          entry = { key, version: v, places: [], ws, claims: 0, lastFill: 0, template, refilling: false, timer: undefined };
           this.#entries.set(entryKey(key.uid, v), entry);
         }
+        entry.template = template ?? entry.template;
         this.#filled(entry, ahead.uids, ws);
         this.#log.debug({ namespace: key.namespace, name: key.name, version: v, places: ahead.uids.length }, 'places reserved ahead');
       },
@@ -182,7 +200,7 @@ export class ReservationPool {
     const { key, version } = entry;
     try {
       const outcome = await commit.submit(key, (current) => {
-        const ahead = current === undefined ? undefined : reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, want, now: this.#o.clock.now(), newUid: this.#o.newUid });
+        const ahead = current === undefined ? undefined : reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, ...(entry.template === undefined ? {} : { pod: entry.template }), want, now: this.#o.clock.now(), newUid: this.#o.newUid });
         return ahead === undefined ? { value: undefined } : { value: ahead.uids, status: ahead.status };
       });
       if (!outcome.ok || outcome.value === undefined || outcome.ws === undefined) return;
