@@ -76,7 +76,7 @@ import {
 import type { Subset, TargetReference, WorkloadSpread } from '../api/workloadspread.ts';
 import { isPodActive } from '../k8s/pod.ts';
 import { parseTime } from '../k8s/time.ts';
-import { compareActivePods } from '../k8s/pod-ranking.ts';
+import { sortActivePods } from '../k8s/pod-ranking.ts';
 import type { Pod } from '../k8s/types.ts';
 import { parseIntOrPercent, resolveMaxReplicas } from './percent.ts';
 
@@ -301,7 +301,7 @@ export function birthCost(ws: Pick<WorkloadSpread, 'spec'>, subsetName: string, 
 
 /** The active pods of a subset, least valuable first (ActivePods order; Array.prototype.sort is stable, like the reference's). */
 function rankedPods(groups: ReadonlyMap<string, readonly Pod[]>, subset: Subset): Pod[] {
-  return (groups.get(subset.name) ?? []).filter((p) => isPodActive(p)).sort(compareActivePods);
+  return sortActivePods((groups.get(subset.name) ?? []).filter((p) => isPodActive(p)));
 }
 
 /** D2: how many of a subset's `count` places are protected by its minReplicas (its most valuable ones). */

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { compareActivePods, compareActivePodsWithRanks, podsToDeleteOnScaleDown, rankPodsForScaleDown, type RankedPod } from './pod-ranking.ts';
+import { compareActivePods, compareActivePodsWithRanks, podsToDeleteOnScaleDown, rankPodsForScaleDown, sortActivePods, type RankedPod } from './pod-ranking.ts';
 import { isPodReady, podDeletionCost } from './pod.ts';
 import { formatTime } from './time.ts';
 import type { Pod } from './types.ts';
@@ -74,6 +74,25 @@ describe('compareActivePods: one case per rule (first argument is the less valua
   });
   test('the deletion-cost annotation is ignored by this order', () => {
     assert.equal(compareActivePods(mk({ ...base, cost: '-100' }), mk({ ...base, cost: '100' })), 0);
+  });
+});
+
+describe('sortActivePods', () => {
+  test('the order of a stable sort by compareActivePods, whatever the pods (property)', () => {
+    const opts = fc.record({
+      node: fc.constantFrom('', 'n1', 'n2'),
+      phase: fc.constantFrom(undefined, 'Pending', 'Unknown', 'Running'),
+      ready: fc.boolean(),
+      readyAt: fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined }),
+      restarts: fc.integer({ min: 0, max: 2 }),
+      createdAt: fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined }),
+    });
+    fc.assert(
+      fc.property(fc.array(opts, { maxLength: 12 }), (list) => {
+        const pods = list.map((o, i) => mk({ ...o, uid: `p${i}` }));
+        assert.deepEqual(sortActivePods(pods).map((p) => p.metadata?.uid), [...pods].sort(compareActivePods).map((p) => p.metadata?.uid));
+      }),
+    );
   });
 });
 

@@ -3,7 +3,7 @@
  * as comparators for a stable sort; "smaller" means less valuable, deleted first.
  *
  * - compareActivePods: `ActivePods.Less` (used by WorkloadSpread's deletion
- *   cost, spec §4.5 step 2).
+ *   cost, spec §4.5 step 2); `sortActivePods` sorts by it.
  * - compareActivePodsWithRanks: `ActivePodsWithRanks.Less` with PodDeletionCost
  *   and LogarithmicScaleDown on (every Kubernetes ≥ 1.22): the order in which a
  *   ReplicaSet picks pods to delete on scale-down.
@@ -108,21 +108,36 @@ function lessByPlacementAndReadiness(a: Pod, b: Pod): boolean | undefined {
   return undefined;
 }
 
-function activePodsLess(a: Pod, b: Pod): boolean {
-  const early = lessByPlacementAndReadiness(a, b);
-  if (early !== undefined) return early;
-  if (isPodReady(a) && isPodReady(b)) {
-    const ta = podReadyTime(a);
-    const tb = podReadyTime(b);
-    if (!sameTime(ta, tb)) return afterOrZero(ta, tb);
-  }
-  const ca = maxContainerRestarts(a);
-  const cb = maxContainerRestarts(b);
-  if (ca !== cb) return ca > cb;
-  const ta = creationTime(a);
-  const tb = creationTime(b);
-  if (!sameTime(ta, tb)) return afterOrZero(ta, tb);
+/** What `ActivePods.Less` reads of a pod, read once per pod for a sort. */
+interface ActiveKeys {
+  node: string;
+  phase: number;
+  ready: boolean;
+  readyTime: number | undefined;
+  restarts: number;
+  created: number | undefined;
+}
+
+function activeKeys(pod: Pod): ActiveKeys {
+  const ready = isPodReady(pod);
+  return { node: nodeNameOf(pod), phase: phaseOrdinal(pod), ready, readyTime: ready ? podReadyTime(pod) : undefined, restarts: maxContainerRestarts(pod), created: creationTime(pod) };
+}
+
+/** `ActivePods.Less` on the keys of two pods (rules as in `lessByPlacementAndReadiness`, then readiness time, restarts, creation). */
+function activeKeysLess(a: ActiveKeys, b: ActiveKeys): boolean {
+  if (a.node !== b.node && (a.node === '' || b.node === '')) return a.node === '';
+  if (a.phase !== b.phase) return a.phase < b.phase;
+  if (a.ready !== b.ready) return !a.ready;
+  if (a.ready && b.ready && !sameTime(a.readyTime, b.readyTime)) return afterOrZero(a.readyTime, b.readyTime);
+  if (a.restarts !== b.restarts) return a.restarts > b.restarts;
+  if (!sameTime(a.created, b.created)) return afterOrZero(a.created, b.created);
   return false;
+}
+
+function compareActiveKeys(a: ActiveKeys, b: ActiveKeys): number {
+  if (activeKeysLess(a, b)) return -1;
+  if (activeKeysLess(b, a)) return 1;
+  return 0;
 }
 
 function activePodsWithRanksLess(a: RankedPod, b: RankedPod, now: number): boolean {
@@ -148,9 +163,15 @@ function activePodsWithRanksLess(a: RankedPod, b: RankedPod, now: number): boole
 
 /** Kubernetes' ActivePods order (spec §4.5): negative when `a` is less valuable than `b`. */
 export function compareActivePods(a: Pod, b: Pod): number {
-  if (activePodsLess(a, b)) return -1;
-  if (activePodsLess(b, a)) return 1;
-  return 0;
+  return compareActiveKeys(activeKeys(a), activeKeys(b));
+}
+
+/** `pods` sorted by `compareActivePods` (stable), each pod's keys read once rather than at every comparison. */
+export function sortActivePods(pods: readonly Pod[]): Pod[] {
+  return pods
+    .map((pod) => ({ pod, keys: activeKeys(pod) }))
+    .sort((a, b) => compareActiveKeys(a.keys, b.keys))
+    .map((e) => e.pod);
 }
 
 /** The ReplicaSet scale-down order at time `now` (epoch ms): negative when `a` goes first. */
