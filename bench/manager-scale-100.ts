@@ -17,7 +17,8 @@
  *       floor of the real-cluster table;
  *       manager: `dist` (default) runs the published build, `dist/` as
  *       `workloadspread manager` in its own process, measured from outside
- *       (/proc, its /metrics; with profile=1 a --cpu-prof of the whole run);
+ *       (/proc, its /metrics; with profile=1 a --cpu-prof of the whole run
+ *       of every manager configuration, CPU.<configuration number>.*.cpuprofile);
  *       `tsx` runs it in this process through tsx, with exact latencies)
  *
  * WS_BENCH_HEAPSNAPSHOT=1 (with manager=dist) writes a heap snapshot of the
@@ -268,7 +269,8 @@ async function runOnce(config: Config, session: Session | undefined): Promise<Ru
   try {
     if (config !== '(1) no manager') {
       if (DIST) {
-        const profileArgs = PROFILE && config === '(3) manager + WS' ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+        // Every manager configuration is profiled, so (3) can be compared with its floor function by function.
+        const profileArgs = PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=CPU.${config.slice(1, 2)}.${Date.now()}.cpuprofile`] : [];
         dist = await startDistManager(side.connection, config === '(4) manager, no WS, every pod reviewed' ? ['--webhook-scope=cluster'] : [], [...profileArgs, ...(process.env['WS_BENCH_HEAPSNAPSHOT'] === '1' ? ['--heapsnapshot-signal=SIGUSR1'] : [])]);
       } else {
         if (config === '(4) manager, no WS, every pod reviewed') throw new Error('configuration (4) runs the published build only (manager=dist)');
