@@ -96,7 +96,8 @@ export function planReconcile(input: ReconcileInput): ReconcilePlan {
   const { ws, workloadReplicas, now } = input;
   const wsName = ws.metadata.name ?? '';
   const subsets = ws.spec.subsets;
-  const stored: WorkloadSpreadStatus = ws.status !== null && typeof ws.status === 'object' ? deepClone(ws.status) : {};
+  // A copy only for a plan that keeps the stored status (the common path computes a new one).
+  const stored = (): WorkloadSpreadStatus => (ws.status !== null && typeof ws.status === 'object' ? deepClone(ws.status) : {});
 
   const groupInput = {
     ws,
@@ -109,7 +110,7 @@ export function planReconcile(input: ReconcileInput): ReconcilePlan {
 
   const invalid = subsets.find((s) => resolveMaxReplicas(s.maxReplicas, workloadReplicas) === undefined);
   if (invalid !== undefined) {
-    return failedPlan(stored, grouped.adoptions, `maxReplicas of subset ${invalid.name} cannot be resolved against ${workloadReplicas} workload replicas`);
+    return failedPlan(stored(), grouped.adoptions, `maxReplicas of subset ${invalid.name} cannot be resolved against ${workloadReplicas} workload replicas`);
   }
 
   let patches: DeletionCostPatch[] = [];
@@ -135,7 +136,7 @@ export function planReconcile(input: ReconcileInput): ReconcilePlan {
   });
   if (computed.status === undefined) {
     // Unreachable after the check above; kept so a future rule cannot write a half status.
-    return failedPlan(stored, grouped.adoptions, 'status could not be computed');
+    return failedPlan(stored(), grouped.adoptions, 'status could not be computed');
   }
 
   const conditioned = applySchedulableConditions({
