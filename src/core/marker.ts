@@ -43,6 +43,8 @@ const parseMarkerMemo = boundedMemo(
   },
 );
 
+const intern = boundedMemo(10_000, (text: string) => text, (text: string) => text);
+
 /** Parses a marker value; undefined when it is not valid JSON of the marker's shape. */
 export function parseMarker(value: string | undefined): Readonly<Marker> | undefined {
   if (value === undefined || value === '') return undefined;
@@ -71,7 +73,8 @@ function parseMarkerText(value: string): Marker | undefined {
       found[field] = v;
     }
   }
-  const marker: Marker = { name: found.name ?? '', subset: found.subset ?? '' };
+  // The names repeat across every pod of a WorkloadSpread: one string each, not one per parsed marker.
+  const marker: Marker = { name: intern(found.name ?? ''), subset: intern(found.subset ?? '') };
   if (found.uid !== undefined && found.uid !== '') marker.uid = found.uid;
   return marker;
 }
@@ -84,24 +87,15 @@ export function formatMarker(marker: Marker): string {
 }
 
 /**
- * The marker last read from an annotations object, with the text it was
- * read from: a cached pod keeps its annotations object until it changes, so
- * a reconcile reading every pod's marker compares one string reference
- * instead of hashing the text. A changed text is parsed again.
+ * The marker of an object (pod), if it carries a valid one: the parsed
+ * marker of its text (one per distinct text; a string keeps its hash once
+ * computed, so a cached pod's marker is found without hashing it again).
  */
-const BY_ANNOTATIONS = new WeakMap<object, { text: string; marker: Readonly<Marker> | undefined }>();
-
-/** The marker of an object (pod), if it carries a valid one. */
 export function readMarker(obj: KubeObject): Readonly<Marker> | undefined {
   const annotations: unknown = obj.metadata?.annotations;
   if (annotations === null || typeof annotations !== 'object') return undefined;
   const text = (annotations as Record<string, unknown>)[MATCHED_WORKLOADSPREAD_ANNOTATION];
-  if (typeof text !== 'string') return undefined;
-  const memo = BY_ANNOTATIONS.get(annotations);
-  if (memo !== undefined && memo.text === text) return memo.marker;
-  const marker = parseMarker(text);
-  BY_ANNOTATIONS.set(annotations, { text, marker });
-  return marker;
+  return typeof text === 'string' ? parseMarker(text) : undefined;
 }
 
 /**
