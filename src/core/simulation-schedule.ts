@@ -72,14 +72,28 @@ function allocatable(node: Node, name: string, milli: boolean): number {
 
 /** Whether `node` could take `pod` now, given what its bound pods already request. */
 export function nodeCanHostPod(node: Node, pod: Pod, requested: NodeRequested): boolean {
+  return nodeFits(node, podFit(pod), requested);
+}
+
+/** What the node checks read of a pod, read once for all the nodes it is tried on. */
+interface PodFit {
+  pod: Pod;
+  tolerations: NonNullable<NonNullable<Pod['spec']>['tolerations']>;
+  wants: ReturnType<typeof podResourceRequests>;
+}
+
+function podFit(pod: Pod): PodFit {
+  return { pod, tolerations: Array.isArray(pod.spec?.tolerations) ? pod.spec.tolerations : [], wants: podResourceRequests(pod) };
+}
+
+function nodeFits(node: Node, fit: PodFit, requested: NodeRequested): boolean {
   if (node.spec?.unschedulable === true) return false;
-  if (!podMatchesNodeSelectorAndAffinity(pod, node)) return false;
+  if (!podMatchesNodeSelectorAndAffinity(fit.pod, node)) return false;
   const taints: Taint[] = Array.isArray(node.spec?.taints) ? node.spec.taints : [];
-  const tolerations = Array.isArray(pod.spec?.tolerations) ? pod.spec.tolerations : [];
-  if (findUntoleratedTaint(taints, tolerations, isSchedulingTaint) !== undefined) return false;
+  if (findUntoleratedTaint(taints, fit.tolerations, isSchedulingTaint) !== undefined) return false;
 
   if (requested.pods + 1 > allocatable(node, 'pods', false)) return false;
-  const wants = podResourceRequests(pod);
+  const { wants } = fit;
   if (wants.cpuMilli > 0 && wants.cpuMilli > allocatable(node, 'cpu', true) - requested.cpuMilli) return false;
   if (wants.memory > 0 && wants.memory > allocatable(node, 'memory', false) - requested.memory) return false;
   return true;
@@ -102,10 +116,11 @@ export function subsetCanHostPod(
     extra.length === 0
       ? pod
       : { ...pod, spec: { ...pod.spec, tolerations: [...(Array.isArray(pod.spec?.tolerations) ? pod.spec.tolerations : []), ...extra] } };
+  const fit = podFit(candidate);
   return nodes.some(
     (node) =>
       (term === undefined || term === null || nodeSelectorTermMatches(term, node)) &&
-      nodeCanHostPod(node, candidate, requestedOnNode(node.metadata?.name ?? '')),
+      nodeFits(node, fit, requestedOnNode(node.metadata?.name ?? '')),
   );
 }
 
@@ -125,7 +140,7 @@ export function simulationCanHost(
     const injected = injectSubset(pod, ws, subset.name);
     if (!injected.ok) return true;
     // The injected pod already carries the subset's term and tolerations (or what its patch made of them).
-    const candidate = injected.pod;
-    return nodes.some((node) => nodeCanHostPod(node, candidate, requestedOnNode(node.metadata?.name ?? '')));
+    const fit = podFit(injected.pod);
+    return nodes.some((node) => nodeFits(node, fit, requestedOnNode(node.metadata?.name ?? '')));
   };
 }
