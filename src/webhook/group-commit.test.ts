@@ -343,3 +343,35 @@ describe('group commit: no wait without a reason (issue 13)', () => {
     assert.deepEqual([await first, await second].map((o) => (o.ok ? o.value : 'failed')), ['failed', 'rest']);
   });
 });
+
+describe('an admission waits at most waitTimeoutMs', () => {
+  test('a status writer that never answers: each waiting admission fails at its own deadline, and no wait timer is left behind', async () => {
+    const clock = new VirtualClock();
+    const ws: WorkloadSpread = { ...workloadSpread('x', 'ws', [{ name: 'a', maxReplicas: 5 }]), metadata: { name: 'ws', namespace: 'x', uid: 'u1', resourceVersion: '1' } } as WorkloadSpread;
+    const store: GroupCommitStore = {
+      withLock: (_uid, fn) => fn(),
+      freshest: () => ws,
+      getFresh: async () => ({ ok: true, ws }),
+      // The write hangs for ten minutes (an API server that accepted the connection and went silent).
+      writeStatus: () => clock.sleep(600_000).then(() => ({ ok: false, reason: 'Error', message: 'late', error: undefined })),
+    };
+    const commit = new GroupCommit({ clock, store, random: () => 0, waitTimeoutMs: 60_000 });
+    const key = { uid: 'u1', namespace: 'x', name: 'ws' };
+    const waits = () => clock.pendingTimers().filter((t) => t.name === 'group-commit wait').length;
+    const first = commit.submit(key, reserve(clock, 'p1'));
+    await clock.advance(10_000);
+    const second = commit.submit(key, reserve(clock, 'p2'));
+    assert.equal(waits(), 1, 'one timer for every waiting admission');
+    await clock.advance(50_000);
+    const one = await first;
+    assert.deepEqual(one, { ok: false, conflict: false, error: 'no answer from the WorkloadSpread status writer within 60000 ms' });
+    let settledSecond = false;
+    void second.then(() => (settledSecond = true));
+    await clock.advance(9_999);
+    assert.equal(settledSecond, false, 'the second waits its own 60 s');
+    await clock.advance(1);
+    const two = await second;
+    assert.equal(two.ok, false);
+    assert.equal(waits(), 0, 'nothing waits: no timer left');
+  });
+});

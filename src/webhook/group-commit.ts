@@ -46,7 +46,7 @@
  * and a waiting admission parks on a clock sleep, so back-off sleeps let
  * virtual time pass. Start at `GroupCommit.submit`.
  */
-import type { Clock } from '../clock/clock.ts';
+import type { Clock, Timer } from '../clock/clock.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import { STATUS_UPDATE_ATTEMPTS } from '../api/keys.ts';
 import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
@@ -138,8 +138,6 @@ export interface GroupCommitOptions<O = WorkloadSpread, S = WorkloadSpreadStatus
 const BACKOFF_INITIAL_MS = 10;
 const BACKOFF_FACTOR = 5;
 const BACKOFF_JITTER = 0.1;
-/** Why a parked admission's wait is cancelled once its answer came: a fixed reason, as `abort()` without one builds a DOMException (with its stack) each time. */
-const ANSWERED = Object.freeze(new Error('answered'));
 
 interface Waiter<O, S> {
   decide: Decide<unknown, O, S>;
@@ -170,6 +168,10 @@ export class GroupCommit<O extends StatusObject<unknown> = WorkloadSpread, S = W
   readonly #attempts: number;
   readonly #random: () => number;
   readonly #waitTimeoutMs: number;
+  /** Admissions waiting for their outcome, oldest first, with their deadlines (`#park`). */
+  readonly #waits = new Map<number, { deadline: number; expire: () => void }>();
+  #nextWait = 0;
+  #waitTimer: Timer | undefined;
   readonly #extend: GroupCommitOptions<O, S>['extend'];
   readonly #queues = new Map<string, Queue<O, S>>();
 
@@ -215,20 +217,50 @@ export class GroupCommit<O extends StatusObject<unknown> = WorkloadSpread, S = W
   }
 
   /**
-   * Waits for the outcome on a clock sleep, so that a waiting admission does
-   * not count as busy on a virtual clock (the committer does, while it works).
+   * Waits for the outcome, at most `waitTimeoutMs`. The deadlines share one
+   * clock timer (every wait is as long, so the oldest deadline is the first
+   * in line), not a timer and an abort signal each; a waiting admission does
+   * not count as busy on a virtual clock (the committer does, while it
+   * works), and no timer is left once nothing waits.
    */
   async #park<T>(outcome: Promise<CommitOutcome<T, O>>): Promise<CommitOutcome<T, O>> {
-    const abort = new AbortController();
-    const timeout = this.#clock
-      .sleep(this.#waitTimeoutMs, abort.signal, { name: 'group-commit wait' })
-      .then((): CommitOutcome<T, O> => ({ ok: false, conflict: false, error: `no answer from the ${this.#kind} status writer within ${this.#waitTimeoutMs} ms` }))
-      .catch((): CommitOutcome<T, O> => ({ ok: false, conflict: false, error: 'aborted' }));
+    const id = this.#nextWait++;
+    let expire = (): void => {};
+    const timeout = new Promise<CommitOutcome<T, O>>((resolve) => {
+      expire = () => resolve({ ok: false, conflict: false, error: `no answer from the ${this.#kind} status writer within ${this.#waitTimeoutMs} ms` });
+    });
+    this.#waits.set(id, { deadline: this.#clock.now() + this.#waitTimeoutMs, expire });
+    this.#armWaitTimer();
     try {
-      return await Promise.race([outcome, timeout]);
+      return await this.#clock.activity.waitFor(Promise.race([outcome, timeout]));
     } finally {
-      abort.abort(ANSWERED);
+      this.#waits.delete(id);
+      if (this.#waits.size === 0) {
+        this.#waitTimer?.cancel();
+        this.#waitTimer = undefined;
+      }
     }
+  }
+
+  /** Arms the one wait timer for the oldest deadline, if something waits and it is not armed. */
+  #armWaitTimer(): void {
+    if (this.#waitTimer !== undefined) return;
+    const first = this.#waits.values().next();
+    if (first.done === true) return;
+    this.#waitTimer = this.#clock.setTimeout(
+      () => {
+        this.#waitTimer = undefined;
+        const now = this.#clock.now();
+        for (const [id, wait] of this.#waits) {
+          if (wait.deadline > now) break;
+          this.#waits.delete(id);
+          wait.expire();
+        }
+        this.#armWaitTimer();
+      },
+      Math.max(0, first.value.deadline - this.#clock.now()),
+      { name: 'group-commit wait' },
+    );
   }
 
   /**
