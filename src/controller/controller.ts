@@ -73,7 +73,8 @@ export interface ControllerOptions extends ReconcilerOptions {
  * per event (each sync looks at every pod of the workload). The Job
  * controller does the same (syncJobBatchPeriod, 1 s). A WorkloadSpread
  * update that changed only its status (the webhook's reservations during a
- * burst, this controller's own write) waits the same period (D25). Other
+ * burst, a hand edit) waits the same period, and the controller's own
+ * write brings no sync at all (D25). Other
  * WorkloadSpread events and workload events sync at once; admission never
  * waits for a sync (the webhook books what it decides itself).
  */
@@ -177,15 +178,20 @@ export class WorkloadSpreadController implements Runnable {
     const m = this.mapper;
     const ws = (type: ChangeType) => (obj: { metadata?: ObjectMeta }) => {
       if (type === 'delete') {
+        const key = workloadSpreadKey(obj.metadata?.namespace ?? '', obj.metadata?.name ?? '');
         this.#o.metrics?.forgetWorkloadSpread?.(obj.metadata?.namespace ?? '', obj.metadata?.name ?? '');
-        this.#podEvents.delete(workloadSpreadKey(obj.metadata?.namespace ?? '', obj.metadata?.name ?? ''));
+        this.#podEvents.delete(key);
+        this.reconciler.forget(key);
       }
       add(m.forWorkloadSpread(obj));
     };
     return [
       caches.workloadSpreads.onAdd(ws('add')),
-      // D25: a change of the status alone (the webhook's reservations, this controller's own write) waits out the batch period like a pod event.
-      caches.workloadSpreads.onUpdate((old, obj) => (onlyStatusChanged(old, obj) ? this.#batched(m.forWorkloadSpread(obj)) : ws('update')(obj))),
+      // D25: a change of the status alone (the webhook's reservations, a hand edit) waits out the batch period like a pod event; this controller's own write needs no sync.
+      caches.workloadSpreads.onUpdate((old, obj) => {
+        if (!onlyStatusChanged(old, obj)) ws('update')(obj);
+        else if (!this.reconciler.wroteLast(workloadSpreadKey(obj.metadata?.namespace ?? '', obj.metadata?.name ?? ''), obj.metadata?.resourceVersion)) this.#batched(m.forWorkloadSpread(obj));
+      }),
       caches.workloadSpreads.onDelete(ws('delete')),
       // Pod events reach a WorkloadSpread after POD_EVENT_BATCH_MS, so a burst of them becomes one sync (as the Job controller's syncJobBatchPeriod).
       caches.pods.onAdd((pod) => this.#addPodEvent(m.forPod('add', pod))),

@@ -51,7 +51,7 @@ import type { PodWriter } from '../kube/pod-writer.ts';
 import type { StatusWriter } from '../kube/status-writer.ts';
 import type { ReconcileInputs, WorkloadResolver } from '../kube/workload-resolver.ts';
 import type { WorkloadSpreadState } from '../kube/ws-state.ts';
-import { parseKey } from './event-mapping.ts';
+import { parseKey, workloadSpreadKey } from './event-mapping.ts';
 import { subsetReadings, type SubsetReading } from './subset-readings.ts';
 
 /** How soon to look again when the latest workload version is not there yet. */
@@ -136,11 +136,33 @@ export class Reconciler {
   readonly #reader: ApiReader;
   /** Per WorkloadSpread uid: since when a status change admission does not read has been held back. */
   readonly #heldSince = new Map<string, number>();
+  /** Per WorkloadSpread key: the resourceVersion of this controller's last status write (`wroteLast`). */
+  readonly #ownWrites = new Map<string, string>();
 
   constructor(options: ReconcilerOptions) {
     this.#o = options;
     this.#log = options.log ?? silentLogger;
     this.#reader = options.reader ?? new ApiReader(options.caches.client);
+  }
+
+  /**
+   * Whether `resourceVersion` is this controller's own last status write of
+   * `key`: the watch event that brings it back needs no sync (D25) — the
+   * sync that wrote it saw the same pods and asked for its own requeue, and
+   * a change of the pods comes with its own event.
+   */
+  wroteLast(key: string, resourceVersion: string | undefined): boolean {
+    return resourceVersion !== undefined && resourceVersion !== '' && this.#ownWrites.get(key) === resourceVersion;
+  }
+
+  /** Drops what is kept for a WorkloadSpread that is gone. */
+  forget(key: string): void {
+    this.#ownWrites.delete(key);
+  }
+
+  #wrote(namespace: string, name: string, ws: WorkloadSpread): void {
+    const rv = ws.metadata?.resourceVersion;
+    if (rv !== undefined && rv !== '') this.#ownWrites.set(workloadSpreadKey(namespace, name), rv);
   }
 
   /**
@@ -335,6 +357,7 @@ export class Reconciler {
         // Conflicts are thrown as the API error itself, so the queue retries them quietly.
         throw written.error instanceof Error ? written.error : new Error(written.message);
       }
+      this.#wrote(namespace, name, written.ws);
       log.debug({ resourceVersion: written.ws.metadata?.resourceVersion }, 'status written');
       return final;
     });
@@ -373,6 +396,7 @@ export class Reconciler {
         if (written.reason === 'NotFound') return;
         throw written.error instanceof Error ? written.error : new Error(written.message);
       }
+      this.#wrote(namespace, name, written.ws);
       if (event !== undefined) {
         log.warn({ winner: winner.metadata?.name }, 'another WorkloadSpread spreads the same workload and takes precedence; this one is ignored');
         this.#o.events.record(event, [ws]);
