@@ -94,40 +94,41 @@ function lessByLogTime(ta: number | undefined, tb: number | undefined, a: Pod, b
   return diff < 0;
 }
 
+/** What rules 1–3 read of a pod. */
+interface PlacementKeys {
+  node: string;
+  phase: number;
+  ready: boolean;
+}
+
+function placementKeys(pod: Pod): PlacementKeys {
+  return { node: nodeNameOf(pod), phase: phaseOrdinal(pod), ready: isPodReady(pod) };
+}
+
 /** Rules 1–3, shared by both orders; undefined when they do not decide. */
-function lessByPlacementAndReadiness(a: Pod, b: Pod): boolean | undefined {
-  const na = nodeNameOf(a);
-  const nb = nodeNameOf(b);
-  if (na !== nb && (na === '' || nb === '')) return na === '';
-  const pa = phaseOrdinal(a);
-  const pb = phaseOrdinal(b);
-  if (pa !== pb) return pa < pb;
-  const ra = isPodReady(a);
-  const rb = isPodReady(b);
-  if (ra !== rb) return !ra;
+function lessByPlacementAndReadiness(a: PlacementKeys, b: PlacementKeys): boolean | undefined {
+  if (a.node !== b.node && (a.node === '' || b.node === '')) return a.node === '';
+  if (a.phase !== b.phase) return a.phase < b.phase;
+  if (a.ready !== b.ready) return !a.ready;
   return undefined;
 }
 
 /** What `ActivePods.Less` reads of a pod, read once per pod for a sort. */
-interface ActiveKeys {
-  node: string;
-  phase: number;
-  ready: boolean;
+interface ActiveKeys extends PlacementKeys {
   readyTime: number | undefined;
   restarts: number;
   created: number | undefined;
 }
 
 function activeKeys(pod: Pod): ActiveKeys {
-  const ready = isPodReady(pod);
-  return { node: nodeNameOf(pod), phase: phaseOrdinal(pod), ready, readyTime: ready ? podReadyTime(pod) : undefined, restarts: maxContainerRestarts(pod), created: creationTime(pod) };
+  const placement = placementKeys(pod);
+  return { ...placement, readyTime: placement.ready ? podReadyTime(pod) : undefined, restarts: maxContainerRestarts(pod), created: creationTime(pod) };
 }
 
-/** `ActivePods.Less` on the keys of two pods (rules as in `lessByPlacementAndReadiness`, then readiness time, restarts, creation). */
+/** `ActivePods.Less` on the keys of two pods: rules 1–3, then readiness time, restarts, creation. */
 function activeKeysLess(a: ActiveKeys, b: ActiveKeys): boolean {
-  if (a.node !== b.node && (a.node === '' || b.node === '')) return a.node === '';
-  if (a.phase !== b.phase) return a.phase < b.phase;
-  if (a.ready !== b.ready) return !a.ready;
+  const early = lessByPlacementAndReadiness(a, b);
+  if (early !== undefined) return early;
   if (a.ready && b.ready && !sameTime(a.readyTime, b.readyTime)) return afterOrZero(a.readyTime, b.readyTime);
   if (a.restarts !== b.restarts) return a.restarts > b.restarts;
   if (!sameTime(a.created, b.created)) return afterOrZero(a.created, b.created);
@@ -141,7 +142,7 @@ function compareActiveKeys(a: ActiveKeys, b: ActiveKeys): number {
 }
 
 function activePodsWithRanksLess(a: RankedPod, b: RankedPod, now: number): boolean {
-  const early = lessByPlacementAndReadiness(a.pod, b.pod);
+  const early = lessByPlacementAndReadiness(placementKeys(a.pod), placementKeys(b.pod));
   if (early !== undefined) return early;
   const da = podDeletionCost(a.pod);
   const db = podDeletionCost(b.pod);

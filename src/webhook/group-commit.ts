@@ -169,8 +169,7 @@ export class GroupCommit<O extends StatusObject<unknown> = WorkloadSpread, S = W
   readonly #random: () => number;
   readonly #waitTimeoutMs: number;
   /** Admissions waiting for their outcome, oldest first, with their deadlines (`#park`). */
-  readonly #waits = new Map<number, { deadline: number; expire: () => void }>();
-  #nextWait = 0;
+  readonly #waits = new Set<{ deadline: number; expire: () => void }>();
   #waitTimer: Timer | undefined;
   readonly #extend: GroupCommitOptions<O, S>['extend'];
   readonly #queues = new Map<string, Queue<O, S>>();
@@ -224,17 +223,17 @@ export class GroupCommit<O extends StatusObject<unknown> = WorkloadSpread, S = W
    * works), and no timer is left once nothing waits.
    */
   async #park<T>(outcome: Promise<CommitOutcome<T, O>>): Promise<CommitOutcome<T, O>> {
-    const id = this.#nextWait++;
     let expire = (): void => {};
     const timeout = new Promise<CommitOutcome<T, O>>((resolve) => {
       expire = () => resolve({ ok: false, conflict: false, error: `no answer from the ${this.#kind} status writer within ${this.#waitTimeoutMs} ms` });
     });
-    this.#waits.set(id, { deadline: this.#clock.now() + this.#waitTimeoutMs, expire });
+    const wait = { deadline: this.#clock.now() + this.#waitTimeoutMs, expire };
+    this.#waits.add(wait);
     this.#armWaitTimer();
     try {
       return await this.#clock.activity.waitFor(Promise.race([outcome, timeout]));
     } finally {
-      this.#waits.delete(id);
+      this.#waits.delete(wait);
       if (this.#waits.size === 0) {
         this.#waitTimer?.cancel();
         this.#waitTimer = undefined;
@@ -251,9 +250,9 @@ export class GroupCommit<O extends StatusObject<unknown> = WorkloadSpread, S = W
       () => {
         this.#waitTimer = undefined;
         const now = this.#clock.now();
-        for (const [id, wait] of this.#waits) {
+        for (const wait of this.#waits) {
           if (wait.deadline > now) break;
-          this.#waits.delete(id);
+          this.#waits.delete(wait);
           wait.expire();
         }
         this.#armWaitTimer();

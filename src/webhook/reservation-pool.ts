@@ -82,7 +82,7 @@ export class ReservationPool {
   #commit: GroupCommit | undefined;
   #stopped = false;
   /** Refill rounds and early give-backs under way (stop waits for them, then gives their places back). */
-  readonly #refills = new Set<Promise<void>>();
+  readonly #pending = new Set<Promise<void>>();
 
   constructor(options: ReservationPoolOptions) {
     this.#o = options;
@@ -111,8 +111,8 @@ export class ReservationPool {
     if (!entry.refilling && entry.places.length * 2 <= entry.lastFill) {
       const refill = this.#refill(entry)
         .catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'refilling the places reserved ahead failed'))
-        .finally(() => this.#refills.delete(refill));
-      this.#refills.add(refill);
+        .finally(() => this.#pending.delete(refill));
+      this.#pending.add(refill);
     }
     const unclaimed: Record<string, number> = {};
     for (const p of entry.places) unclaimed[p.subset] = (unclaimed[p.subset] ?? 0) + 1;
@@ -131,8 +131,8 @@ export class ReservationPool {
     if (entry === undefined) return;
     entry.places.unshift({ subset: claim.subset, uid: claim.uid });
     entry.timer?.cancel();
-    const release = this.#release(entry).finally(() => this.#refills.delete(release));
-    this.#refills.add(release);
+    const release = this.#release(entry).finally(() => this.#pending.delete(release));
+    this.#pending.add(release);
   }
 
   /**
@@ -225,7 +225,7 @@ export class ReservationPool {
     for (const e of entries) e.timer?.cancel();
     await Promise.all([
       ...entries.map((e) => this.#giveBackUnused(e.key, e.version, e.places.splice(0).map((p) => p.uid))),
-      ...this.#refills,
+      ...this.#pending,
     ]);
   }
 
