@@ -149,8 +149,9 @@ export class LocalCluster implements ClusterSide {
     );
   }
 
-  static async start(clock: Clock, certificate: ServingCertificate, kubeletDelayMs: number, nodesPerZone = 10): Promise<LocalCluster> {
-    const cluster = await startCluster({ clock, certificate, nodes: benchNodes(nodesPerZone), kubeletDelayMs, controllers: defaultControllers() });
+  /** `webhookThread`: webhooks are called and timed off the API server's event loop (real clock only; see ClusterOptions). */
+  static async start(clock: Clock, certificate: ServingCertificate, kubeletDelayMs: number, nodesPerZone = 10, webhookThread = false): Promise<LocalCluster> {
+    const cluster = await startCluster({ clock, certificate, nodes: benchNodes(nodesPerZone), kubeletDelayMs, controllers: defaultControllers(), webhookThread });
     try {
       const control = cluster.apiServer.control;
       // Both CRDs, as the chart installs them (without the budget CRD the manager's budget informer keeps retrying).

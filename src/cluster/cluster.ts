@@ -62,6 +62,13 @@ export interface ClusterOptions {
    * by the seed only if it was made with the same `races`.
    */
   races?: Races;
+  /**
+   * Admission webhooks are called, and timed, from a worker thread of their
+   * own, as a multi-threaded API server calls them (webhook-thread.ts): their
+   * timing no longer carries this process's own queue. For clusters on the
+   * real clock (a virtual clock stands still while a call is out).
+   */
+  webhookThread?: boolean;
   nodes?: NodeSpecInput[];
   /** How long a kubelet takes to start a pod (default 2 s of clock time). */
   kubeletDelayMs?: number;
@@ -161,6 +168,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Embedd
     ...(options.plugins !== undefined ? { plugins: options.plugins } : {}),
     ...(options.name !== undefined ? { name: options.name } : {}),
     ...(races !== undefined ? { races } : {}),
+    ...(options.webhookThread === true ? { webhookThread: true } : {}),
   });
   const kubeconfig = apiServer.kubeconfig();
   const connections: Connection[] = [];

@@ -18,7 +18,7 @@ export function installAdmission(core: ApiServerHost): AdmissionWebhooks {
   core.admission.register(serviceAccountAdmission(core.store));
   core.admission.register(priorityAdmission(core.store));
   core.admission.register(defaultTolerationSecondsAdmission());
-  const webhooks = new AdmissionWebhooks({ ops: core.ops, registry: core.registry, store: core.store, clock: core.clock, authorizer: core.authorizer, races: core.races });
+  const webhooks = new AdmissionWebhooks({ ops: core.ops, registry: core.registry, store: core.store, clock: core.clock, authorizer: core.authorizer, races: core.races, webhookThread: core.webhookThread });
   core.admission.register(webhooks.mutatingPlugin());
   core.admission.register(webhooks.validatingPlugin());
   core.registry.setSubresourceHandler('', 'v1', 'pods', 'eviction', new EvictionHandler({ ops: core.ops, registry: core.registry, systemContext: () => core.systemContext() }));

@@ -62,6 +62,7 @@ import type { ResourceRegistry } from './resources.ts';
 import { SCALE_KIND } from './scale.ts';
 import type { ObjectStore } from './storage.ts';
 import { postToWebhook, webhookAgent, webhookTarget, type ServiceResolution } from './webhook-client.ts';
+import { WebhookThread, type TimedWebhookCallResult } from './webhook-thread.ts';
 import { WebhookClientCredentials } from './webhook-client-auth.ts';
 import { webhooksOf, type ServiceReference, type WebhookAccessor } from './webhook-configuration.ts';
 import { isExemptFromWebhooks, shouldCallHook, type MatchDeps, type MatchFailure, type MatchRequest, type WebhookInvocation } from './webhook-matching.ts';
@@ -85,6 +86,8 @@ export interface AdmissionWebhooksDeps {
   races?: Races | undefined;
   /** The server's authorizer, which matchConditions' `authorizer` variable asks. */
   authorizer: Authorizer;
+  /** Calls go out from a worker thread of their own and are timed there (webhook-thread.ts); default: from this thread. */
+  webhookThread?: boolean;
 }
 
 /**
@@ -111,7 +114,11 @@ export interface WebhookCall {
   oldObject: KubeObject | undefined;
 }
 
-/** What an observer of a call learns once it is over: how long the webhook took to answer (clock ms), and whether it did. */
+/**
+ * What an observer of a call learns once it is over: how long the webhook
+ * took to answer, and whether it did. Clock ms from sending to the answer;
+ * with the webhook thread, the wall ms that thread measured.
+ */
 export interface WebhookCallEnd {
   durationMs: number;
   answered: boolean;
@@ -148,6 +155,7 @@ export class AdmissionWebhooks {
   readonly #deps: AdmissionWebhooksDeps;
   readonly #endpoints = new Map<string, string>();
   readonly #agent = webhookAgent();
+  readonly #thread: WebhookThread | undefined;
   readonly #cache = new Map<string, { rv: string; hooks: WebhookAccessor[] }>();
   /** Compiled matchConditions, by webhook accessor: they live as long as the configuration version they came from. */
   readonly #compiledConditions = new WeakMap<WebhookAccessor, CompiledMatchConditions>();
@@ -158,6 +166,7 @@ export class AdmissionWebhooks {
 
   constructor(deps: AdmissionWebhooksDeps) {
     this.#deps = deps;
+    this.#thread = deps.webhookThread === true ? new WebhookThread() : undefined;
   }
 
   /**
@@ -194,9 +203,10 @@ export class AdmissionWebhooks {
     return this.#matchConditionCompilations;
   }
 
-  /** Closes the kept-alive connections to webhook servers. */
-  close(): void {
+  /** Closes the kept-alive connections to webhook servers (and stops the webhook thread). */
+  async close(): Promise<void> {
     this.#agent.destroy();
+    await this.#thread?.close();
   }
 
   /** The webhooks of every configuration of one kind, configurations in name order. */
@@ -359,15 +369,16 @@ export class AdmissionWebhooks {
     }
     await this.#raceDelay(`${hook.name} request`);
     const sentAt = this.#deps.clock.now();
-    const answer = await postToWebhook(target.target, JSON.stringify(review), {
+    const post = {
       clock: this.#deps.clock,
-      agent: this.#agent,
       caPem,
       ...(credentials === undefined ? {} : { clientCertificate: credentials }),
       timeoutMs: hook.timeoutSeconds * 1000,
       label: `admission webhook ${hook.name}`,
-    });
-    for (const end of ends) end({ durationMs: this.#deps.clock.now() - sentAt, answered: answer.ok });
+    };
+    const body = JSON.stringify(review);
+    const answer: TimedWebhookCallResult = this.#thread === undefined ? await postToWebhook(target.target, body, { ...post, agent: this.#agent }) : await this.#thread.post(target.target, body, post);
+    for (const end of ends) end({ durationMs: answer.elapsedMs ?? this.#deps.clock.now() - sentAt, answered: answer.ok });
     await this.#raceDelay(`${hook.name} response`);
     if (!answer.ok) return { kind: 'callFailed', reason: `failed to call webhook: Post ${JSON.stringify(url)}: ${answer.error}` };
     const read = readWebhookAnswer(answer.status, answer.contentType, answer.body);

@@ -57,12 +57,16 @@ export interface ApiServerCoreOptions {
   caPem?: string;
   /** Race mode: random latencies for watch events and admission webhook calls. */
   races?: Races;
+  /** Admission webhooks are called from a worker thread of their own (webhook-thread.ts); for servers on the real clock. */
+  webhookThread?: boolean;
 }
 
 export class ApiServerCore implements ApiServerHost {
   readonly clock: Clock;
   /** Race mode (undefined: none): watch deliveries and webhook calls take random clock time. */
   readonly races: Races | undefined;
+  /** Admission webhooks are called from a worker thread (webhook-thread.ts). */
+  readonly webhookThread: boolean;
   readonly registry = new ResourceRegistry();
   readonly store: ObjectStore;
   readonly admission = new AdmissionChain();
@@ -87,6 +91,7 @@ export class ApiServerCore implements ApiServerHost {
   constructor(options: ApiServerCoreOptions) {
     this.clock = options.clock;
     this.races = options.races;
+    this.webhookThread = options.webhookThread === true;
     this.store = new ObjectStore(options.historyLimit === undefined ? {} : { historyLimit: options.historyLimit });
     this.ops = new ObjectOperations({
       store: this.store,

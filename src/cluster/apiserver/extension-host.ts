@@ -40,6 +40,8 @@ export interface ApiServerHost {
   readonly clock: Clock;
   /** Race mode, when on: random latencies drawn from its seed. */
   readonly races: Races | undefined;
+  /** Admission webhooks are called from a worker thread of their own (webhook-thread.ts). */
+  readonly webhookThread: boolean;
   readonly registry: ResourceRegistry;
   readonly store: ObjectStore;
   readonly admission: AdmissionChain;

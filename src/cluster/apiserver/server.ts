@@ -60,6 +60,8 @@ export interface ApiServerOptions {
   name?: string;
   /** Race mode: watch events and admission webhook calls take random clock time (watch.ts, admission-webhooks.ts). */
   races?: Races;
+  /** Admission webhooks are called, and timed, from a worker thread of their own (webhook-thread.ts); for servers on the real clock. */
+  webhookThread?: boolean;
 }
 
 export interface ApiServer {
@@ -89,6 +91,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     caPem: certificate.caPem,
     ...(options.historyLimit === undefined ? {} : { historyLimit: options.historyLimit }),
     ...(options.races === undefined ? {} : { races: options.races }),
+    ...(options.webhookThread === true ? { webhookThread: true } : {}),
   });
   for (const plugin of options.plugins ?? []) await plugin(core);
   await core.bootstrap();
@@ -151,8 +154,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     close: () => {
       closed ??= new Promise<void>((resolve) => {
         handler?.cutWatches();
-        core.webhooks.close();
-        server.close(() => resolve());
+        const webhooksClosed = core.webhooks.close();
+        server.close(() => void webhooksClosed.then(resolve));
         server.closeAllConnections();
         for (const s of sockets) s.destroy();
       });
