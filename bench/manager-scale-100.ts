@@ -416,6 +416,11 @@ function printTable(runs: Run[]): void {
     ['status write conflicts', (r) => String(r.out.mgr.conflicts)],
     ['status write (PUT) as the manager timed it: p50 / p99 (ms)', (r) => `${f1(r.out.mgr.putMs[0])} / ${f1(r.out.mgr.putMs[1])}`],
     ['reconciles in the scale-out', (r) => f0(r.out.mgr.reconciles)],
+    ['manager API requests in the scale-out: reads / writes per pod (watches, leases not counted)', (r) => {
+      const mine = r.out.tally.requests.filter((q) => q.userAgent.startsWith('workloadspread-manager') && q.verb !== 'watch' && q.resource !== 'leases');
+      const reads = mine.filter((q) => q.verb === 'get' || q.verb === 'list').reduce((n, q) => n + q.count, 0);
+      return r.config === '(1) no manager' ? '–' : `${f2(reads / PODS)} / ${f2((mine.reduce((n, q) => n + q.count, 0) - reads) / PODS)}`;
+    }],
     ['client rate limiter: requests that waited / seconds waited', (r) => `${f0(r.out.limiterWaits)} / ${f1(r.out.limiterWaitS)}`],
     [`scale-in ${REPLICAS} → ${SCALE_IN_TO}, until the surplus is gone (s)`, (r) => f1(r.in.wallMs / 1000)],
     ['DELETE/eviction reviews per deleted pod', (r) => f2(reviewsOf(r.in.tally) / deleted)],

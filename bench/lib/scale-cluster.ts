@@ -63,7 +63,7 @@ export interface Tally {
   webhookMs: Record<string, number[]>;
   /** CPU time of this process since the last reset, in ms. */
   cpuMs: { user: number; system: number };
-  /** This process's event-loop delay since the last reset (ms): p50, p99 — what every timing taken here (the webhook calls') includes. */
+  /** This process's event-loop delay since the last reset (ms): p50, p99 — in every timing taken on it (not the webhook calls' when they are made from the webhook thread). */
   loopDelayMs: [number, number];
 }
 

@@ -136,3 +136,41 @@ describe('simulationCanHost with chooseSubset', () => {
     assert.equal(got.kind === 'chosen' && got.subset, 'b');
   });
 });
+
+describe('simulationCanHost without a subset patch answers as the injected pod would', () => {
+  // Every combination of a pod's own placement rules and a subset's term and tolerations, on every
+  // node's load: the shortcut (the pod as it is, against the term, with the tolerations added)
+  // must say what trying the injected pod on each node says.
+  const pods: [string, Pod][] = [
+    ['plain', pod()],
+    ['node selector', pod(undefined, { nodeSelector: { gpu: 'true' } })],
+    ['two ORed required terms', pod(undefined, { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [zoneB, { matchExpressions: [{ key: 'zone', operator: 'In', values: ['s'] }] }] } } } })],
+    ['tolerates spot', pod(undefined, { tolerations: [{ key: 'spot', operator: 'Exists' }] })],
+    ['requests nothing', pod({})],
+  ];
+  const spotTerm = { matchExpressions: [{ key: 'zone', operator: 'In', values: ['s'] }] };
+  const subsets: Subset[] = [
+    { name: 'a', requiredNodeSelectorTerm: zoneA },
+    { name: 'b', requiredNodeSelectorTerm: zoneB, preferredNodeSelectorTerms: [{ weight: 1, preference: zoneA }] },
+    { name: 's', requiredNodeSelectorTerm: spotTerm },
+    { name: 's-tolerated', requiredNodeSelectorTerm: spotTerm, tolerations: [{ key: 'spot', operator: 'Exists' }] },
+    { name: 'any' },
+  ];
+  const loads: [string, (n: string) => NodeRequested][] = [
+    ['idle', () => idle],
+    ['zone a full', busy(['a1', 'a2'])],
+    ['b1 and s1 full', busy(['b1', 's1'])],
+  ];
+  for (const [podName, p] of pods) {
+    test(podName, () => {
+      for (const subset of subsets) {
+        const ws = spread([subset, { ...subset, name: `${subset.name}-patched`, patch: { metadata: { labels: { patched: 'yes' } } } }], { type: 'Adaptive' });
+        for (const [loadName, load] of loads) {
+          const canHost = simulationCanHost(ws, p, nodes, load);
+          // The patched twin changes only a label, so it takes the injecting path to the same answer.
+          assert.equal(canHost(ws.spec.subsets[0]!), canHost(ws.spec.subsets[1]!), `${subset.name} under ${loadName}`);
+        }
+      }
+    });
+  }
+});

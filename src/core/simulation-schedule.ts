@@ -110,13 +110,14 @@ export function subsetCanHostPod(
   nodes: readonly Node[],
   requestedOnNode: (nodeName: string) => NodeRequested,
 ): boolean {
+  return subsetHosts(subset, podFit(pod), nodes, requestedOnNode);
+}
+
+/** `subsetCanHostPod` on a pod's fit read once: the subset's term is checked first (node labels only), then the rest. */
+function subsetHosts(subset: Subset, base: PodFit, nodes: readonly Node[], requestedOnNode: (nodeName: string) => NodeRequested): boolean {
   const term = subset.requiredNodeSelectorTerm;
   const extra = Array.isArray(subset.tolerations) ? subset.tolerations : [];
-  const candidate: Pod =
-    extra.length === 0
-      ? pod
-      : { ...pod, spec: { ...pod.spec, tolerations: [...(Array.isArray(pod.spec?.tolerations) ? pod.spec.tolerations : []), ...extra] } };
-  const fit = podFit(candidate);
+  const fit: PodFit = extra.length === 0 ? base : { ...base, tolerations: [...base.tolerations, ...extra] };
   return nodes.some(
     (node) =>
       (term === undefined || term === null || nodeSelectorTermMatches(term, node)) &&
@@ -126,9 +127,13 @@ export function subsetCanHostPod(
 
 /**
  * The `canHost` of `chooseSubset` for one admission: each subset is tried with
- * the pod as injection would make it (so a patch that changes resources or the
- * node selector counts). A subset whose patch cannot be applied is left to
- * injection to report, so it is not ruled out here.
+ * the pod as injection would make it. Without a subset patch, injection adds
+ * only the subset's required term (ANDed into the pod's own terms) and its
+ * tolerations, so the pod is tried as it is against the term and with the
+ * tolerations added — the same answer without building the injected pod. With
+ * a patch (which may change resources or the node selector) the injected pod
+ * is tried. A subset whose patch cannot be applied is left to injection to
+ * report, so it is not ruled out here.
  */
 export function simulationCanHost(
   ws: WorkloadSpread,
@@ -136,7 +141,9 @@ export function simulationCanHost(
   nodes: readonly Node[],
   requestedOnNode: (nodeName: string) => NodeRequested,
 ): (subset: Subset) => boolean {
+  let base: PodFit | undefined;
   return (subset) => {
+    if (subset.patch === undefined || subset.patch === null) return subsetHosts(subset, (base ??= podFit(pod)), nodes, requestedOnNode);
     const injected = injectSubset(pod, ws, subset.name);
     if (!injected.ok) return true;
     // The injected pod already carries the subset's term and tolerations (or what its patch made of them).
