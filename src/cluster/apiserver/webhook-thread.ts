@@ -38,13 +38,18 @@ export interface ThreadPostOptions {
 /** A call's result and, when the webhook thread made it, how long it took there. */
 export type TimedWebhookCallResult = WebhookCallResult & { elapsedMs?: number };
 
+/** tsx's registration API, for a worker started from source. */
+const TSX_REGISTER = 'tsx/esm/api';
+
 /** The entry as it sits next to this module: `.ts` when run from source (tsx), `.js` when built. */
 function startWorker(): Worker {
   const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
   const entry = new URL(`./webhook-thread-entry${ext}`, import.meta.url);
   if (ext === '.js') return new Worker(entry);
-  // From source a worker has no TypeScript loader of its own (tsx's hooks stay on the main thread): register it first.
-  const code = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); });`;
+  // From source (tests and benchmarks, run with tsx) a worker has no TypeScript loader of its own: tsx's
+  // hooks stay on the main thread, and `--import tsx` is not honoured in a worker's execArgv. The worker
+  // registers tsx (a dev dependency) before it loads the entry. The built package never takes this branch.
+  const code = `import(${JSON.stringify(TSX_REGISTER)}).then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); });`;
   return new Worker(code, { eval: true });
 }
 
