@@ -280,3 +280,118 @@ describe('matchWorkloadSpreadForPod (§2.1 steps 5–9)', () => {
     assert.doesNotThrow(() => matchWorkloadSpreadForPod({ metadata: { ownerReferences: [{ controller: true }] } } as unknown as Pod, [webWs], lookup, EMPTY_WHITELIST));
   });
 });
+
+describe('matchWorkloadSpreadForPod visits only the WorkloadSpreads of the chain, with the answer of the full walk', async () => {
+  const fc = (await import('fast-check')).default;
+  const { activeWorkloadSpreads } = await import('./target-conflict.ts');
+  const { OwnerChain, ownerMismatchMessage, verifyPodOwner } = await import('./pod-selection.ts');
+
+  /** §2.1 steps 5–9 as a plain loop over the whole list, each WorkloadSpread asking the chain: the behaviour the index keeps. */
+  function everyWorkloadSpread(p: Pod, list: readonly WorkloadSpread[], lookup: OwnerLookup): unknown {
+    const owner = p.metadata.ownerReferences?.[0] as OwnerReference;
+    const chain = new OwnerChain(owner, lookup, EMPTY_WHITELIST);
+    for (const ws of activeWorkloadSpreads(list)) {
+      if (ws.metadata.deletionTimestamp !== undefined) continue;
+      const reference = chain.leadsTo(ws.spec.targetRef);
+      if (!reference.ok) {
+        if ('read' in reference) return { kind: 'read', read: reference.read };
+        if (reference.notFound) return { kind: 'error', code: 500, message: ownerMismatchMessage(owner), detail: reference.error };
+        continue;
+      }
+      if (!reference.equal) continue;
+      const selection = targetFilterSelectsPod(ws, p.metadata?.labels);
+      if (!selection.ok || !selection.selected) continue;
+      const verified = verifyPodOwner(owner, lookup);
+      if ('read' in verified) return { kind: 'read', read: verified.read };
+      if (!verified.ok) return { kind: 'error', code: 500, message: ownerMismatchMessage(owner), detail: verified.error };
+      return { kind: 'matched', ws };
+    }
+    return { kind: 'none' };
+  }
+
+  // Targets drawn from a small universe so that lists hit the chain, miss it, repeat a workload and name unparsable groups.
+  const targets: TargetReference[] = [
+    target('apps/v1', 'Deployment', 'web'),
+    target('apps/v1', 'Deployment', 'api'),
+    target('apps/v1', 'ReplicaSet', 'web-abc'),
+    target('apps/v1beta1', 'Deployment', 'web'),
+    target('extensions/v1beta1', 'Deployment', 'web'),
+    target('apps/v1', 'StatefulSet', 'web'),
+    target('a/b/c', 'Deployment', 'web'),
+  ];
+  const filters = [undefined, { selector: { matchLabels: { app: 'web' } } }, { selector: { matchLabels: { app: 'other' } } }];
+  const wsArb = fc.record({
+    target: fc.integer({ min: 0, max: targets.length - 1 }),
+    filter: fc.integer({ min: 0, max: filters.length - 1 }),
+    created: fc.integer({ min: 0, max: 3 }),
+    deleting: fc.boolean(),
+  });
+  // What the lookup answers for the ReplicaSet and the Deployment: found, not found, an error, or "read it first".
+  const answerArb = fc.constantFrom('found', 'notFound', 'error', 'read');
+
+  test('for random lists, owner chains and lookup failures: the same answer, and the same owners looked up in the same order', () => {
+    fc.assert(
+      fc.property(fc.array(wsArb, { maxLength: 12 }), answerArb, answerArb, fc.boolean(), fc.boolean(), (specs, rsAnswer, deployAnswer, frozen, badUid) => {
+        const list = specs.map((w, i) => {
+          const filter = filters[w.filter];
+          return spread(`ws-${i}`, targets[w.target], filter === undefined ? {} : { targetFilter: filter }, {
+            creationTimestamp: `2026-01-01T00:00:0${w.created}Z`,
+            ...(w.deleting ? { deletionTimestamp: '2026-01-02T00:00:00Z' } : {}),
+          });
+        });
+        const objects: Record<string, KubeObject> = {
+          'ReplicaSet/web-abc': obj('apps/v1', 'ReplicaSet', 'web-abc', ref('apps/v1', 'Deployment', 'web')),
+          'Deployment/web': obj('apps/v1', 'Deployment', 'web'),
+        };
+        const answers: Record<string, string> = { 'ReplicaSet/web-abc': rsAnswer, 'Deployment/web': deployAnswer };
+        const make = () => {
+          const calls: string[] = [];
+          const fn: OwnerLookup = (r) => {
+            const key = `${r.kind}/${r.name}`;
+            calls.push(key);
+            switch (answers[key] ?? 'notFound') {
+              case 'found':
+                return objects[key] === undefined ? { notFound: true as const } : { found: objects[key] };
+              case 'error':
+                return { error: `cannot read ${key}` };
+              case 'read':
+                return { read: { kind: 'object', namespace: 'ns', ref: { apiVersion: r.apiVersion, kind: r.kind, name: r.name } } as never };
+              default:
+                return { notFound: true as const };
+            }
+          };
+          return { fn, calls };
+        };
+        const p = pod(badUid ? { ...ref('apps/v1', 'ReplicaSet', 'web-abc'), uid: 'forged' } : ref('apps/v1', 'ReplicaSet', 'web-abc'));
+        const input = frozen ? Object.freeze([...list]) : list;
+        const want = make();
+        const got = make();
+        assert.deepEqual(matchWorkloadSpreadForPod(p, input, got.fn, EMPTY_WHITELIST), everyWorkloadSpread(p, input, want.fn));
+        assert.deepEqual(got.calls, want.calls);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  test('a hundred WorkloadSpreads of other workloads: the pod of one of them is matched after asking the chain about two of them', () => {
+    const rs = obj('apps/v1', 'ReplicaSet', 'web-abc', ref('apps/v1', 'Deployment', 'web'));
+    const list = Object.freeze([...Array.from({ length: 100 }, (_, i) => spread(`other-${String(i).padStart(3, '0')}`, target('apps/v1', 'Deployment', `app-${i}`))), spread('zz-web', target('apps/v1', 'Deployment', 'web'))]);
+    let asked = 0;
+    const spy = (key: string): void => {
+      asked++;
+      void key;
+    };
+    const original = OwnerChain.prototype.reaches;
+    OwnerChain.prototype.reaches = function (this: InstanceType<typeof OwnerChain>, key: string) {
+      spy(key);
+      return original.call(this, key);
+    };
+    try {
+      const got = matchWorkloadSpreadForPod(pod(ref('apps/v1', 'ReplicaSet', 'web-abc')), list, lookupOf([rs, obj('apps/v1', 'Deployment', 'web')]), EMPTY_WHITELIST);
+      assert.equal(got.kind === 'matched' && got.ws.metadata.name, 'zz-web');
+    } finally {
+      OwnerChain.prototype.reaches = original;
+    }
+    assert.equal(asked, 2);
+  });
+});

@@ -91,6 +91,13 @@ interface ChainLink {
   group: string;
   kind: string;
   name: string;
+  /** `linkKey(group, kind, name)`. */
+  key: string;
+}
+
+/** What a target and a chain link are compared by: group (not version), kind and name. */
+function linkKey(group: string, kind: string, name: string): string {
+  return `${group}\u0000${kind}\u0000${name}`;
 }
 
 type ChainStep = { link: ChainLink } | { end: ReferenceEqualResult };
@@ -120,12 +127,23 @@ export class OwnerChain {
   leadsTo(target: TargetReference): ReferenceEqualResult {
     const targetGv = apiVersionGroup(target.apiVersion);
     if (!targetGv.ok) return { ok: false, notFound: false, error: targetGv.error };
+    return this.reaches(linkKey(targetGv.group, target.kind, target.name));
+  }
+
+  /** `leadsTo` for a target given by its `linkKey` (group already parsed). */
+  reaches(key: string): ReferenceEqualResult {
     for (let depth = 0; ; depth++) {
       const step = this.#step(depth);
       if ('end' in step) return step.end;
-      const link = step.link;
-      if (link.group === targetGv.group && link.kind === target.kind && link.name === target.name) return { ok: true, equal: true };
+      if (step.link.key === key) return { ok: true, equal: true };
     }
+  }
+
+  /** The keys of the links walked so far (all of them once `reaches` has answered anything but `equal`). */
+  linkKeys(): string[] {
+    const keys: string[] = [];
+    for (const step of this.#steps) if ('link' in step) keys.push(step.link.key);
+    return keys;
   }
 
   #step(depth: number): ChainStep {
@@ -153,7 +171,7 @@ export class OwnerChain {
     if (current === undefined || current === null) return { end: { ok: true, equal: false } };
     const gv = apiVersionGroup(current.apiVersion);
     if (!gv.ok) return { end: { ok: false, notFound: false, error: gv.error } };
-    return { link: { apiVersion: current.apiVersion, group: gv.group, kind: current.kind, name: current.name } };
+    return { link: { apiVersion: current.apiVersion, group: gv.group, kind: current.kind, name: current.name, key: linkKey(gv.group, current.kind, current.name) } };
   }
 }
 
@@ -196,17 +214,30 @@ export function matchWorkloadSpreadForPod(
     return { kind: 'skip', reason: 'UnsupportedOwner' };
   }
   // One WorkloadSpread per workload: a duplicate that lost (older first, then by name) never places pods.
+  const index = targetIndex(activeWorkloadSpreads(workloadSpreads));
   const chain = new OwnerChain(owner, lookup, whitelist);
-  for (const ws of activeWorkloadSpreads(workloadSpreads)) {
-    const deleting = ws.metadata.deletionTimestamp;
-    if (deleting !== undefined && deleting !== null && deleting !== '') continue;
-    const reference = chain.leadsTo(ws.spec.targetRef);
+  // In list order, as §2.1 asks; once the chain has been walked to an end that is no error, every
+  // WorkloadSpread whose target is not one of its links is passed over, so only those whose target is
+  // (found through the index) are visited — the work per pod does not grow with the namespace's list.
+  let linked: number[] | undefined;
+  let next = 0;
+  for (let i = 0; i < index.order.length; i = linked === undefined ? i + 1 : (linked[next++] ?? index.order.length)) {
+    const key = index.keys[i];
+    if (key === undefined) continue; // being deleted, or a target that cannot be compared
+    const ws = index.order[i] as WorkloadSpread;
+    const reference = chain.reaches(key);
     if (!reference.ok) {
       if ('read' in reference) return { kind: 'read', read: reference.read };
       if (reference.notFound) return { kind: 'error', code: 500, message: ownerMismatchMessage(owner), detail: reference.error };
+    }
+    if (!reference.ok || !reference.equal) {
+      if (linked === undefined) {
+        // The chain ended without error: from here on only the WorkloadSpreads of its links can match.
+        linked = index.after(chain.linkKeys(), i);
+        next = 0;
+      }
       continue;
     }
-    if (!reference.equal) continue;
     const selection = targetFilterSelectsPod(ws, pod.metadata?.labels);
     if (!selection.ok || !selection.selected) continue;
     const verified = verifyPodOwner(owner, lookup);
@@ -215,6 +246,46 @@ export function matchWorkloadSpreadForPod(
     return { kind: 'matched', ws };
   }
   return { kind: 'none' };
+}
+
+/** The active WorkloadSpreads of a list in order, with their targets' keys and where each key is targeted. */
+interface TargetIndex {
+  order: readonly WorkloadSpread[];
+  /** Per position: the target's `linkKey`, or undefined when the WorkloadSpread is being deleted or its target's apiVersion cannot be parsed. */
+  keys: readonly (string | undefined)[];
+  /** The positions after `position` whose target is one of `keys`, ascending. */
+  after(keys: readonly string[], position: number): number[];
+}
+
+const targetIndexes = new WeakMap<readonly WorkloadSpread[], TargetIndex>();
+
+/** Built once per frozen list (the caches hand out one per namespace until a WorkloadSpread changes); otherwise per call. */
+function targetIndex(order: readonly WorkloadSpread[]): TargetIndex {
+  const known = targetIndexes.get(order);
+  if (known !== undefined) return known;
+  const keys: (string | undefined)[] = [];
+  const positions = new Map<string, number[]>();
+  order.forEach((ws, i) => {
+    const deleting = ws.metadata.deletionTimestamp;
+    const gv = apiVersionGroup(ws.spec.targetRef.apiVersion);
+    const key = (deleting !== undefined && deleting !== null && deleting !== '') || !gv.ok ? undefined : linkKey(gv.group, ws.spec.targetRef.kind, ws.spec.targetRef.name);
+    keys.push(key);
+    if (key === undefined) return;
+    const list = positions.get(key);
+    if (list === undefined) positions.set(key, [i]);
+    else list.push(i);
+  });
+  const index: TargetIndex = {
+    order,
+    keys,
+    after: (linkKeys, position) => {
+      const out: number[] = [];
+      for (const k of new Set(linkKeys)) for (const i of positions.get(k) ?? []) if (i > position) out.push(i);
+      return out.sort((a, b) => a - b);
+    },
+  };
+  if (Object.isFrozen(order)) targetIndexes.set(order, index);
+  return index;
 }
 
 /**

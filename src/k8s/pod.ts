@@ -49,14 +49,10 @@ export function isPodReady(pod: Pod): boolean {
 
 /** When a ready pod became ready (epoch ms); undefined when not ready or the time is missing. */
 export function podReadyTime(pod: Pod): number | undefined {
-  if (!isPodReady(pod)) return undefined;
-  const conditions = (pod.status?.conditions ?? []) as unknown[];
-  for (const c of conditions) {
-    if (isPlainObject(c) && c.type === 'Ready' && c.status === 'True') {
-      return parseTime(typeof c.lastTransitionTime === 'string' ? c.lastTransitionTime : undefined);
-    }
-  }
-  return undefined;
+  const ready = getPodCondition(pod?.status, 'Ready');
+  if (ready?.status !== 'True') return undefined;
+  const t: unknown = ready.lastTransitionTime;
+  return parseTime(typeof t === 'string' ? t : undefined);
 }
 
 /** The highest restartCount among the (regular) container statuses; init containers do not count. */
