@@ -419,7 +419,14 @@ function printTable(runs: Run[]): void {
     ['manager API requests in the scale-out: reads / writes per pod (watches, leases not counted)', (r) => {
       const mine = r.out.tally.requests.filter((q) => q.userAgent.startsWith('workloadspread-manager') && q.verb !== 'watch' && q.resource !== 'leases');
       const reads = mine.filter((q) => q.verb === 'get' || q.verb === 'list').reduce((n, q) => n + q.count, 0);
-      return r.config === '(1) no manager' ? '–' : `${f2(reads / PODS)} / ${f2((mine.reduce((n, q) => n + q.count, 0) - reads) / PODS)}`;
+      const writes = new Map<string, number>();
+      for (const q of mine) {
+        if (q.verb === 'get' || q.verb === 'list') continue;
+        const what = `${q.verb} ${q.resource}${q.subresource === '' ? '' : `/${q.subresource}`}`;
+        writes.set(what, (writes.get(what) ?? 0) + q.count);
+      }
+      const detail = [...writes].sort((a, b) => b[1] - a[1]).map(([what, n]) => `${what} ${n}`).join(', ');
+      return r.config === '(1) no manager' ? '–' : `${f2(reads / PODS)} / ${f2((mine.reduce((n, q) => n + q.count, 0) - reads) / PODS)}${detail === '' ? '' : ` (${detail})`}`;
     }],
     ['client rate limiter: requests that waited / seconds waited', (r) => `${f0(r.out.limiterWaits)} / ${f1(r.out.limiterWaitS)}`],
     [`scale-in ${REPLICAS} → ${SCALE_IN_TO}, until the surplus is gone (s)`, (r) => f1(r.in.wallMs / 1000)],
