@@ -71,6 +71,8 @@ describe('ManagerCaches', () => {
       await clock.quiesce();
 
       assert.deepEqual(caches.podsOwnedBy('rs-uid').map((p) => p.metadata.name), ['a', 'b', 'd']);
+      assert.equal(caches.podCountOwnedBy('rs-uid'), 3);
+      assert.equal(caches.podCountOwnedBy('no-such-uid'), 0);
       assert.deepEqual(caches.podsOnNode('n1').map((p) => p.metadata.name).sort(), ['a', 'b', 'd']);
       const placed = caches.view.placedTally(ns, 'w', podVersion(caches.getPod(ns, 'a') ?? { metadata: {} }), {});
       assert.deepEqual([placed.count('s'), placed.count('other'), placed.shows('a'), placed.shows('b')], [1, 0, true, false]);

@@ -545,6 +545,11 @@ export class ManagerCaches {
     return this.pods.byIndex(POD_OWNER_INDEX, uid).sort(byName);
   }
 
+  /** How many pods have an ownerReference to this UID (an index count: no list, no sort). */
+  podCountOwnedBy(uid: string): number {
+    return this.pods.countByIndex(POD_OWNER_INDEX, uid);
+  }
+
   /** Pods bound to this node. */
   podsOnNode(nodeName: string): Pod[] {
     return this.pods.byIndex(POD_NODE_INDEX, nodeName);

@@ -107,7 +107,7 @@ export class WorkloadResolver {
     const plain = controllerWorkloadReplicas(ws, workload, whitelist);
     if (!plain.ok || workload === undefined) return plain;
     // An index lookup: the pods the workload owns itself.
-    const owns = this.#caches.podsOwnedBy(workload.metadata?.uid ?? '').length > 0;
+    const owns = this.#caches.podCountOwnedBy(workload.metadata?.uid ?? '') > 0;
     if (!readsScaleSubresource(ws, plain, owns)) return plain;
     const scale = await this.#scaleOf(ws);
     if (scale === undefined) return plain;
