@@ -33,7 +33,7 @@
  */
 import { budgetKey, DOMAIN_NONE, type DomainDisruptionBudget, type DomainDisruptionBudgetStatus, type DomainStatus } from '../api/disruption-budget.ts';
 import type { WorkloadSpread } from '../api/workloadspread.ts';
-import { deepClone, isPlainObject } from '../k8s/json.ts';
+import { isPlainObject } from '../k8s/json.ts';
 import { isPodReady, isPodTerminating, podPhase } from '../k8s/pod.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { Node, Pod } from '../k8s/types.ts';
@@ -139,7 +139,7 @@ function figuresOf(d: DomainStatus): Pick<DomainStatus, 'expectedPods' | 'curren
  * domain's condition kept true.
  */
 function withRecord(status: DomainDisruptionBudgetStatus, domain: string, pod: Pod, now: number): DomainDisruptionBudgetStatus {
-  const next = deepClone(status);
+  const next = structuredClone(status);
   const podName = pod.metadata?.name ?? '';
   const domains = (Array.isArray(next.domains) ? next.domains : []).filter((d) => isPlainObject(d)).map((d) => {
     if (d.name !== domain) return d;
@@ -227,7 +227,7 @@ export function releaseRecord(status: DomainDisruptionBudgetStatus | undefined, 
   const podName = pod.metadata?.name ?? '';
   const entry = domainEntry(status, domain);
   if (status === undefined || entry === undefined || !isPlainObject(entry.disruptedPods) || typeof entry.disruptedPods[podName] !== 'string') return undefined;
-  const next = deepClone(status);
+  const next = structuredClone(status);
   const domains = (Array.isArray(next.domains) ? next.domains : []).filter((d) => isPlainObject(d)).map((d) => {
     if (d.name !== domain) return d;
     const f = figuresOf(d);

@@ -58,45 +58,4 @@ describe('deepClone', () => {
     (copy.a.b[1] as { c: number }).c = 3;
     assert.equal((src.a.b[1] as { c: number }).c, 2);
   });
-
-  test('a frozen input gives a copy that can be written', () => {
-    const src = Object.freeze({ a: Object.freeze([Object.freeze({ b: 1 })]) });
-    const copy = deepClone(src) as { a: { b: number }[] };
-    copy.a[0]!.b = 2;
-    copy.a.push({ b: 3 });
-    assert.deepEqual(copy, { a: [{ b: 2 }, { b: 3 }] });
-  });
-
-  test('a "__proto__" key (as JSON.parse makes it) stays a plain key and does not become the prototype', () => {
-    const src = JSON.parse('{"__proto__": {"polluted": true}, "x": 1}') as Record<string, unknown>;
-    const copy = deepClone(src);
-    assert.deepEqual(Object.keys(copy), ['__proto__', 'x']);
-    assert.equal(Object.getPrototypeOf(copy), Object.prototype);
-    assert.equal((copy as { polluted?: unknown }).polluted, undefined);
-    assert.deepEqual(Object.getOwnPropertyDescriptor(copy, '__proto__')?.value, { polluted: true });
-  });
-
-  test('undefined values, nulls and nested arrays keep their places; a null-prototype object becomes a plain one', () => {
-    const bare = Object.assign(Object.create(null) as Record<string, unknown>, { k: 'v' });
-    const src = { u: undefined, n: null, arr: [[1], [], [null]], bare };
-    const copy = deepClone(src);
-    assert.ok(Object.hasOwn(copy, 'u'));
-    assert.deepEqual(copy, { u: undefined, n: null, arr: [[1], [], [null]], bare: { k: 'v' } });
-    assert.equal(Object.getPrototypeOf(copy.bare), Object.prototype);
-  });
-
-  test('other objects are copied as structuredClone copies them; a function is refused as it refuses one', () => {
-    const when = new Date(0);
-    const copy = deepClone({ when, map: new Map([['a', 1]]) });
-    assert.ok(copy.when instanceof Date && copy.when !== when && copy.when.getTime() === 0);
-    assert.deepEqual([...copy.map], [['a', 1]]);
-    assert.throws(() => deepClone({ f: () => 1 }), /could not be cloned/);
-  });
-
-  test('two references to one object become two copies', () => {
-    const shared = { v: 1 };
-    const copy = deepClone({ a: shared, b: shared });
-    copy.a.v = 2;
-    assert.equal(copy.b.v, 1);
-  });
 });

@@ -45,30 +45,9 @@ function definedKeys(o: Record<string, unknown>): string[] {
   return Object.keys(o).filter((k) => o[k] !== undefined);
 }
 
-/**
- * A deep copy of a JSON-like value; shares nothing with the input. Plain
- * objects and arrays are copied by hand (about 8 times faster than
- * `structuredClone` for an object the size of a pod, which serializes on the
- * way); anything else that is an object (a Date, a Map, a typed array) goes
- * through `structuredClone`, and so does a function, which it refuses.
- * Unlike `structuredClone`, two references to one object inside `v` become
- * two copies — JSON has no shared references.
- */
+/** A deep copy of a JSON-like value; shares nothing with the input. */
 export function deepClone<T>(v: T): T {
-  return cloneValue(v) as T;
-}
-
-function cloneValue(v: unknown): unknown {
-  if (typeof v !== 'object' || v === null) return typeof v === 'function' ? structuredClone(v) : v;
-  if (Array.isArray(v)) {
-    const out: unknown[] = new Array<unknown>(v.length);
-    for (let i = 0; i < v.length; i++) out[i] = cloneValue(v[i]);
-    return out;
-  }
-  if (!isPlainObject(v)) return structuredClone(v);
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(v)) setProperty(out, key, cloneValue(v[key]));
-  return out;
+  return structuredClone(v);
 }
 
 /**

@@ -19,7 +19,7 @@
  * answer is checked; the first version of `admissionReviewVersions` this
  * server knows is used, as upstream does.
  */
-import { deepClone, isPlainObject } from '../../k8s/json.ts';
+import { isPlainObject } from '../../k8s/json.ts';
 import { asArray, asRecord, asString } from '../../k8s/raw-json.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import type { AdmissionAttributes } from './admission.ts';
@@ -78,7 +78,7 @@ export function buildAdmissionReview(apiVersion: string, uid: string, attrs: Adm
   if (attrs.user.username !== '') userInfo['username'] = attrs.user.username;
   if (attrs.user.uid !== undefined && attrs.user.uid !== '') userInfo['uid'] = attrs.user.uid;
   if (attrs.user.groups.length > 0) userInfo['groups'] = [...attrs.user.groups];
-  if (attrs.user.extra !== undefined && Object.keys(attrs.user.extra).length > 0) userInfo['extra'] = deepClone(attrs.user.extra);
+  if (attrs.user.extra !== undefined && Object.keys(attrs.user.extra).length > 0) userInfo['extra'] = structuredClone(attrs.user.extra);
   request['userInfo'] = userInfo;
   request['object'] = objects.object ?? null;
   request['oldObject'] = objects.oldObject ?? null;
@@ -228,9 +228,9 @@ export function webhookRejection(webhookName: string, result: Record<string, unk
   const text = message !== '' ? `${deniedBy}: ${message}` : reason !== '' ? `${deniedBy}: ${reason}` : `${deniedBy} without explanation`;
   const status = statusError(code, reason as StatusReason, text);
   const details = asRecord(result['details']);
-  if (details !== undefined) status.details = deepClone(details) as StatusDetails;
+  if (details !== undefined) status.details = structuredClone(details) as StatusDetails;
   const metadata = asRecord(result['metadata']);
-  if (metadata !== undefined) status.metadata = deepClone(metadata) as Status['metadata'];
+  if (metadata !== undefined) status.metadata = structuredClone(metadata) as Status['metadata'];
   return status;
 }
 

@@ -38,7 +38,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock/clock.ts';
 import type { Races } from '../../clock/races.ts';
-import { deepClone, deepEqual, isPlainObject } from '../../k8s/json.ts';
+import { deepEqual, isPlainObject } from '../../k8s/json.ts';
 import { asRecord, asString } from '../../k8s/raw-json.ts';
 import type { KubeObject } from '../../k8s/types.ts';
 import type { Authorizer } from './authorization.ts';
@@ -435,7 +435,7 @@ export class AdmissionWebhooks {
       }
       return a.object === undefined ? { allowed: true, warnings } : { allowed: true, object: a.object, warnings };
     } finally {
-      memory.lastOutput = a.object === undefined ? undefined : deepClone(a.object);
+      memory.lastOutput = a.object === undefined ? undefined : structuredClone(a.object);
     }
   }
 
@@ -561,7 +561,7 @@ function subresourceKind(def: ResourceDef, subresource: string): GroupVersionKin
  * (Scale, Eviction) are the same in every version of the parent.
  */
 function toVersion(def: ResourceDef, subresource: string, obj: KubeObject, version: string): KubeObject {
-  return intoVersion(def, subresource, deepClone(obj), version);
+  return intoVersion(def, subresource, structuredClone(obj), version);
 }
 
 /** `toVersion` of an object the caller owns: changed in place, not copied. */

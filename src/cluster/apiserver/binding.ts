@@ -24,7 +24,6 @@ import { metaOf } from './object-meta.ts';
 import type { ObjectOperations } from './operations.ts';
 import { updatePodCondition } from './pod-condition.ts';
 import { storageKey, type GroupVersionKind, type SubresourceHandler, type SubresourceRequest, type SubresourceResponse } from './resource-def.ts';
-import { deepClone } from '../../k8s/json.ts';
 
 export const BINDING_KIND: GroupVersionKind = { group: '', version: 'v1', kind: 'Binding' };
 const MAX_ATTEMPTS = 16;
@@ -96,7 +95,7 @@ export class BindingHandler implements SubresourceHandler {
       if (bound !== '') return fail(bindingConflict(req.name, `pod ${req.name} is already assigned to node ${JSON.stringify(bound)}`));
       if ((asArray(spec['schedulingGates']) ?? []).length > 0) return fail(bindingConflict(req.name, `pod ${req.name} has non-empty .spec.schedulingGates`));
       if (req.context.dryRun) return ok(undefined);
-      const next = deepClone(current);
+      const next = structuredClone(current);
       next['spec'] = { ...(asRecord(next['spec']) ?? {}), nodeName: node };
       const meta = metaOf(next);
       const merged = { ...((asRecord(meta.annotations) ?? {}) as Record<string, string>), ...annotations };

@@ -57,7 +57,6 @@ import type { RequestContext, ResourceDef, UserInfo } from './resource-def.ts';
 import { updateScale } from './scale.ts';
 import type { WebhookCall, WebhookCallObserver } from './admission-webhooks.ts';
 import type { ClientCredentials } from './webhook-client-auth.ts';
-import { deepClone } from '../../k8s/json.ts';
 
 export interface FaultSpec {
   /** Resource plural (`pods`), or `*` for any. */
@@ -345,21 +344,21 @@ export class ApiServerControl {
     const def = this.#def(apiVersion, kind);
     if (!def.ok) return def;
     const r = this.#core.ops.get(def.value, namespace, name);
-    return r.ok ? { ok: true, value: deepClone(r.value) } : r;
+    return r.ok ? { ok: true, value: structuredClone(r.value) } : r;
   }
 
   list(apiVersion: string, kind: string, namespace?: string, options: ListOptions = {}): Result<ListResult> {
     const def = this.#def(apiVersion, kind);
     if (!def.ok) return def;
     const r = this.#core.ops.list(def.value, namespace, options);
-    return r.ok ? { ok: true, value: { ...r.value, items: r.value.items.map((i) => deepClone(i)) } } : r;
+    return r.ok ? { ok: true, value: { ...r.value, items: r.value.items.map((i) => structuredClone(i)) } } : r;
   }
 
   async create(obj: KubeObject, options: { dryRun?: boolean } = {}): Promise<Result<KubeObject>> {
     const def = this.#def(asString(obj.apiVersion) ?? '', asString(obj.kind) ?? '');
     if (!def.ok) return def;
     const r = await this.#core.ops.create(def.value, asString(obj.metadata?.namespace) ?? '', obj, this.#ctx(options.dryRun));
-    return r.ok ? { ok: true, value: deepClone(r.value) } : r;
+    return r.ok ? { ok: true, value: structuredClone(r.value) } : r;
   }
 
   /** PUT of the object (or of its `status`). */
@@ -367,7 +366,7 @@ export class ApiServerControl {
     const def = this.#def(asString(obj.apiVersion) ?? '', asString(obj.kind) ?? '');
     if (!def.ok) return def;
     const r = await this.#core.ops.update(def.value, asString(obj.metadata?.namespace) ?? '', asString(obj.metadata?.name) ?? '', obj, this.#ctx(options.dryRun), options.subresource ?? '');
-    return r.ok ? { ok: true, value: { ...r.value, object: deepClone(r.value.object) } } : r;
+    return r.ok ? { ok: true, value: { ...r.value, object: structuredClone(r.value.object) } } : r;
   }
 
   async patch(
@@ -387,7 +386,7 @@ export class ApiServerControl {
       options.subresource === 'scale'
         ? await updateScale(this.#core.ops, def.value, namespace, name, body, patchType, ctx)
         : await patchObject(this.#core.ops, def.value, namespace, name, { patchType, body, subresource: options.subresource ?? '', ...(options.fieldManager !== undefined ? { fieldManager: options.fieldManager } : {}) }, ctx);
-    return r.ok ? { ok: true, value: { ...r.value, object: deepClone(r.value.object) } } : r;
+    return r.ok ? { ok: true, value: { ...r.value, object: structuredClone(r.value.object) } } : r;
   }
 
   async delete(apiVersion: string, kind: string, namespace: string, name: string, options: DeleteOptions & { dryRun?: boolean } = {}): Promise<Result<DeleteOutcome>> {

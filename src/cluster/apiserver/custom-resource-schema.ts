@@ -22,7 +22,6 @@ import { validateListTypes } from '../../k8s/crd-schema/list-type.ts';
 import { pruneResource } from '../../k8s/crd-schema/prune.ts';
 import { asSchema, type Schema } from '../../k8s/crd-schema/structural.ts';
 import { compileSchema, type SchemaValidator } from '../../k8s/crd-schema/validator.ts';
-import { deepClone } from '../../k8s/json.ts';
 
 /** The `openAPIV3Schema` of one version of a CRD. */
 export function versionSchema(crd: KubeObject, version: string): Schema | undefined {
@@ -95,7 +94,7 @@ export function schemaStrategy(schema: Schema | undefined, validator: SchemaVali
     // Reads clone only the objects a default is missing from (lists of thousands stay cheap).
     strategy.decorateStored = (stored) => {
       if (!needsDefaults(stored, schema)) return stored;
-      const copy = deepClone(stored);
+      const copy = structuredClone(stored);
       defaultResource(copy, schema);
       return copy;
     };

@@ -15,7 +15,7 @@
  * `dryRun` computes the same answer and writes nothing.
  */
 import { notSupported, type FieldError } from '../../k8s/field-errors.ts';
-import { deepClone, isPlainObject } from '../../k8s/json.ts';
+import { isPlainObject } from '../../k8s/json.ts';
 import { asNumber, asRecord, asString } from '../../k8s/raw-json.ts';
 import { formatTime, parseTime } from '../../k8s/time.ts';
 import type { KubeObject } from '../../k8s/types.ts';
@@ -151,7 +151,7 @@ export async function deleteObject(
     }
 
     const now = ops.now();
-    const next = deepClone(current);
+    const next = structuredClone(current);
     const meta = metaOf(next);
     if (meta.deletionTimestamp === undefined) def.strategy.prepareForDelete?.(next, { now, subresource: '' });
     // rest.BeforeDelete: graceful deletion and its shortening.

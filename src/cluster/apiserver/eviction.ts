@@ -22,7 +22,7 @@
  * Conflicts are retried at once rather than after upstream's 500 ms pauses.
  */
 import { invalid as invalidField, notSupported } from '../../k8s/field-errors.ts';
-import { deepClone, isPlainObject } from '../../k8s/json.ts';
+import { isPlainObject } from '../../k8s/json.ts';
 import { labelSelectorAsSelector } from '../../k8s/label-selector.ts';
 import { isPodReady } from '../../k8s/pod.ts';
 import { asArray, asNumber, asRecord, asString } from '../../k8s/raw-json.ts';
@@ -58,7 +58,7 @@ const successStatus = (): Status => ({ kind: 'Status', apiVersion: 'v1', metadat
 /** The request body as an Eviction (apiVersion policy/v1), or the decoding error. */
 export function decodeSubresourceBody(body: unknown, kind: string, accepted: readonly string[], namespace: string): Result<KubeObject> {
   if (!isPlainObject(body)) return fail(badRequest(`the object provided is unrecognized (must be of type ${kind})`));
-  const obj = deepClone(body) as KubeObject;
+  const obj = structuredClone(body) as KubeObject;
   const apiVersion = asString(obj.apiVersion) ?? '';
   const bodyKind = asString(obj.kind) ?? '';
   const target = accepted[0] ?? '';
@@ -255,7 +255,7 @@ export class EvictionHandler implements SubresourceHandler {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const pdb = ops.current(def, namespace, budgetName);
       if (pdb === undefined) return fail(notFound({ group: 'policy', resource: 'poddisruptionbudgets' }, budgetName));
-      const status = deepClone(asRecord(pdb.status) ?? {});
+      const status = structuredClone(asRecord(pdb.status) ?? {});
       const generation = asNumber(pdb.metadata?.generation) ?? 0;
       if ((asNumber(status['observedGeneration']) ?? 0) < generation) return fail(budgetBeingProcessed(budgetName));
       const allowed = asNumber(status['disruptionsAllowed']) ?? 0;
@@ -269,7 +269,7 @@ export class EvictionHandler implements SubresourceHandler {
       if (allowed - 1 === 0) setDisruptionAllowedCondition(status, ops.now());
       if (dryRun) return ok(undefined);
       status['disruptedPods'] = { ...(asRecord(status['disruptedPods']) ?? {}), [podName]: formatTime(ops.now()) };
-      const next = deepClone(pdb);
+      const next = structuredClone(pdb);
       next.status = status;
       const written = await ops.updateWith(def, namespace, budgetName, this.#deps.systemContext(), 'status', {}, async () => ok(next), 'never');
       if (written.ok) return ok(undefined);
@@ -288,7 +288,7 @@ export class EvictionHandler implements SubresourceHandler {
         if (current === undefined) return fail(notFound({ group: '', resource: 'pods' }, name));
         const precondition = checkPreconditions(current, opts, name);
         if (precondition !== undefined) return fail(precondition);
-        const next = deepClone(current);
+        const next = structuredClone(current);
         if (!updatePodCondition(next, { type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting' }, ops.now())) break;
         const stored = ops.store.update(storageKey(pods), next, asString(current.metadata?.resourceVersion) ?? '');
         if (stored.ok) {

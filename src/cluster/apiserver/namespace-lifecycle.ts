@@ -22,7 +22,6 @@ import { storageKey } from './resource-def.ts';
 import type { ResourceRegistry } from './resources.ts';
 import type { StoreEvent } from './storage.ts';
 import { NAMESPACE_FINALIZER } from './strategies/core.ts';
-import { deepClone } from '../../k8s/json.ts';
 
 export const NAMESPACE_RESOURCE = '/namespaces';
 const IMMORTAL = new Set(['default', 'kube-system', 'kube-public']);
@@ -65,7 +64,7 @@ async function finalize(ops: ObjectOperations, def: ResourceDef, name: string, f
   for (let attempt = 0; attempt < 16; attempt++) {
     const current = ops.current(def, '', name);
     if (current === undefined) return fail(notFound({ group: '', resource: 'namespaces' }, name));
-    const next = deepClone(current);
+    const next = structuredClone(current);
     next['spec'] = { ...(asRecord(next['spec']) ?? {}), finalizers };
     const result = await ops.commitUpdate(def, current, next, ctx, { subresource: 'finalize', prepare: () => {} });
     if (result === 'conflict') continue;

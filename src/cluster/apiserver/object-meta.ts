@@ -13,7 +13,7 @@
  * - both: uid, creationTimestamp and deletion fields cannot be changed.
  * Functions here mutate the (private) object they receive.
  */
-import { deepClone, deepEqual, isPlainObject } from '../../k8s/json.ts';
+import { deepEqual, isPlainObject } from '../../k8s/json.ts';
 import { forbidden, invalid, required, root, type FieldError, type FieldPath } from '../../k8s/field-errors.ts';
 import { isQualifiedName } from '../../k8s/name-formats.ts';
 import { validateAnnotations, validateLabels, validateObjectMetaName, validateObjectMetaUpdate, nameIsDNSLabel } from '../../k8s/meta-validation.ts';
@@ -111,7 +111,7 @@ export function prepareStatusUpdate(def: ResourceDef, obj: KubeObject, old: Kube
     const status = obj.status;
     const managedFields = obj.metadata?.managedFields;
     for (const key of Object.keys(obj)) delete obj[key];
-    Object.assign(obj, deepClone(old));
+    Object.assign(obj, structuredClone(old));
     if (status === undefined) delete obj.status;
     else obj.status = status;
     if (managedFields !== undefined) metaOf(obj).managedFields = managedFields;

@@ -23,7 +23,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { Races } from '../../clock/races.ts';
 import { formatTime } from '../../k8s/time.ts';
-import { deepClone, isPlainObject } from '../../k8s/json.ts';
+import { isPlainObject } from '../../k8s/json.ts';
 import { asString } from '../../k8s/raw-json.ts';
 import type { FieldError } from '../../k8s/field-errors.ts';
 import type { KubeObject } from '../../k8s/types.ts';
@@ -210,7 +210,7 @@ export class ObjectOperations {
       const shape = Array.isArray(body) ? 'array' : body === null ? 'null' : typeof body;
       return fail(badRequest(`the object provided is unrecognized (must be of type ${def.kind}): couldn't get version/kind; json parse error: json: cannot unmarshal ${shape} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`));
     }
-    const obj = deepClone(body) as KubeObject;
+    const obj = structuredClone(body) as KubeObject;
     const apiVersion = asString(obj.apiVersion) ?? '';
     const kind = asString(obj.kind) ?? '';
     if (!def.builtin) {
@@ -327,7 +327,7 @@ export class ObjectOperations {
     const bodyName = asString(input.metadata?.name) ?? '';
     if (bodyName !== '' && bodyName !== name) return fail(badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`));
     return this.updateWith(def, namespace, name, ctx, subresource, options, async (current) => {
-      const next = deepClone(input);
+      const next = structuredClone(input);
       const meta = metaOf(next);
       if ((asString(meta.name) ?? '') === '') meta.name = name;
       if (current === undefined) delete meta.resourceVersion;

@@ -26,7 +26,7 @@
 import { applyPatch } from 'rfc6902';
 import type { Operation } from 'rfc6902';
 import { Pointer } from 'rfc6902/pointer.js';
-import { deepClone, isPlainObject } from '../../k8s/json.ts';
+import { isPlainObject } from '../../k8s/json.ts';
 import { jsonMergePatch } from '../../k8s/merge-patch.ts';
 import { patchMetaForKind, strategicMergePatch } from '../../k8s/strategic-merge.ts';
 import type { KubeObject } from '../../k8s/types.ts';
@@ -85,7 +85,7 @@ function jsonBytes(value: unknown): number {
  */
 export function applyJsonPatch(target: KubeObject, patch: unknown): Result<unknown> {
   if (!Array.isArray(patch)) return fail(badRequest(`json: cannot unmarshal ${patch === null ? 'null' : typeof patch} into Go value of type jsonpatch.Patch`));
-  const doc: unknown = deepClone(target);
+  const doc: unknown = structuredClone(target);
   let copied = 0;
   for (const raw of patch as unknown[]) {
     if (!isPlainObject(raw) || typeof raw.op !== 'string' || typeof raw.path !== 'string') {

@@ -7,7 +7,7 @@
  * autoscaling/v1 Scale, subresource `scale`), as upstream's scale REST does.
  */
 import { root } from '../../k8s/field-errors.ts';
-import { deepClone, isPlainObject } from '../../k8s/json.ts';
+import { isPlainObject } from '../../k8s/json.ts';
 import { selectorToString } from '../../k8s/label-selector.ts';
 import { asNumber, asRecord, asString } from '../../k8s/raw-json.ts';
 import { strategicMergePatch } from '../../k8s/strategic-merge.ts';
@@ -102,7 +102,7 @@ export async function updateScale(
       requested = r.value;
     }
     if (!isPlainObject(requested)) return fail(badRequest('the object provided is unrecognized (must be of type Scale)'));
-    let scale = deepClone(requested) as KubeObject;
+    let scale = structuredClone(requested) as KubeObject;
     const kind = asString(scale.kind) ?? 'Scale';
     if (kind !== 'Scale') return fail(badRequest(`${kind} in version "v1" cannot be handled as a Scale: converting (v1.${kind}) to (autoscaling.Scale): unknown conversion`));
     const scaleName = asString(scale.metadata?.name) ?? '';
@@ -118,7 +118,7 @@ export async function updateScale(
     }
     const rv = asString(scale.metadata?.resourceVersion) ?? '';
     if (rv !== '' && rv !== current.metadata?.resourceVersion) return fail(conflict(groupResourceOf(def), name));
-    const next = deepClone(current);
+    const next = structuredClone(current);
     writePath(next, spec.specReplicasPath, replicas);
     // Recorded on the parent, as upstream does: `Update` with `subresource: scale` owning spec.replicas.
     ops.fields.update(def, current, next, ops.managerOf(ctx), 'scale', ops.now());

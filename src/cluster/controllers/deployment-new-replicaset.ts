@@ -39,7 +39,6 @@ import {
   specOf,
 } from './deployment-util.ts';
 import { computePodTemplateHash, POD_TEMPLATE_HASH_LABEL } from './pod-template-hash.ts';
-import { deepClone } from '../../k8s/json.ts';
 
 export interface NewReplicaSetDeps {
   client: KubeClient;
@@ -92,7 +91,7 @@ export class NewReplicaSetSync {
     const newRevision = maxRevision(oldRSs) + 1;
     const deadline = progressDeadlineSeconds(d);
     if (existing !== undefined) {
-      const copy = deepClone(existing);
+      const copy = structuredClone(existing);
       const annotationsUpdated = setNewReplicaSetAnnotations(d, copy, newRevision, true);
       const minReady = asNumber(specOf(d)['minReadySeconds']) ?? 0;
       if (annotationsUpdated || (asNumber(specOf(copy)['minReadySeconds']) ?? 0) !== minReady) {
@@ -118,13 +117,13 @@ export class NewReplicaSetSync {
   /** The ReplicaSet a Deployment would create now: template and selector with the hash label, size 0. */
   #replicaSetFor(d: KubeObject): KubeObject {
     const spec = specOf(d);
-    const template = deepClone(asRecord(spec['template']) ?? {});
+    const template = structuredClone(asRecord(spec['template']) ?? {});
     const collisionCount = asNumber(statusOf(d).collisionCount);
     const hash = computePodTemplateHash(template, collisionCount);
     const tmeta = (template['metadata'] = { ...(asRecord(template['metadata']) ?? {}) });
     const labels = { ...((asRecord(tmeta['labels']) as Record<string, string> | undefined) ?? {}), [POD_TEMPLATE_HASH_LABEL]: hash };
     tmeta['labels'] = labels;
-    const selector = deepClone(asRecord(spec['selector']) ?? {});
+    const selector = structuredClone(asRecord(spec['selector']) ?? {});
     selector['matchLabels'] = { ...(asRecord(selector['matchLabels']) ?? {}), [POD_TEMPLATE_HASH_LABEL]: hash };
     const rsSpec: Record<string, unknown> = { replicas: 0, selector, template };
     const minReady = asNumber(spec['minReadySeconds']) ?? 0;
@@ -152,7 +151,7 @@ export class NewReplicaSetSync {
         const rs = this.#deps.cachedReplicaSet(ns(d), nameOf(newRS));
         if (rs === undefined) throw err;
         if (controllerRef(rs)?.uid === d.metadata?.uid && equalIgnoreHash(specOf(d)['template'], specOf(rs)['template'])) {
-          created = deepClone(rs);
+          created = structuredClone(rs);
           alreadyExists = true;
         } else {
           // A different template hashed to the same name: change the hash input and try again next sync.

@@ -19,7 +19,7 @@ import type { EventRecorder } from '../../client/event-recorder.ts';
 import type { KubeClient } from '../../client/http-client.ts';
 import type { Logger } from '../../client/logger.ts';
 import { BUILTIN } from '../../client/resources.ts';
-import { deepClone, deepEqual } from '../../k8s/json.ts';
+import { deepEqual } from '../../k8s/json.ts';
 import type { KubeObject, Pod } from '../../k8s/types.ts';
 import {
   PROGRESSING,
@@ -125,7 +125,7 @@ export class DeploymentRollout {
     const sizeNeedsUpdate = specReplicas(rs) !== size;
     if (!sizeNeedsUpdate && !replicasAnnotationsNeedUpdate(rs, desired, max)) return { scaled: false, rs };
     const oldSize = specReplicas(rs);
-    const copy = deepClone(rs);
+    const copy = structuredClone(rs);
     copy['spec'] = { ...specOf(copy), replicas: size };
     setReplicasAnnotations(copy, desired, max);
     const updated = await this.#deps.client.update<KubeObject>(BUILTIN.replicasets, copy);

@@ -14,7 +14,7 @@
  *   and does nothing when status and reason are the same.
  * Time is the `now` argument (epoch ms); stored times have second precision.
  */
-import { deepClone, deepEqual } from '../../k8s/json.ts';
+import { deepEqual } from '../../k8s/json.ts';
 import { asArray, asNumber, asRecord } from '../../k8s/raw-json.ts';
 import { formatTime, parseTime } from '../../k8s/time.ts';
 import type { KubeObject } from '../../k8s/types.ts';
@@ -61,7 +61,7 @@ export interface DeploymentStatus {
 
 /** The Deployment's status as stored, tolerating malformed fields (never shared with the input). */
 export function statusOf(d: KubeObject): DeploymentStatus {
-  const s = deepClone(asRecord(d['status']) ?? {}) as DeploymentStatus;
+  const s = structuredClone(asRecord(d['status']) ?? {}) as DeploymentStatus;
   const conditions = asArray(s.conditions);
   if (conditions === undefined) delete s.conditions;
   else s.conditions = conditions.filter((c): c is DeploymentCondition => asRecord(c) !== undefined);

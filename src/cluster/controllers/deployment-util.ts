@@ -13,7 +13,7 @@
  * Functions that edit (`setNewReplicaSetAnnotations`, `setReplicasAnnotations`)
  * edit the copy they are given and answer whether anything changed.
  */
-import { deepClone, deepEqual } from '../../k8s/json.ts';
+import { deepEqual } from '../../k8s/json.ts';
 import { asNumber, asRecord, asString } from '../../k8s/raw-json.ts';
 import { parseTime } from '../../k8s/time.ts';
 import type { IntOrString, KubeObject } from '../../k8s/types.ts';
@@ -256,7 +256,7 @@ function normalize(v: unknown): unknown {
 /** EqualIgnoreHash: pod templates equal once the pod-template-hash label is removed from both. */
 export function equalIgnoreHash(t1: unknown, t2: unknown): boolean {
   const strip = (t: unknown): unknown => {
-    const copy = deepClone(asRecord(t) ?? {});
+    const copy = structuredClone(asRecord(t) ?? {});
     const labels = asRecord(asRecord(copy['metadata'])?.['labels']);
     if (labels !== undefined) delete labels[POD_TEMPLATE_HASH_LABEL];
     return normalize(copy);

@@ -30,7 +30,7 @@ import { Informer, objectKey } from '../../client/store.ts';
 import { QueueLoop } from '../../client/queue-loop.ts';
 import type { Runnable } from '../../client/runnable.ts';
 import type { WorkQueue } from '../../client/workqueue.ts';
-import { deepClone, deepEqual } from '../../k8s/json.ts';
+import { deepEqual } from '../../k8s/json.ts';
 import { labelSelectorAsSelector } from '../../k8s/label-selector.ts';
 import { controllerRef } from '../../k8s/owner.ts';
 import type { KubeObject, LabelSelector, OwnerReference, Pod } from '../../k8s/types.ts';
@@ -245,7 +245,7 @@ export class DeploymentController implements Runnable {
   async #sync(key: string): Promise<void> {
     const cached = this.#dInformer.store.getByKey(key);
     if (cached === undefined) return;
-    const d = deepClone(cached);
+    const d = structuredClone(cached);
     const sel = labelSelectorAsSelector(selectorOf(d));
     if (!sel.ok) throw new Error(`deployment ${key} has invalid label selector: ${sel.error}`);
     if (sel.selector.empty) {
@@ -273,7 +273,7 @@ export class DeploymentController implements Runnable {
     const candidates = this.#rsInformer.store.list(d.metadata?.namespace ?? '');
     const claim = await claimObjects(candidates, { client: this.#client, controller: d, controllerRef: BUILTIN.deployments, objectRef: BUILTIN.replicasets, selector });
     if (claim.errors.length > 0) throw claim.errors[0];
-    return claim.claimed.map((rs) => deepClone(rs));
+    return claim.claimed.map((rs) => structuredClone(rs));
   }
 
   #ownedReplicaSets(d: KubeObject): KubeObject[] {

@@ -33,7 +33,7 @@ import { Informer, objectKey } from '../../client/store.ts';
 import { QueueLoop } from '../../client/queue-loop.ts';
 import type { Runnable } from '../../client/runnable.ts';
 import type { WorkQueue } from '../../client/workqueue.ts';
-import { deepClone, deepEqual } from '../../k8s/json.ts';
+import { deepEqual } from '../../k8s/json.ts';
 import { labelSelectorAsSelector, type Selector } from '../../k8s/label-selector.ts';
 import { controllerRef, ownerReferenceFor } from '../../k8s/owner.ts';
 import { isPodActive, isPodReady } from '../../k8s/pod.ts';
@@ -334,7 +334,7 @@ export class ReplicaSetController implements Runnable {
     const annotations = asRecord(meta['annotations']);
     if (annotations !== undefined) metadata.annotations = { ...(annotations as Record<string, string>) };
     if (Array.isArray(meta['finalizers'])) metadata.finalizers = [...(meta['finalizers'] as string[])];
-    return { apiVersion: 'v1', kind: 'Pod', metadata, spec: deepClone(asRecord(template['spec']) ?? {}) as unknown as Pod['spec'] };
+    return { apiVersion: 'v1', kind: 'Pod', metadata, spec: structuredClone(asRecord(template['spec']) ?? {}) as unknown as Pod['spec'] };
   }
 
   async #createPod(rs: KubeObject): Promise<void> {

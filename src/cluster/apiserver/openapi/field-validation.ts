@@ -20,7 +20,6 @@ import type { ResourceDef } from '../resource-def.ts';
 import { versionSchema } from '../custom-resource-schema.ts';
 import { pruneResource } from '../../../k8s/crd-schema/prune.ts';
 import { BUILTIN_DEFINITIONS } from './builtin-schemas.generated.ts';
-import { deepClone } from '../../../k8s/json.ts';
 
 const KIND_DEFINITIONS = new Map<string, string>();
 for (const [name, def] of Object.entries(BUILTIN_DEFINITIONS)) if (def.k !== undefined) KIND_DEFINITIONS.set(def.k.join('/'), name);
@@ -68,6 +67,6 @@ export function installFieldValidation(core: ApiServerHost): void {
     if (def.builtin) return builtinUnknownFields(def.group, def.version, def.kind, obj, drop);
     const crd = core.store.get(CRD_RESOURCE, '', `${def.plural}.${def.group}`);
     const schema = crd === undefined ? undefined : versionSchema(crd, def.version);
-    return schema === undefined ? [] : pruneResource(drop ? obj : deepClone(obj), schema);
+    return schema === undefined ? [] : pruneResource(drop ? obj : structuredClone(obj), schema);
   };
 }

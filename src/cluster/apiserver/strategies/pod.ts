@@ -7,7 +7,7 @@
  * selectable fields of `GetAttrs`.
  * Pods carry no metadata.generation in Kubernetes 1.32.
  */
-import { deepClone, deepEqual } from '../../../k8s/json.ts';
+import { deepEqual } from '../../../k8s/json.ts';
 import { forbidden, invalid, root, type FieldError } from '../../../k8s/field-errors.ts';
 import { podTemplateDecodeError } from '../../../k8s/pod-decode.ts';
 import { validatePodSpec } from '../../../k8s/pod-validation.ts';
@@ -59,7 +59,7 @@ const POD_UPDATE_FORBIDDEN =
 /** ValidatePodUpdate's spec rule: copy the mutable fields over and require the rest to be equal. */
 export function validatePodSpecUpdate(next: KubeObject, prev: KubeObject): FieldError[] {
   const errs: FieldError[] = [];
-  const newSpec = deepClone(asRecord(next['spec']) ?? {});
+  const newSpec = structuredClone(asRecord(next['spec']) ?? {});
   const oldSpec = asRecord(prev['spec']) ?? {};
   for (const key of ['containers', 'initContainers']) {
     const newList = asArray(newSpec[key]);
