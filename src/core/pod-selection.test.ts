@@ -284,7 +284,7 @@ describe('matchWorkloadSpreadForPod (§2.1 steps 5–9)', () => {
 describe('matchWorkloadSpreadForPod visits only the WorkloadSpreads of the chain, with the answer of the full walk', async () => {
   const fc = (await import('fast-check')).default;
   const { activeWorkloadSpreads } = await import('./target-conflict.ts');
-  const { OwnerChain, ownerMismatchMessage, verifyPodOwner } = await import('./pod-selection.ts');
+  const { OwnerChain, matchOnChain, ownerMismatchMessage } = await import('./pod-selection.ts');
 
   /** §2.1 steps 5–9 as a plain loop over the whole list, each WorkloadSpread asking the chain: the behaviour the index keeps. */
   function everyWorkloadSpread(p: Pod, list: readonly WorkloadSpread[], lookup: OwnerLookup): unknown {
@@ -299,12 +299,8 @@ describe('matchWorkloadSpreadForPod visits only the WorkloadSpreads of the chain
         continue;
       }
       if (!reference.equal) continue;
-      const selection = targetFilterSelectsPod(ws, p.metadata?.labels);
-      if (!selection.ok || !selection.selected) continue;
-      const verified = verifyPodOwner(owner, lookup);
-      if ('read' in verified) return { kind: 'read', read: verified.read };
-      if (!verified.ok) return { kind: 'error', code: 500, message: ownerMismatchMessage(owner), detail: verified.error };
-      return { kind: 'matched', ws };
+      const found = matchOnChain(ws, p, owner, lookup);
+      if (found !== undefined) return found;
     }
     return { kind: 'none' };
   }

@@ -22,7 +22,7 @@ import type { TargetReference, WorkloadSpread } from '../api/workloadspread.ts';
 import { isWhitelistedOwner, type Whitelist } from '../api/whitelist.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import type { ObjectRef, ReadRequest, ViewLookup } from './cluster-view.ts';
-import { activeWorkloadSpreads } from './target-conflict.ts';
+import { activeWorkloadSpreads, isDeleting } from './target-conflict.ts';
 
 /** Owner kinds whose pods admission considers, besides the whitelist (spec §2.1 step 7). */
 export const SUPPORTED_WORKLOAD_KINDS: readonly { group: string; kind: string }[] = [
@@ -238,14 +238,24 @@ export function matchWorkloadSpreadForPod(
       }
       continue;
     }
-    const selection = targetFilterSelectsPod(ws, pod.metadata?.labels);
-    if (!selection.ok || !selection.selected) continue;
-    const verified = verifyPodOwner(owner, lookup);
-    if ('read' in verified) return { kind: 'read', read: verified.read };
-    if (!verified.ok) return { kind: 'error', code: 500, message: ownerMismatchMessage(owner), detail: verified.error };
-    return { kind: 'matched', ws };
+    const found = matchOnChain(ws, pod, owner, lookup);
+    if (found !== undefined) return found;
   }
   return { kind: 'none' };
+}
+
+/**
+ * §2.1 steps 8–9 for a WorkloadSpread whose target is on the pod's owner
+ * chain: undefined when its targetFilter does not select the pod (the next
+ * WorkloadSpread is asked), otherwise the match once the pod's owner is verified.
+ */
+export function matchOnChain(ws: WorkloadSpread, pod: Pod, owner: OwnerReference, lookup: OwnerLookup): WorkloadSpreadMatch | undefined {
+  const selection = targetFilterSelectsPod(ws, pod.metadata?.labels);
+  if (!selection.ok || !selection.selected) return undefined;
+  const verified = verifyPodOwner(owner, lookup);
+  if ('read' in verified) return { kind: 'read', read: verified.read };
+  if (!verified.ok) return { kind: 'error', code: 500, message: ownerMismatchMessage(owner), detail: verified.error };
+  return { kind: 'matched', ws };
 }
 
 /** The active WorkloadSpreads of a list in order, with their targets' keys and where each key is targeted. */
@@ -266,9 +276,8 @@ function targetIndex(order: readonly WorkloadSpread[]): TargetIndex {
   const keys: (string | undefined)[] = [];
   const positions = new Map<string, number[]>();
   order.forEach((ws, i) => {
-    const deleting = ws.metadata.deletionTimestamp;
     const gv = apiVersionGroup(ws.spec.targetRef.apiVersion);
-    const key = (deleting !== undefined && deleting !== null && deleting !== '') || !gv.ok ? undefined : linkKey(gv.group, ws.spec.targetRef.kind, ws.spec.targetRef.name);
+    const key = isDeleting(ws) || !gv.ok ? undefined : linkKey(gv.group, ws.spec.targetRef.kind, ws.spec.targetRef.name);
     keys.push(key);
     if (key === undefined) return;
     const list = positions.get(key);

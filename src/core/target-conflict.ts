@@ -40,7 +40,7 @@ export function targetKey(ws: Spread): string | undefined {
   return `${gv.ok ? gv.group : ''}/${ref.kind}/${ref.name}`;
 }
 
-function isDeleting(ws: Spread): boolean {
+export function isDeleting(ws: Spread): boolean {
   const ts = ws.metadata?.deletionTimestamp;
   return ts !== undefined && ts !== null && ts !== '';
 }

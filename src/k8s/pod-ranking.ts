@@ -121,9 +121,8 @@ interface ActiveKeys extends PlacementKeys {
 }
 
 function activeKeys(pod: Pod): ActiveKeys {
-  const readyTime = podReadyTime(pod);
-  const ready = readyTime !== undefined || isPodReady(pod);
-  return { node: nodeNameOf(pod), phase: phaseOrdinal(pod), ready, readyTime, restarts: maxContainerRestarts(pod), created: creationTime(pod) };
+  const ready = isPodReady(pod);
+  return { node: nodeNameOf(pod), phase: phaseOrdinal(pod), ready, readyTime: ready ? podReadyTime(pod) : undefined, restarts: maxContainerRestarts(pod), created: creationTime(pod) };
 }
 
 /** `ActivePods.Less` on the keys of two pods: rules 1–3, then readiness time, restarts, creation. */

@@ -22,18 +22,11 @@
  * keep the process alive.
  */
 import { Worker } from 'node:worker_threads';
-import type { Clock } from '../../clock/clock.ts';
-import type { ClientCredentials } from './webhook-client-auth.ts';
-import type { WebhookCallResult, WebhookTarget } from './webhook-client.ts';
+import type { PostOptions, WebhookCallResult, WebhookTarget } from './webhook-client.ts';
 import { targetToWire, type ThreadAnswer, type ThreadCall } from './webhook-thread-wire.ts';
 
-export interface ThreadPostOptions {
-  clock: Clock;
-  caPem: string | undefined;
-  timeoutMs: number;
-  label: string;
-  clientCertificate?: ClientCredentials;
-}
+/** `postToWebhook`'s options; the thread keeps its own keep-alive agent. */
+export type ThreadPostOptions = Omit<PostOptions, 'agent'>;
 
 /** A call's result and, when the webhook thread made it, how long it took there. */
 export type TimedWebhookCallResult = WebhookCallResult & { elapsedMs?: number };
