@@ -135,12 +135,21 @@ export interface DistManager {
   readonly healthUrl: string;
   /** CPU time (user + system) of the process so far, ms. */
   cpuMs(): number;
+  /** The same for its main thread alone (the JavaScript; the rest is V8's compiler and garbage-collector threads), ms. */
+  mainThreadCpuMs(): number;
   /** Resident set size now, MB. */
   rssMb(): number;
   /** Runs a full garbage collection in the manager (bench/lib/gc-on-signal.cjs) and waits a moment for it. */
   collectGarbage(): Promise<void>;
   metrics(): Promise<string>;
   stop(): Promise<void>;
+}
+
+/** user + system CPU of a process or thread, ms. */
+function statCpuMs(path: string): number {
+  const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  // utime and stime are fields 14 and 15 of /proc/PID/stat (11 and 12 after the command).
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
 }
 
 /** Starts `node dist/cli/entry.js manager` against the cluster (one replica, no leader election), ready when /readyz says so. */
@@ -188,11 +197,8 @@ export async function startDistManager(connection: ConnectionInfo, extraArgs: st
     pid,
     webhookUrl: `https://127.0.0.1:${webhookPort}`,
     healthUrl: `http://127.0.0.1:${healthPort}/healthz`,
-    cpuMs: () => {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-      // utime and stime are fields 14 and 15 of /proc/PID/stat (11 and 12 after the command).
-      return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
-    },
+    cpuMs: () => statCpuMs(`/proc/${pid}/stat`),
+    mainThreadCpuMs: () => statCpuMs(`/proc/${pid}/task/${pid}/stat`),
     rssMb: () => {
       const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:')) ?? '';
       return Number(/(\d+)/.exec(line)?.[1] ?? NaN) / 1024;

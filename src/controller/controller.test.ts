@@ -23,7 +23,7 @@ import type { KubeObject } from '../k8s/types.ts';
 import { createNamespace, createObject, customWorkloadCrd, startKubeTestBed, T0, whitelistJson, workloadSpread } from '../testing/kube-bed.ts';
 import type { ClientTestBed } from '../testing/client-test-bed.ts';
 import { settleUntil } from '../testing/eventually.ts';
-import { POD_EVENT_BATCH_MS, type ControllerMetrics } from './controller.ts';
+import { POD_EVENT_BATCH_MS, POD_EVENT_MAX_WAIT_MS, type ControllerMetrics } from './controller.ts';
 import { REQUEUE_MARGIN_MS, STATUS_HOLD_MS } from './reconciler.ts';
 import { costs, createPod, deploymentObject, eventNotes, getWs, listPods, replicaSetObject, startController, subsetSummary, type RunningController } from '../testing/controller-bed.ts';
 
@@ -197,6 +197,51 @@ describe('D25: a change of the status alone waits out the batch period', () => {
         assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 1/1', 'b 2/-1']);
       },
       { metrics: { reconcile: () => void syncs++ } },
+    );
+  });
+});
+
+describe('D25: a burst of pod events waits for a pause, at most POD_EVENT_MAX_WAIT_MS', () => {
+  test('events every half second sync once per POD_EVENT_MAX_WAIT_MS, then POD_EVENT_BATCH_MS after the last; a lone event after POD_EVENT_BATCH_MS', async () => {
+    const ns = await createNamespace(bed);
+    const syncedAt: number[] = [];
+    await withController(
+      ns,
+      async () => {
+        const { rs } = await deployment(ns, 'web', 20);
+        await createObject(bed, workloadSpread(ns, 'ws', subsets(['a', 10], ['b', undefined])));
+        await settleUntil(clock, () => assert.ok(getWs(bed, ns, 'ws').status !== undefined));
+        await clock.settle();
+        syncedAt.length = 0;
+        const start = clock.now();
+        // 16 pods, one every 500 ms: 7.5 s of events, never a pause of POD_EVENT_BATCH_MS.
+        for (let i = 0; i < 16; i++) {
+          await createPod(bed, clock, ns, { name: `p-${String(i).padStart(2, '0')}`, owner: rs, ws: 'ws', subset: i % 2 === 0 ? 'a' : 'b', node: i % 2 === 0 ? 'node-a' : 'node-b' });
+          await clock.quiesce();
+          await clock.advance(500);
+        }
+        const lastEvent = start + 15 * 500;
+        await clock.advance(POD_EVENT_BATCH_MS + 100);
+        await clock.quiesce();
+        const offsets = syncedAt.map((t) => t - start);
+        assert.ok(offsets.length >= 2 && offsets.length <= 3, `a sync per max wait and one after the pause, not one a second: ${offsets.join(', ')}`);
+        assert.equal(offsets[0], POD_EVENT_MAX_WAIT_MS, 'the first sync comes the max wait after the first event');
+        assert.equal(syncedAt.at(-1), lastEvent + POD_EVENT_BATCH_MS, 'the last one the batch period after the last event');
+        assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 8/2', 'b 8/-1'], 'and it saw every pod');
+
+        // A lone event, after a pause, syncs POD_EVENT_BATCH_MS after it.
+        await clock.advance(10_000);
+        await clock.settle();
+        syncedAt.length = 0;
+        const lone = clock.now();
+        await createPod(bed, clock, ns, { name: 'p-16', owner: rs, ws: 'ws', subset: 'a', node: 'node-a' });
+        await clock.quiesce();
+        await clock.advance(POD_EVENT_BATCH_MS + 100);
+        await clock.quiesce();
+        assert.deepEqual(syncedAt.map((t) => t - lone), [POD_EVENT_BATCH_MS]);
+        assert.deepEqual(subsetSummary(getWs(bed, ns, 'ws')), ['a 9/1', 'b 8/-1']);
+      },
+      { metrics: { reconcile: () => void syncedAt.push(clock.now()) } },
     );
   });
 });

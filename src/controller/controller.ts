@@ -27,6 +27,7 @@ import type { WorkloadResolver } from '../kube/workload-resolver.ts';
 import { EventMapper, onlyStatusChanged, workloadSpreadKey, type ChangeType, type MappingView } from './event-mapping.ts';
 import { QueueLoop } from '../client/queue-loop.ts';
 import type { Runnable } from '../client/runnable.ts';
+import type { Timer } from '../clock/clock.ts';
 import { Reconciler, type ReconcilerMetrics, type ReconcilerOptions } from './reconciler.ts';
 
 export const CONTROLLER_NAME = 'workloadspread';
@@ -65,12 +66,15 @@ export interface ControllerOptions extends ReconcilerOptions {
   metrics?: ControllerMetrics;
   /** Delay between a pod event and the sync it triggers (default POD_EVENT_BATCH_MS; 0: at once). */
   podEventBatchMs?: number;
+  /** Longest a burst of pod events waits for its sync (default POD_EVENT_MAX_WAIT_MS). */
+  podEventMaxWaitMs?: number;
 }
 
 /**
- * Pod events reach their WorkloadSpread this much later, so a burst of pod
- * creations, bindings and readiness changes becomes one sync instead of one
- * per event (each sync looks at every pod of the workload). The Job
+ * Pod events reach their WorkloadSpread once they have paused this long, so
+ * a burst of pod creations, bindings and readiness changes becomes a few
+ * syncs instead of one per event (each sync looks at every pod of the
+ * workload; see POD_EVENT_MAX_WAIT_MS). The Job
  * controller does the same (syncJobBatchPeriod, 1 s). A WorkloadSpread
  * update that changed only its status (the webhook's reservations during a
  * burst, a hand edit) waits the same period, and the controller's own
@@ -79,6 +83,22 @@ export interface ControllerOptions extends ReconcilerOptions {
  * waits for a sync (the webhook books what it decides itself).
  */
 export const POD_EVENT_BATCH_MS = 1_000;
+
+/**
+ * While events keep coming (each one less than POD_EVENT_BATCH_MS after the
+ * one before), the sync they wait for moves with the last of them, but never
+ * further than this after the first: a burst of pod events becomes one sync
+ * every few seconds instead of one a second, and a single event still syncs
+ * POD_EVENT_BATCH_MS after it happened (D25).
+ */
+export const POD_EVENT_MAX_WAIT_MS = 5_000;
+
+/** Events of one key waiting for their sync: when the first and the last came, and the timer that looks again. */
+interface PendingBatch {
+  first: number;
+  last: number;
+  timer: Timer;
+}
 
 export class WorkloadSpreadController implements Runnable {
   readonly name: string;
@@ -91,6 +111,8 @@ export class WorkloadSpreadController implements Runnable {
   #active = 0;
   /** Pod events mapped to each WorkloadSpread key so far (the reconciler's `podEvents`); dropped with the WorkloadSpread. */
   readonly #podEvents = new Map<string, number>();
+  /** Keys whose batched events wait for their sync (see `#batched`). */
+  readonly #batches = new Map<string, PendingBatch>();
 
   constructor(options: ControllerOptions) {
     this.#o = options;
@@ -132,8 +154,10 @@ export class WorkloadSpreadController implements Runnable {
     return this.#loop.start(signal);
   }
 
-  /** Stops taking events, cancels the resync and lets the workers finish what they hold. */
+  /** Stops taking events, cancels the resync and the batches still waiting, and lets the workers finish what they hold. */
   stop(): Promise<void> {
+    for (const batch of this.#batches.values()) batch.timer.cancel();
+    this.#batches.clear();
     return this.#loop.stop();
   }
 
@@ -164,13 +188,40 @@ export class WorkloadSpreadController implements Runnable {
     this.#batched(list);
   }
 
-  /** Adds the keys after the batch period (at once when it is 0). */
+  /**
+   * Adds each key once its events have paused for the batch period, or the
+   * maximum wait after the first of them has passed, whichever comes first
+   * (at once when the period is 0). The timer is armed once per batch and
+   * looks again when it fires, so an event costs a map lookup, not a timer.
+   */
   #batched(keys: Iterable<string>): void {
-    const delay = this.#o.podEventBatchMs ?? POD_EVENT_BATCH_MS;
-    for (const key of keys) {
-      if (delay > 0) this.queue.addAfter(key, delay);
-      else this.queue.add(key);
+    const quiet = this.#o.podEventBatchMs ?? POD_EVENT_BATCH_MS;
+    if (quiet <= 0) {
+      for (const key of keys) this.queue.add(key);
+      return;
     }
+    const now = this.#o.clock.now();
+    for (const key of keys) {
+      const pending = this.#batches.get(key);
+      if (pending !== undefined) pending.last = now;
+      else this.#batches.set(key, { first: now, last: now, timer: this.#batchTimer(key, quiet) });
+    }
+  }
+
+  #batchTimer(key: string, ms: number): Timer {
+    return this.#o.clock.setTimeout(() => {
+      const pending = this.#batches.get(key);
+      if (pending === undefined) return;
+      const quiet = this.#o.podEventBatchMs ?? POD_EVENT_BATCH_MS;
+      const due = Math.min(pending.last + quiet, pending.first + Math.max(quiet, this.#o.podEventMaxWaitMs ?? POD_EVENT_MAX_WAIT_MS));
+      const now = this.#o.clock.now();
+      if (due > now) {
+        pending.timer = this.#batchTimer(key, due - now);
+        return;
+      }
+      this.#batches.delete(key);
+      this.queue.add(key);
+    }, ms);
   }
 
   #subscribe(add: (keys: Iterable<string>) => void): (() => void)[] {
@@ -193,7 +244,7 @@ export class WorkloadSpreadController implements Runnable {
         else if (!this.reconciler.wroteLast(workloadSpreadKey(obj.metadata?.namespace ?? '', obj.metadata?.name ?? ''), obj.metadata?.resourceVersion)) this.#batched(m.forWorkloadSpread(obj));
       }),
       caches.workloadSpreads.onDelete(ws('delete')),
-      // Pod events reach a WorkloadSpread after POD_EVENT_BATCH_MS, so a burst of them becomes one sync (as the Job controller's syncJobBatchPeriod).
+      // Pod events reach a WorkloadSpread once they pause for POD_EVENT_BATCH_MS (at most POD_EVENT_MAX_WAIT_MS after the first), so a burst of them becomes a few syncs (the Job controller batches with syncJobBatchPeriod).
       caches.pods.onAdd((pod) => this.#addPodEvent(m.forPod('add', pod))),
       caches.pods.onUpdate((old, pod) => this.#addPodEvent(m.forPod('update', pod, old))),
       caches.pods.onDelete((pod) => this.#addPodEvent(m.forPod('delete', pod))),
