@@ -441,8 +441,10 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
   if (choice.kind === 'none' && subsetsUsePercent(ws) && admissionReadsReplicas(ws, whitelist.whitelist)) {
     // D22: a pod that finds no room may be the first sign of a scale-out the cache has not seen yet; the
     // target is read from the API server before the pod is admitted without a subset (then decided again).
+    // The read is this decision's own: one another admission made (while the cache lags) can predate the
+    // scale-out that created this pod, and would leave it without a subset.
     // Not for a kind admission cannot count (its 0 would not change): no read per pod there.
-    const fresh = view.freshObject?.(namespace, ws.spec.targetRef, { exactVersion: true });
+    const fresh = view.freshObject?.(namespace, ws.spec.targetRef, { exactVersion: true, thisDecision: true });
     if (fresh !== undefined && 'read' in fresh) return { kind: 'read', read: fresh.read };
   }
   switch (choice.kind) {

@@ -82,9 +82,12 @@ export interface ClusterView {
    * One object as the API server has it now, the same way: admission reads
    * the target again when a pod finds no room at the replicas the cache shows
    * (the cache may not have seen the scale-out that created the pod). Once
-   * read, `object` answers with that copy too.
+   * read, `object` answers with that copy too. A view may answer with a read
+   * another decision made while the cache has not moved since; with
+   * `thisDecision` only a read made for this decision answers (one made
+   * earlier can predate the scale-out that created this pod).
    */
-  freshObject?(namespace: string, ref: ObjectRef, options?: { exactVersion?: boolean }): ViewLookup<KubeObject>;
+  freshObject?(namespace: string, ref: ObjectRef, options?: { exactVersion?: boolean; thisDecision?: boolean }): ViewLookup<KubeObject>;
   /** Every node (the simulation schedule, D3). */
   nodes(): readonly Node[];
   /** The pods bound to a node (rebalancing's room check). */

@@ -240,10 +240,55 @@ describe('pod CREATE admission', () => {
       placed.push(parseMarker(pod?.metadata.annotations?.[MARKER])?.subset ?? 'none');
     }
     // Five pods at 5 from the cache; the sixth is beyond the 5 replicas the cache shows, so it reads 10 (2/3/5);
-    // the next five are decided on that read (the cache has not moved since) without one of their own.
+    // the next four are decided on that read (the cache has not moved since) without one of their own; the
+    // eleventh finds no room at 10 and reads once more before it is admitted without a subset.
     assert.deepEqual(placed, ['a', 'b', 'b', 'c', 'c', 'a', 'b', 'c', 'c', 'c', 'none']);
-    assert.equal(cluster.objectReads, 1, 'one read of the target for the whole scale-out');
+    assert.equal(cluster.objectReads, 2, 'one read of the target for the scale-out, one for the pod that found no room');
     assert.equal(bed.events.filter((e) => e.event.reason === 'NoSubsetAvailable').length, 1);
+  });
+
+  test('D22: a read another admission made while the cache lagged predates a second scale-out: the pod that finds no room reads again and is placed', async () => {
+    /** A cache that keeps an old copy of the target; the API server (`objects`) moves on. */
+    class LaggingCache extends FakeCluster {
+      stale: KubeObject | undefined;
+      objectReads = 0;
+      override object(namespace: string, ref: ObjectRef, options: { exactVersion?: boolean } = {}): ViewLookup<KubeObject> {
+        return options.exactVersion === true && this.stale !== undefined ? { found: this.stale } : super.object(namespace, ref, options);
+      }
+      override async read(request: ReadRequest): Promise<Lookup<KubeObject>> {
+        if (request.kind === 'object') this.objectReads++;
+        return super.read(request);
+      }
+    }
+    const clock = new VirtualClock();
+    const cluster = new LaggingCache();
+    const bed = { ...handlerBed(clock, cluster, new MemoryStatusStore()), clock };
+    const [deploy, rs] = deploymentChain();
+    const at = (rv: string, replicas: number): KubeObject => ({ ...deploy!, metadata: { ...deploy!.metadata, resourceVersion: rv }, spec: { ...(deploy!['spec'] as object), replicas } });
+    // The cache has version 1 of the Deployment; the API server already has version 2 (a status update), both at 5.
+    cluster.objects.push(at('2', 5), rs!);
+    cluster.stale = at('1', 5);
+    bed.cluster.spreads.push(bed.store.put(spread([{ name: 'a', maxReplicas: '20%' }, { name: 'b', maxReplicas: '30%' }, { name: 'c', maxReplicas: '50%' }])));
+    const placed: string[] = [];
+    const admitSome = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const { pod } = await admit(bed);
+        placed.push(parseMarker(pod?.metadata.annotations?.[MARKER])?.subset ?? 'none');
+      }
+    };
+    // At 5 the limits are 1/2/3 (rounded up). The sixth pod is beyond the 5 the cache shows: it reads version 2
+    // (still 5) and takes the last place; the seventh finds no room, reads again (still 5): none, rightly.
+    await admitSome(7);
+    assert.deepEqual(placed, ['a', 'b', 'b', 'c', 'c', 'c', 'none']);
+    assert.equal(cluster.objectReads, 2);
+    // The Deployment is scaled to 10 (version 3); the cache still shows version 1, so the read of version 2 is
+    // still "newer than the cache". The pods of the scale-out must be sized at 10, not at that earlier read.
+    cluster.objects = [at('3', 10), rs!];
+    placed.length = 0;
+    await admitSome(5);
+    assert.deepEqual(placed, ['a', 'b', 'c', 'c', 'none'], 'room at 10: a 2, b 3, c 5');
+    assert.equal(cluster.objectReads, 4, 'the first pod of the scale-out and the one beyond 10 read; the three between use the first one\'s read');
+    assert.equal(bed.events.filter((e) => e.event.reason === 'NoSubsetAvailable').length, 2, 'only the pod beyond 10 and the one beyond 5 before the scale');
   });
 
   test('D21: pods sent to the unlimited subset of a balanced spec get the cost of their place, counted from answered placements the cache does not show yet', async () => {

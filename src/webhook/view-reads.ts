@@ -93,13 +93,14 @@ export class ReadThroughView implements ClusterView {
     return fresher === undefined ? cached : { found: fresher };
   }
 
-  freshObject(namespace: string, ref: ObjectRef, options: { exactVersion?: boolean } = {}): ViewLookup<KubeObject> {
+  freshObject(namespace: string, ref: ObjectRef, options: { exactVersion?: boolean; thisDecision?: boolean } = {}): ViewLookup<KubeObject> {
     const exactVersion = options.exactVersion === true;
     const key = objectKey(namespace, ref, exactVersion);
     const done = this.#done.get(key);
     if (done !== undefined) return done;
-    // Read already by another admission, and the cache has not moved since: that read is as fresh.
-    const base = this.#base.object(namespace, ref, options);
+    if (options.thisDecision === true) return { read: { kind: 'object', namespace, ref, exactVersion } };
+    // Read already by another admission, and the cache has not moved since: that read is as fresh as the cache.
+    const base = this.#base.object(namespace, ref, { exactVersion });
     const fresher = this.#reads.fresher?.get(key, 'found' in base ? base.found : undefined);
     return fresher === undefined ? { read: { kind: 'object', namespace, ref, exactVersion } } : { found: fresher };
   }
