@@ -273,6 +273,22 @@ export function reserveAhead(input: ReserveAheadInput): { status: WorkloadSpread
 }
 
 /**
+ * The places reserved ahead that the stored status holds and no pod has
+ * claimed in it yet (their creatingPods entries, every version), by uid.
+ * With two manager replicas, a pod that finds no room while the other one
+ * holds such places is one of the pods they were reserved for.
+ */
+export function placesReservedAhead(ws: WorkloadSpread): string[] {
+  const uids = new Set<string>();
+  const collect = (statuses: readonly { creatingPods?: Record<string, string> | null }[] | undefined) => {
+    for (const s of statuses ?? []) for (const id of Object.keys(s.creatingPods ?? {})) if (id.startsWith(RESERVED_AHEAD_PREFIX)) uids.add(id);
+  };
+  collect(ws.status?.subsetStatuses);
+  for (const statuses of Object.values(ws.status?.versionedSubsetStatuses ?? {})) collect(statuses);
+  return [...uids];
+}
+
+/**
  * Gives back places reserved ahead that no pod claimed (the burst ended, or
  * the workload scaled down): their creatingPods entries go, and each frees
  * the room it took. Entries already gone (expired by the controller, or

@@ -199,6 +199,79 @@ describe('places reserved ahead (issue 13)', () => {
     });
   });
 
+  test('two replicas, every subset limited: a pod that finds only places the other replica reserved ahead is retried (500), not admitted without a subset, and placed once they are given back', async () => {
+    const limited: Subset[] = [{ name: 'a', maxReplicas: '20%' }, { name: 'b', maxReplicas: '20%' }, { name: 'c', maxReplicas: '60%' }];
+    const one = bed(limited, 10, true);
+    // A second manager replica: its own pool and group commit over the same API server (status store, cluster).
+    let seq = 0;
+    const pool = new ReservationPool({ clock: one.clock, view: one.cluster, newUid: () => `q${++seq}` });
+    const commit = new GroupCommit({ clock: one.clock, store: one.store, random: () => 0, extend: (k, c, v) => pool.extend(k, c, v) });
+    pool.attach(commit);
+    const two = { ...one, deps: { ...one.deps, commit, pool, newUid: () => `two-${++seq}` } };
+    const review = async (b: typeof one) => {
+      const req = requestOf(fixtureReview('pod-create.json'));
+      const pending = admitPodCreate(req, b.deps);
+      await b.clock.quiesce();
+      const response = await pending;
+      return { response, pod: response.allowed ? (applyResponse(req.object, response) as Pod) : undefined };
+    };
+    const subsetOf = (p: Pod | undefined) => parseMarker(p?.metadata.annotations?.[MARKER])?.subset ?? 'none';
+    // Replica one admits the first pods of the burst and reserves places ahead for the next ones.
+    const placed = [subsetOf((await review(one)).pod), subsetOf((await review(one)).pod)];
+    const held = one.pool?.size() ?? 0;
+    assert.ok(held > 0, 'replica one holds places ahead');
+    // The rest of the burst reaches replica two.
+    const retried: string[] = [];
+    for (let i = placed.length; i < 10; i++) {
+      const { response, pod } = await review(two);
+      if (response.allowed) placed.push(subsetOf(pod));
+      else retried.push(response.status?.message ?? '');
+    }
+    assert.equal(retried.length, held, 'exactly the pods whose places replica one holds are retried');
+    assert.equal(one.noSubset.length, 0, 'no pod was admitted without a subset');
+    assert.match(retried[0] ?? '', /has room outside \d+ place\(s\) another manager replica reserved ahead for this burst; retry/);
+    // Nobody claims them: replica one gives them back, and the retries are placed.
+    await one.clock.advance(AHEAD_IDLE_MS + 1);
+    await one.clock.quiesce();
+    for (let i = 0; i < retried.length; i++) {
+      const { response, pod } = await review(two);
+      assert.equal(response.allowed, true, response.status?.message);
+      placed.push(subsetOf(pod));
+    }
+    assert.deepEqual(['a', 'b', 'c', 'none'].map((s) => placed.filter((p) => p === s).length), [2, 2, 6, 0]);
+  });
+
+  test('one replica: a pod that finds every subset full is admitted without a subset, its own places ahead notwithstanding', async () => {
+    const b = bed([{ name: 'a', maxReplicas: 2 }, { name: 'b', maxReplicas: 2 }], 10, true);
+    const got: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const req = requestOf(fixtureReview('pod-create.json'));
+      const pending = admitPodCreate(req, b.deps);
+      await b.clock.quiesce();
+      const response = await pending;
+      assert.equal(response.allowed, true, response.status?.message);
+      got.push(parseMarker((applyResponse(req.object, response) as Pod).metadata.annotations?.[MARKER])?.subset ?? 'none');
+    }
+    assert.deepEqual(got, ['a', 'a', 'b', 'b', 'none']);
+    assert.equal(b.noSubset.length, 1);
+  });
+
+  test('a pool knows the places it reserved, claimed or not, for twice the time the controller keeps a reservation', async () => {
+    const b = bed(subsets, 60, true);
+    const first = parseMarker((await admitOne(b)).metadata.annotations?.[MARKER])?.uid ?? '';
+    const claimed = parseMarker((await admitOne(b)).metadata.annotations?.[MARKER])?.uid ?? '';
+    assert.ok(claimed.startsWith(RESERVED_AHEAD_PREFIX), 'the second pod claimed a place reserved ahead');
+    assert.equal(b.pool?.reserved('ws-uid-1', claimed), true, 'a claimed place is still its own');
+    assert.equal(b.pool?.reserved('other-ws', claimed), false);
+    assert.equal(b.pool?.reserved('ws-uid-1', 'ahead-someone-else'), false);
+    assert.equal(b.pool?.reserved('ws-uid-1', first), false, 'a pod\'s own reservation is not a place reserved ahead');
+    await b.clock.advance(61_000);
+    await b.clock.quiesce();
+    await admitOne(b);
+    await admitOne(b);
+    assert.equal(b.pool?.reserved('ws-uid-1', claimed), false, 'forgotten once no status can hold it any more');
+  });
+
   test('never more places than the workload still lacks', async () => {
     const b = bed([{ name: 'a', maxReplicas: 100 }, { name: 'rest' }], 4, true);
     for (let i = 0; i < 4; i++) await admitOne(b);

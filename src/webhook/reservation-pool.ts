@@ -34,6 +34,7 @@
  * reservation — exactly as if its own admission had written it. Another
  * manager replica sees the places as taken. Start at `ReservationPool.claim`.
  */
+import { CREATE_POD_TIMEOUT_MS } from '../api/keys.ts';
 import type { Clock, Timer } from '../clock/clock.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
@@ -46,6 +47,12 @@ import type { GroupCommit, WorkloadSpreadKey } from './group-commit.ts';
 export const AHEAD_MAX = 256;
 /** Unclaimed places are given back after this long without a claim. */
 export const AHEAD_IDLE_MS = 2_000;
+/**
+ * How long the pool remembers a place as its own (`reserved`): a reservation
+ * whose pod never came is dropped by the controller after
+ * CREATE_POD_TIMEOUT_MS, so after twice that no status holds it.
+ */
+const RESERVED_MEMORY_MS = 2 * CREATE_POD_TIMEOUT_MS;
 
 interface Entry {
   key: WorkloadSpreadKey;
@@ -79,6 +86,8 @@ export class ReservationPool {
   readonly #o: ReservationPoolOptions;
   readonly #log: Logger;
   readonly #entries = new Map<string, Entry>();
+  /** The places this pool reserved in the last RESERVED_MEMORY_MS: uid → WorkloadSpread uid and when, oldest first. */
+  readonly #reserved = new Map<string, { wsUid: string; at: number }>();
   #commit: GroupCommit | undefined;
   #stopped = false;
   /** Refill rounds and early give-backs under way (stop waits for them, then gives their places back). */
@@ -99,6 +108,15 @@ export class ReservationPool {
     let n = 0;
     for (const e of this.#entries.values()) n += e.places.length;
     return n;
+  }
+
+  /**
+   * Whether this pool reserved the place `uid` of the WorkloadSpread, claimed
+   * or not: a place in the status that it did not reserve is another
+   * replica's (or a stopped process's, until the controller drops it).
+   */
+  reserved(wsUid: string, uid: string): boolean {
+    return this.#reserved.get(uid)?.wsUid === wsUid;
   }
 
   /** The next place reserved ahead for a pod without a name of this WorkloadSpread and version, if any. */
@@ -180,6 +198,13 @@ export class ReservationPool {
 
   #filled(entry: Entry, uids: readonly { subset: string; uid: string }[], ws: WorkloadSpread): void {
     entry.places.push(...uids);
+    const now = this.#o.clock.now();
+    // Oldest first: forget what the controller has dropped from the status by now (RESERVED_MEMORY_MS).
+    for (const [uid, r] of this.#reserved) {
+      if (r.at > now - RESERVED_MEMORY_MS) break;
+      this.#reserved.delete(uid);
+    }
+    for (const { uid } of uids) this.#reserved.set(uid, { wsUid: entry.key.uid, at: now });
     entry.ws = ws;
     entry.claims = 0;
     entry.lastFill = uids.length;
