@@ -273,10 +273,11 @@ export function reserveAhead(input: ReserveAheadInput): { status: WorkloadSpread
 }
 
 /**
- * The places reserved ahead that the stored status holds and no pod has
- * claimed in it yet (their creatingPods entries, every version), by uid.
- * With two manager replicas, a pod that finds no room while the other one
- * holds such places is one of the pods they were reserved for.
+ * The places reserved ahead that the stored status still holds (their
+ * creatingPods entries, every version), by uid — claimed or not: a claimed
+ * place stays until the controller sees its pod. With two manager replicas,
+ * a pod that finds no room while the other one holds such places may be one
+ * of the pods they were reserved for.
  */
 export function placesReservedAhead(ws: WorkloadSpread): string[] {
   const uids = new Set<string>();
