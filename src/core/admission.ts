@@ -123,6 +123,14 @@ export interface PodCreateInput {
   subsetPatches?: SubsetPatchPolicy;
   /** With `current`: the pod takes this place reserved ahead (stored already), so nothing is reserved for it. */
   claimed?: ClaimedPlace;
+  /**
+   * Whether this process reserved the place reserved ahead `uid` of the
+   * WorkloadSpread `wsUid` (claimed or not). Given by a webhook that reserves
+   * ahead: a pod that finds no room while other places reserved ahead are in
+   * the status is refused so its controller retries it. Omitted (plan,
+   * simulate): such a pod is unplaced, as the reference does.
+   */
+  reservedHere?: (wsUid: string, uid: string) => boolean;
 }
 
 export type PodCreateDecision =
@@ -168,7 +176,7 @@ export type PodCreateDecision =
    * request said and the WorkloadSpread's name, never uids, patch contents or other objects' fields;
    * `detail` is the whole story, for the manager's log.
    */
-  | { kind: 'error'; cause: 'owner-not-found' | 'whitelist' | 'reservation' | 'injection'; message: string; detail?: string; ws?: WorkloadSpread };
+  | { kind: 'error'; cause: 'owner-not-found' | 'whitelist' | 'reservation' | 'held-ahead' | 'injection'; message: string; detail?: string; ws?: WorkloadSpread };
 
 /**
  * Whether a pod CREATE decision that changed no status holds whatever becomes
@@ -279,7 +287,7 @@ export function reserveAhead(input: ReserveAheadInput): { status: WorkloadSpread
  * a pod that finds no room while the other one holds such places may be one
  * of the pods they were reserved for.
  */
-export function placesReservedAhead(ws: WorkloadSpread): string[] {
+function placesReservedAhead(ws: WorkloadSpread): string[] {
   const uids = new Set<string>();
   const collect = (statuses: readonly { creatingPods?: Record<string, string> | null }[] | undefined) => {
     for (const s of statuses ?? []) for (const id of Object.keys(s.creatingPods ?? {})) if (id.startsWith(RESERVED_AHEAD_PREFIX)) uids.add(id);
@@ -317,6 +325,10 @@ const WHITELIST_UNREADABLE = "the manager's custom workload whitelist cannot be 
 const wsName = (ws: WorkloadSpread): string => `${ws.metadata.namespace ?? ''}/${ws.metadata.name ?? ''}`;
 
 /** A refusal for limits that cannot be resolved: which values are wrong is the WorkloadSpread's business (the log has it). */
+function heldAheadMessage(ws: WorkloadSpread, held: number): string {
+  return `no subset of WorkloadSpread ${wsName(ws)} has room outside ${held} place(s) another manager replica reserved ahead for this burst; retry (unclaimed places are given back within seconds)`;
+}
+
 function limitsUnresolved(ws: WorkloadSpread): string {
   return `the subset limits of WorkloadSpread ${wsName(ws)} cannot be worked out`;
 }
@@ -467,9 +479,17 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
   switch (choice.kind) {
     case 'error':
       return { kind: 'error', cause: 'reservation', message: limitsUnresolved(ws), detail: choice.message, ws };
-    case 'none':
+    case 'none': {
+      // Places another manager replica reserved ahead are held for pods of this burst, and this may be one of
+      // them: refused (the workload controller creates it again) rather than left without a subset; that
+      // replica claims them or gives them back within seconds.
+      const reservedHere = input.reservedHere;
+      const wsUid = ws.metadata.uid ?? '';
+      const elsewhere = reservedHere === undefined ? 0 : placesReservedAhead(ws).filter((id) => !reservedHere(wsUid, id)).length;
+      if (elsewhere > 0) return { kind: 'error', cause: 'held-ahead', message: heldAheadMessage(ws, elsewhere), ws };
       // D21: the pod stays in no subset; it is born with the cost the controller gives such pods.
       return unplaced(ws, pod, latest.latest === undefined ? undefined : unplacedCost(ws));
+    }
     case 'chosen': {
       const placed: Placed = { view, namespace, version: version.version, options: version.options };
       const cost = latest.latest === undefined ? undefined : costAtBirth(ws, placed, choice.subset, choice.status ?? ws.status, choice.status !== undefined, latest.latest, replicas.get);

@@ -17,6 +17,19 @@ function spread(subsets: Subset[], extra: Partial<WorkloadSpread['spec']> = {}, 
 }
 
 /** A bed with the fixture's owner chain and one WorkloadSpread stored. */
+/** A cache that holds an old copy of the target (`stale`) while the API server (`objects`) has moved on; counts the object reads. */
+class LaggingCache extends FakeCluster {
+  stale: KubeObject | undefined;
+  objectReads = 0;
+  override object(namespace: string, ref: ObjectRef, options: { exactVersion?: boolean } = {}): ViewLookup<KubeObject> {
+    return options.exactVersion === true && this.stale !== undefined ? { found: this.stale } : super.object(namespace, ref, options);
+  }
+  override async read(request: ReadRequest): Promise<Lookup<KubeObject>> {
+    if (request.kind === 'object') this.objectReads++;
+    return super.read(request);
+  }
+}
+
 function bedWith(ws: WorkloadSpread): HandlerBed & { clock: VirtualClock } {
   const clock = new VirtualClock();
   const bed = handlerBed(clock);
@@ -215,18 +228,6 @@ describe('pod CREATE admission', () => {
   });
 
   test('D22: the cache still shows the Deployment at 5, the API server has 10: a pod beyond 5 reads the target again and is placed by the limits at 10', async () => {
-    /** A cache that holds the target at its old count; the API server (`objects`) has the new one. */
-    class LaggingCache extends FakeCluster {
-      stale: KubeObject | undefined;
-      objectReads = 0;
-      override object(namespace: string, ref: ObjectRef, options: { exactVersion?: boolean } = {}): ViewLookup<KubeObject> {
-        return options.exactVersion === true && this.stale !== undefined ? { found: this.stale } : super.object(namespace, ref, options);
-      }
-      override async read(request: ReadRequest): Promise<Lookup<KubeObject>> {
-        if (request.kind === 'object') this.objectReads++;
-        return super.read(request);
-      }
-    }
     const clock = new VirtualClock();
     const cluster = new LaggingCache();
     const bed = { ...handlerBed(clock, cluster, new MemoryStatusStore()), clock };
@@ -248,18 +249,6 @@ describe('pod CREATE admission', () => {
   });
 
   test('D22: a read another admission made while the cache lagged predates a second scale-out: the pod that finds no room reads again and is placed', async () => {
-    /** A cache that keeps an old copy of the target; the API server (`objects`) moves on. */
-    class LaggingCache extends FakeCluster {
-      stale: KubeObject | undefined;
-      objectReads = 0;
-      override object(namespace: string, ref: ObjectRef, options: { exactVersion?: boolean } = {}): ViewLookup<KubeObject> {
-        return options.exactVersion === true && this.stale !== undefined ? { found: this.stale } : super.object(namespace, ref, options);
-      }
-      override async read(request: ReadRequest): Promise<Lookup<KubeObject>> {
-        if (request.kind === 'object') this.objectReads++;
-        return super.read(request);
-      }
-    }
     const clock = new VirtualClock();
     const cluster = new LaggingCache();
     const bed = { ...handlerBed(clock, cluster, new MemoryStatusStore()), clock };

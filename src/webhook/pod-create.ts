@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { podLogFields, silentLogger, type Logger } from '../client/logger.ts';
-import { decidePodCreate, holdsWithoutWrite, placesReservedAhead, type PodCreateDecision, type PodCreateInput } from '../core/admission.ts';
+import { decidePodCreate, holdsWithoutWrite, type PodCreateDecision, type PodCreateInput } from '../core/admission.ts';
 import { subsetPatchRefusedEvent, workloadSpreadRef } from '../core/events.ts';
 import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { isPlainObject } from '../k8s/json.ts';
@@ -19,7 +19,7 @@ import { allowed, errored, isDryRun, patched, type AdmissionRequest, type Admiss
 import { drive } from './admission-driver.ts';
 import { IMMEDIATE_CONTEXT, type AdmissionContext } from './cpu-turns.ts';
 import type { PodAdmissionDeps } from './pod-admission-deps.ts';
-import { AHEAD_IDLE_MS, type Claim } from './reservation-pool.ts';
+import type { Claim } from './reservation-pool.ts';
 import { ReadThroughView, settle } from './view-reads.ts';
 
 
@@ -32,6 +32,7 @@ const REFUSALS: Record<Extract<PodCreateDecision, { kind: 'error' }>['cause'], s
   'owner-not-found': "the new pod's owner is not in the cache yet; refusing so the workload controller retries",
   whitelist: 'pod admission refused: the custom workload whitelist cannot be read',
   reservation: 'pod admission failed',
+  'held-ahead': 'no subset has room outside places another replica reserved ahead; refusing so the workload controller retries',
   injection: 'subset injection failed',
 };
 
@@ -46,7 +47,16 @@ export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDe
   const log = deps.log ?? silentLogger;
   const recent = deps.recent;
   const view = new ReadThroughView(deps.view, deps.reads, recent === undefined ? undefined : (wsUid) => recent.list(wsUid));
-  const input: PodCreateInput = { view, pod, namespace, now: deps.clock.now(), newUid: deps.newUid ?? randomUUID, ...(deps.subsetPatches === undefined ? {} : { subsetPatches: deps.subsetPatches }) };
+  const pool = deps.pool;
+  const input: PodCreateInput = {
+    view,
+    pod,
+    namespace,
+    now: deps.clock.now(),
+    newUid: deps.newUid ?? randomUUID,
+    reservedHere: (wsUid, id) => pool?.reserved(wsUid, id) === true,
+    ...(deps.subsetPatches === undefined ? {} : { subsetPatches: deps.subsetPatches }),
+  };
   const decide = (current?: { ws: WorkloadSpread | undefined }, claimed?: Claim): PodCreateDecision =>
     current === undefined && claimed === undefined ? decidePodCreate(input) : decidePodCreate({ ...input, now: deps.clock.now(), current: current ?? { ws: claimed?.ws }, ...(claimed === undefined ? {} : { claimed }) });
 
@@ -83,10 +93,6 @@ export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDe
   return answer(uid, raw, pod, namespace, driven.decision, deps, log);
 }
 
-function heldAheadMessage(ws: WorkloadSpread, held: number): string {
-  return `no subset of WorkloadSpread ${ws.metadata.namespace ?? ''}/${ws.metadata.name ?? ''} has room outside ${held} place(s) another manager replica reserved ahead for this burst; retry (unclaimed places are given back within ${AHEAD_IDLE_MS / 1000} s)`;
-}
-
 /** The review's answer for a final decision. */
 function answer(uid: string, raw: Record<string, unknown>, pod: Pod, namespace: string, decision: Exclude<PodCreateDecision, { kind: 'read' }>, deps: PodAdmissionDeps, log: Logger): AdmissionResponse {
   const plog = { ...podLogFields(namespace, pod.metadata), requestID: uid, ...('ws' in decision && decision.ws !== undefined ? { workloadspread: decision.ws.metadata.name ?? '' } : {}) };
@@ -101,21 +107,11 @@ function answer(uid: string, raw: Record<string, unknown>, pod: Pod, namespace: 
       }
       log.debug({ ...plog, subset: decision.subset, injected: decision.injected }, 'pod placed in subset');
       return patched(uid, raw, decision.pod);
-    case 'unplaced': {
-      // Places another manager replica reserved ahead are held for pods of this burst: this may be one of
-      // them. Retried (500: the workload controller creates it again) instead of admitted without a subset;
-      // that replica claims them or gives them back within AHEAD_IDLE_MS.
-      const wsUid = decision.ws.metadata.uid ?? '';
-      const heldElsewhere = placesReservedAhead(decision.ws).filter((id) => deps.pool?.reserved(wsUid, id) !== true).length;
-      if (heldElsewhere > 0) {
-        log.info({ ...plog, held: heldElsewhere }, 'no subset has room outside places another replica reserved ahead; the pod is retried');
-        return errored(uid, 500, new Error(heldAheadMessage(decision.ws, heldElsewhere)));
-      }
+    case 'unplaced':
       deps.events.record(decision.ws, decision.event);
       deps.metrics?.noSubsetAvailable?.(namespace, decision.ws.metadata.name ?? '');
       log.warn(plog, 'no subset has quota left; pod admitted without placement');
       return decision.pod === undefined ? allowed(uid) : patched(uid, raw, decision.pod);
-    }
     case 'error':
       log.warn({ ...plog, err: decision.detail ?? decision.message }, REFUSALS[decision.cause]);
       return errored(uid, 500, new Error(decision.message));
