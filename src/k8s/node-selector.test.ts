@@ -44,6 +44,21 @@ describe('nodeSelectorRequirementMatchesLabels', () => {
   for (const [name, req, want] of cases) {
     test(name, () => assert.equal(nodeSelectorRequirementMatchesLabels(req, labels), want));
   }
+  test('a requirement changed in place is judged as it is now, not as it was first parsed', () => {
+    const req: NodeSelectorRequirement = { key: 'zone', operator: 'In', values: ['a'] };
+    assert.equal(nodeSelectorRequirementMatchesLabels(req, labels), true);
+    req.values![0] = 'b';
+    assert.equal(nodeSelectorRequirementMatchesLabels(req, labels), false);
+    req.values = ['b', 'a'];
+    assert.equal(nodeSelectorRequirementMatchesLabels(req, labels), true);
+    req.operator = 'NotIn';
+    assert.equal(nodeSelectorRequirementMatchesLabels(req, labels), false);
+    req.key = 'rack';
+    assert.equal(nodeSelectorRequirementMatchesLabels(req, labels), true);
+    req.operator = 'Exists';
+    delete req.values;
+    assert.equal(nodeSelectorRequirementMatchesLabels(req, labels), false);
+  });
 });
 
 describe('nodeSelectorTermMatches', () => {

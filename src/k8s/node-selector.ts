@@ -42,8 +42,33 @@ export function nodeSelectorRequirementMatchesLabels(req: NodeSelectorRequiremen
   const op = OPERATORS.get(req.operator);
   const values = valuesOf(req);
   if (op === undefined || values === 'invalid' || typeof req.key !== 'string') return false;
-  const parsed = parsedRequirement(req.key, op, values);
+  const parsed = parsedOnce(req, req.key, op, values);
   return parsed.ok && requirementMatches(parsed.requirement, labels);
+}
+
+type Parsed = ReturnType<typeof newRequirement>;
+
+/**
+ * The parse of each requirement object seen, with the text it was parsed
+ * from: a workload's terms are the same objects for all of its pods (and
+ * checked against every node), so most asks are answered without building
+ * the text key; an object changed in place since is parsed again.
+ */
+const parsedByObject = new WeakMap<object, { key: string; op: SelectorOperator; values: readonly string[] | undefined; parsed: Parsed }>();
+
+function parsedOnce(req: object, key: string, op: SelectorOperator, values: string[] | undefined): Parsed {
+  const seen = parsedByObject.get(req);
+  if (seen !== undefined && seen.key === key && seen.op === op && sameValues(seen.values, values)) return seen.parsed;
+  const parsed = parsedRequirement(key, op, values);
+  parsedByObject.set(req, { key, op, values: values === undefined ? undefined : [...values], parsed });
+  return parsed;
+}
+
+function sameValues(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**

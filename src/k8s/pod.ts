@@ -11,6 +11,7 @@ import type { KubeObject, Pod, PodCondition, PodStatus } from './types.ts';
 import { parseTime } from './time.ts';
 import { parseQuantityNanos } from './quantity.ts';
 import { isPlainObject } from './json.ts';
+import { boundedMemo } from './memo.ts';
 
 /** Upstream's annotation: a ReplicaSet scale-down removes pods with a lower cost first (Kubernetes ≥ 1.22). */
 export const POD_DELETION_COST_ANNOTATION = 'controller.kubernetes.io/pod-deletion-cost';
@@ -82,13 +83,17 @@ export type GroupVersionResult = { ok: true; group: string; version: string } | 
 /** schema.ParseGroupVersion: "v1" → core group; "apps/v1" → apps; "" and "/" are the empty group-version. */
 export function apiVersionGroup(apiVersion: string): GroupVersionResult {
   if (typeof apiVersion !== 'string') return { ok: false, error: `unexpected GroupVersion string: ${String(apiVersion)}` };
+  return parsedGroupVersion(apiVersion);
+}
+
+/** Admission splits the same few apiVersions several times per pod: each is split once (answers are frozen, shared). */
+const parsedGroupVersion = boundedMemo(256, (apiVersion: string) => apiVersion, (apiVersion: string): GroupVersionResult => Object.freeze(splitGroupVersion(apiVersion)));
+
+function splitGroupVersion(apiVersion: string): GroupVersionResult {
   if (apiVersion === '' || apiVersion === '/') return { ok: true, group: '', version: '' };
-  const slashes = apiVersion.split('/').length - 1;
-  if (slashes === 0) return { ok: true, group: '', version: apiVersion };
-  if (slashes === 1) {
-    const i = apiVersion.indexOf('/');
-    return { ok: true, group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
-  }
+  const i = apiVersion.indexOf('/');
+  if (i < 0) return { ok: true, group: '', version: apiVersion };
+  if (apiVersion.indexOf('/', i + 1) < 0) return { ok: true, group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
   return { ok: false, error: `unexpected GroupVersion string: ${apiVersion}` };
 }
 

@@ -190,6 +190,8 @@ export class ManagerCaches {
   readonly #log: Logger;
   readonly #builtin: Informer<KubeObject>[] = [];
   readonly #builtinByKey = new Map<string, Informer<KubeObject>>();
+  /** The built-in workload kinds' stores as admission asks for them (one object each: admission asks several times per pod). */
+  readonly #builtinWorkloads = new Map<string, WorkloadStore>();
   readonly #dynamic = new Map<string, DynamicInformer>();
   #workloadHandlers: ((event: WorkloadEvent) => void)[] = [];
   #discoveryTimer: Timer | undefined;
@@ -219,7 +221,9 @@ export class ManagerCaches {
       const indexes = ref === BUILTIN.replicasets ? { [RS_OWNER_INDEX]: (rs: KubeObject) => { const owner = controllerRef(rs); return owner === undefined ? [] : [owner.uid]; } } : {};
       const informer = this.#informer<KubeObject>(ref, indexes);
       this.#builtinByKey.set(groupKindKey(ref.group, ref.kind), informer);
-      this.#subscribeWorkload(informer.store, ref);
+      const store = informer.store;
+      this.#builtinWorkloads.set(groupKindKey(ref.group, ref.kind), { ref, store, get synced() { return store.hasSynced(); } });
+      this.#subscribeWorkload(store, ref);
     }
     this.replicaSets = this.#builtinByKey.get(groupKindKey('apps', 'ReplicaSet'))!.store;
     this.deployments = this.#builtinByKey.get(groupKindKey('apps', 'Deployment'))!.store;
@@ -342,11 +346,8 @@ export class ManagerCaches {
   /** The watched store of a workload group+kind, if any (built-in, CloneSet, custom). */
   workloadStore(group: string, kind: string): WorkloadStore | undefined {
     const key = groupKindKey(group, kind);
-    const builtin = this.#builtinByKey.get(key);
-    if (builtin !== undefined) {
-      const ref = BUILTIN_WORKLOADS.find((r) => groupKindKey(r.group, r.kind) === key)!;
-      return { ref, store: builtin.store, get synced() { return builtin.store.hasSynced(); } };
-    }
+    const builtin = this.#builtinWorkloads.get(key);
+    if (builtin !== undefined) return builtin;
     const dynamic = this.#dynamic.get(key);
     if (dynamic === undefined) return undefined;
     const store = dynamic.informer.store;
