@@ -32,14 +32,15 @@ const FIELDS = ['name', 'subset', 'uid'] as const;
  * Parsed marker values by their text: a marker is read for every pod on
  * every reconcile and admission count, and parsing dominated the manager's
  * CPU in a 1,000-pod burst. The markers are frozen, so the memo cannot be
- * changed through what callers get.
+ * changed through what callers get. Each answer keeps the text as first
+ * seen, the memo's key (`canonicalMarkerText`).
  */
 const parseMarkerMemo = boundedMemo(
   100_000,
   (value: string) => value,
-  (value: string): Readonly<Marker> | undefined => {
+  (value: string): { text: string; marker: Readonly<Marker> | undefined } => {
     const parsed = parseMarkerText(value);
-    return parsed === undefined ? undefined : Object.freeze(parsed);
+    return { text: value, marker: parsed === undefined ? undefined : Object.freeze(parsed) };
   },
 );
 
@@ -48,7 +49,17 @@ const intern = boundedMemo(10_000, (text: string) => text, (text: string) => tex
 /** Parses a marker value; undefined when it is not valid JSON of the marker's shape. */
 export function parseMarker(value: string | undefined): Readonly<Marker> | undefined {
   if (value === undefined || value === '') return undefined;
-  return parseMarkerMemo(value);
+  return parseMarkerMemo(value).marker;
+}
+
+/**
+ * The copy of a marker text the memo keeps: a cache that stores it instead
+ * of the copy each watch event brings holds every pod's marker text once
+ * (a marker with a uid is unique to its pod, so the memo's key and the
+ * cached pod's annotation would otherwise be two copies of it).
+ */
+export function canonicalMarkerText(value: string): string {
+  return value === '' ? value : parseMarkerMemo(value).text;
 }
 
 function parseMarkerText(value: string): Marker | undefined {

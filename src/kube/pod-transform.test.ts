@@ -223,6 +223,41 @@ describe('trimPod', () => {
     assert.equal(withoutManagedFields(plain), plain);
   });
 
+  test('a pod\'s marker text is held once, however many watch events bring it', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const N = 20_000;
+    // Markers with a uid: each is unique to its pod (the memo of parsed markers keeps one per text).
+    // Kept as bytes outside the heap, so the heap measures only what the store and the memo hold.
+    const raw = Array.from({ length: N }, (_, i) => Buffer.from(JSON.stringify(fullPod(i, { cost: '100' }))));
+    const store = new Store<Pod>({ transform: podTransform(new Interner()) });
+    for (const [name, fn] of Object.entries(POD_INDEXES)) store.addIndex(name, fn);
+    const heap = (): number => {
+      gc();
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const empty = heap();
+    store.handle({ type: 'init' });
+    for (let i = 0; i < N; i++) store.handle({ type: 'initApply', object: JSON.parse(raw[i]!.toString()) as KubeObject });
+    store.handle({ type: 'initDone', resourceVersion: '1' });
+    const first = (heap() - empty) / N;
+    // Every pod's next events: the same marker text, parsed again into a new string each time.
+    for (let round = 2; round <= 3; round++) {
+      for (let i = 0; i < N; i++) {
+        const next = JSON.parse(raw[i]!.toString()) as KubeObject;
+        next.metadata!.resourceVersion = String(round * 100_000 + i);
+        store.handle({ type: 'apply', object: next });
+      }
+    }
+    const later = (heap() - empty) / N;
+    // Read after measuring, so the store is alive when the heap is (an unused one could be collected first).
+    assert.equal(store.size, N);
+    console.log(`# heap per cached pod after its first event ${first.toFixed(0)} bytes, after its third ${later.toFixed(0)} bytes`);
+    // A second copy of a ~90-character marker would cost ~110 bytes per pod.
+    assert.ok(later - first < 50, `later events grew the heap by ${(later - first).toFixed(0)} bytes per pod`);
+  });
+
   test('heap per cached pod ≤ 1 KiB, store and indexes included (measured over 20,000 pods)', () => {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;

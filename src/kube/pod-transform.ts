@@ -22,8 +22,9 @@
  * Memory: values that repeat across pods (namespaces, owner references,
  * label maps, node names, phases, the PodScheduled condition, deletion
  * timestamps) are interned; values that are usually unique per pod (names,
- * uids, the marker with its uid, transition times) are not, since a pool
- * entry would cost more than it saves: pods of one ReplicaSet share one frozen labels object and one
+ * uids, transition times) are not, since a pool entry would cost more than
+ * it saves. The marker text is the copy core's memo of parsed markers keeps
+ * (`canonicalMarkerText`): one per pod, not one more per watch event; pods of one ReplicaSet share one frozen labels object and one
  * frozen ownerReferences array. Shared objects are frozen, so a caller that
  * mutates a cached pod fails loudly instead of corrupting its neighbours
  * (cached objects must never be mutated anyway; see `Store`).
@@ -34,6 +35,7 @@
  * Start at `trimPod`.
  */
 import { MATCHED_WORKLOADSPREAD_ANNOTATION, POD_DELETION_COST_ANNOTATION } from '../api/keys.ts';
+import { canonicalMarkerText } from '../core/marker.ts';
 import { isPlainObject } from '../k8s/json.ts';
 import { podResourceRequests } from '../k8s/pod.ts';
 import type { Container, ContainerStatus, KubeObject, ObjectMeta, OwnerReference, Pod, PodCondition, PodStatus } from '../k8s/types.ts';
@@ -153,7 +155,7 @@ function keptAnnotations(value: unknown, pool: Interner): Record<string, string>
   if (!isPlainObject(value)) return undefined;
   const marker = value[MATCHED_WORKLOADSPREAD_ANNOTATION];
   const cost = value[POD_DELETION_COST_ANNOTATION];
-  const m = typeof marker === 'string' ? marker : undefined;
+  const m = typeof marker === 'string' ? canonicalMarkerText(marker) : undefined;
   const c = typeof cost === 'string' ? pool.string(cost) : undefined;
   if (m === undefined) return c === undefined ? undefined : pool.shared(`a\u0000\u0000${c}`, () => ({ [POD_DELETION_COST_ANNOTATION]: c }));
   // Built as one literal (marker first), so every such object has one shape.
