@@ -139,6 +139,8 @@ interface PhaseFigures {
   managerCpuMs: number;
   /** Of which its main thread (published build only; NaN otherwise). */
   managerMainCpuMs: number;
+  /** How long the manager's main thread waited for a CPU while runnable (dist only). */
+  managerMainWaitMs: number;
   tally: Tally;
   manager: ManagerFigures;
   /** An unloaded caller's timings of the manager's webhook and health endpoint during the phase (dist only; bench/lib/admission-probe.ts). */
@@ -250,6 +252,7 @@ async function runOnce(config: Config, session: Session | undefined): Promise<Ru
   let dist: DistManager | undefined;
   const cpuMs = (): number => (dist !== undefined ? dist.cpuMs() : cpuNow());
   const mainCpuMs = (): number => (dist !== undefined ? dist.mainThreadCpuMs() : NaN);
+  const mainWaitMs = (): number => (dist !== undefined ? dist.mainThreadWaitMs() : NaN);
   const managerReading = async (): Promise<string> => (dist !== undefined ? dist.metrics() : '');
   const sleep = (ms: number) => clock.sleep(ms);
   const waitFor = async (what: string, done: (p: Awaited<ReturnType<RemoteCluster['pods']>>) => boolean): Promise<void> => {
@@ -307,6 +310,7 @@ async function runOnce(config: Config, session: Session | undefined): Promise<Ru
       const before = await managerReading();
       const cpu0 = cpuMs();
       const main0 = mainCpuMs();
+      const wait0 = mainWaitMs();
       const wall = performance.now();
       let createdMs = NaN;
       const probe = dist === undefined ? undefined : new AdmissionProbe(clock, dist.webhookUrl, dist.healthUrl, NS, 100);
@@ -323,6 +327,7 @@ async function runOnce(config: Config, session: Session | undefined): Promise<Ru
         const tally = await side.tally();
         const managerCpuMs = cpuMs() - cpu0;
         const managerMainCpuMs = mainCpuMs() - main0;
+        const managerMainWaitMs = mainWaitMs() - wait0;
         const after = await managerReading();
         const limiter = (text: string, suffix: string) => sumOf(text, `rest_client_rate_limiter_duration_seconds_${suffix}`, {});
         return {
@@ -331,6 +336,7 @@ async function runOnce(config: Config, session: Session | undefined): Promise<Ru
           clusterCpuMs,
           managerCpuMs,
           managerMainCpuMs,
+          managerMainWaitMs,
           tally,
           manager: mine,
           mgr: dist !== undefined ? fromMetrics(before, after) : fromFigures(mine),
@@ -410,6 +416,7 @@ function printTable(runs: Run[]): void {
     ['manager CPU until quiet (s)', (r) => (r.config === '(1) no manager' ? '–' : f1(r.out.managerCpuMs / 1000))],
     ['manager CPU per pod (ms)', (r) => (r.config === '(1) no manager' ? '–' : f2(r.out.managerCpuMs / PODS))],
     ['  of which the main thread / V8\'s compiler and GC threads (ms)', (r) => (r.config === '(1) no manager' ? '–' : `${f2(r.out.managerMainCpuMs / PODS)} / ${f2((r.out.managerCpuMs - r.out.managerMainCpuMs) / PODS)}`)],
+    ['  the main thread runnable but waiting for a CPU, per pod (ms)', (r) => (r.config === '(1) no manager' ? '–' : f2(r.out.managerMainWaitMs / PODS))],
     ['pod CREATE webhook seen by the API server: mean (ms)', (r) => f1(mean(createMs(r.out.tally)))],
     ['  p50 / p99 (ms)', (r) => `${f1(pct(createMs(r.out.tally), 50))} / ${f1(pct(createMs(r.out.tally), 99))}`],
     ['  the embedded API server\'s own event-loop delay p50 / p99 (ms; not in the above)', (r) => `${f1(r.out.tally.loopDelayMs[0])} / ${f1(r.out.tally.loopDelayMs[1])}`],

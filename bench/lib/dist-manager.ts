@@ -137,6 +137,8 @@ export interface DistManager {
   cpuMs(): number;
   /** The same for its main thread alone (the JavaScript; the rest is V8's compiler and garbage-collector threads), ms. */
   mainThreadCpuMs(): number;
+  /** Milliseconds the main thread has spent runnable but waiting for a CPU (/proc/PID/task/PID/schedstat; NaN without schedstats). */
+  mainThreadWaitMs(): number;
   /** Resident set size now, MB. */
   rssMb(): number;
   /** Runs a full garbage collection in the manager (bench/lib/gc-on-signal.cjs) and waits a moment for it. */
@@ -199,6 +201,11 @@ export async function startDistManager(connection: ConnectionInfo, extraArgs: st
     healthUrl: `http://127.0.0.1:${healthPort}/healthz`,
     cpuMs: () => statCpuMs(`/proc/${pid}/stat`),
     mainThreadCpuMs: () => statCpuMs(`/proc/${pid}/task/${pid}/stat`),
+    mainThreadWaitMs: () => {
+      // schedstat: time on a CPU, time waiting on a run queue (both ns), timeslices.
+      const fields = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').trim().split(' ');
+      return Number(fields[1]) / 1e6;
+    },
     rssMb: () => {
       const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:')) ?? '';
       return Number(/(\d+)/.exec(line)?.[1] ?? NaN) / 1024;

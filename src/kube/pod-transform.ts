@@ -24,8 +24,9 @@
  * timestamps) are interned; values that are usually unique per pod (names,
  * uids, transition times) are not, since a pool entry would cost more than
  * it saves. The marker text is the copy core's memo of parsed markers keeps
- * (`canonicalMarkerText`): one per pod, not one more per watch event; pods of one ReplicaSet share one frozen labels object and one
- * frozen ownerReferences array. Shared objects are frozen, so a caller that
+ * (`canonicalMarkerText`): one per pod, not one more per watch event. Pods
+ * of one ReplicaSet share one frozen labels object and one frozen
+ * ownerReferences array. Shared objects are frozen, so a caller that
  * mutates a cached pod fails loudly instead of corrupting its neighbours
  * (cached objects must never be mutated anyway; see `Store`).
  * Objects are built as whole literals and arrays at their exact size: V8
