@@ -51,7 +51,7 @@ describe('pod placement through the admission webhook (end to end)', () => {
       if (subset === 'a') {
         assert.ok(pod.spec.tolerations?.some((t) => t.key === 'spot'));
         assert.deepEqual(pod.spec.containers[0]?.['env'], [{ name: 'ZONE', value: 'a' }]);
-        assert.match(pod.metadata.annotations?.['apps.kruise.io/matched-workloadspread'] ?? '', /^\{"name":"spread","subset":"a","uid":"(ahead-)?[0-9a-f-]{36}"\}$/);
+        assert.match(pod.metadata.annotations?.['apps.kruise.io/matched-workloadspread'] ?? '', /^\{"name":"spread","subset":"a","uid":"(ahead-[0-9a-f]{12}\.[0-9a-z]+-[0-9a-z]+|[0-9a-f-]{36})"\}$/);
       } else {
         assert.equal(pod.metadata.annotations?.['apps.kruise.io/matched-workloadspread'], '{"name":"spread","subset":"b"}');
       }

@@ -34,7 +34,7 @@
  * reservation — exactly as if its own admission had written it. Another
  * manager replica sees the places as taken. Start at `ReservationPool.claim`.
  */
-import { CREATE_POD_TIMEOUT_MS } from '../api/keys.ts';
+import { RESERVED_AHEAD_PREFIX } from '../api/keys.ts';
 import type { Clock, Timer } from '../clock/clock.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
@@ -47,13 +47,6 @@ import type { GroupCommit, WorkloadSpreadKey } from './group-commit.ts';
 export const AHEAD_MAX = 256;
 /** Unclaimed places are given back after this long without a claim. */
 export const AHEAD_IDLE_MS = 2_000;
-/**
- * How long the pool remembers a place as its own (`reserved`): a reservation
- * whose pod never came is dropped by the controller after
- * CREATE_POD_TIMEOUT_MS, so after twice that no status holds it.
- */
-const RESERVED_MEMORY_MS = 2 * CREATE_POD_TIMEOUT_MS;
-
 interface Entry {
   key: WorkloadSpreadKey;
   version: string;
@@ -75,6 +68,7 @@ export interface ReservationPoolOptions {
   clock: Clock;
   /** The caches, as core's view (the workload's replicas, the pods placed). */
   view: ClusterView;
+  /** Draws the pool's name once (randomUUID): its places are named `ahead-<name>-<n>`, so which are its own needs no memory. */
   newUid: () => string;
   log?: Logger;
 }
@@ -82,12 +76,16 @@ export interface ReservationPoolOptions {
 /** A claimed place with the stored copy it was written in. */
 export type Claim = ClaimedPlace & { ws: WorkloadSpread };
 
+/** Pools made by this process (each names its places apart). */
+let poolsMade = 0;
+
 export class ReservationPool {
   readonly #o: ReservationPoolOptions;
   readonly #log: Logger;
   readonly #entries = new Map<string, Entry>();
-  /** The places this pool reserved in the last RESERVED_MEMORY_MS: uid → WorkloadSpread uid and when, oldest first. */
-  readonly #reserved = new Map<string, { wsUid: string; at: number }>();
+  /** What the uid of every place this pool reserves starts with: unique to the pool (another replica's, or this process's before a restart, differ). */
+  readonly #prefix: string;
+  #named = 0;
   #commit: GroupCommit | undefined;
   #stopped = false;
   /** Refill rounds and early give-backs under way (stop waits for them, then gives their places back). */
@@ -96,7 +94,13 @@ export class ReservationPool {
   constructor(options: ReservationPoolOptions) {
     this.#o = options;
     this.#log = options.log ?? silentLogger;
+    // 48 bits of a UUID (short: every pod placed from the pool carries its place's uid in its marker), and
+    // the pool's serial in this process, so pools drawing from one source of uids still differ.
+    this.#prefix = `${RESERVED_AHEAD_PREFIX}${options.newUid().replace(/-/g, '').slice(0, 12)}.${(poolsMade++).toString(36)}-`;
   }
+
+  /** The next place's name (core adds RESERVED_AHEAD_PREFIX). */
+  readonly #placeName = (): string => `${this.#prefix.slice(RESERVED_AHEAD_PREFIX.length)}${(++this.#named).toString(36)}`;
 
   /** The group commit that gives places back (it calls `extend`, so it is built after the pool). */
   attach(commit: GroupCommit): void {
@@ -111,12 +115,12 @@ export class ReservationPool {
   }
 
   /**
-   * Whether this pool reserved the place `uid` of the WorkloadSpread, claimed
-   * or not: a place in the status that it did not reserve is another
+   * Whether this pool reserved the place `uid` (claimed or not), told by its
+   * name: a place in the status that it did not reserve is another
    * replica's (or a stopped process's, until the controller drops it).
    */
-  reserved(wsUid: string, uid: string): boolean {
-    return this.#reserved.get(uid)?.wsUid === wsUid;
+  reserved(uid: string): boolean {
+    return uid.startsWith(this.#prefix);
   }
 
   /** The next place reserved ahead for a pod without a name of this WorkloadSpread and version, if any. */
@@ -173,7 +177,7 @@ export class ReservationPool {
     if (version === undefined) return undefined;
     const existing = this.#entries.get(entryKey(key.uid, version));
     const demand = reserved + (existing?.claims ?? 0);
-    const ahead = reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, ...(template === undefined ? {} : { pod: template }), want: Math.min(AHEAD_MAX, 2 * demand), now: this.#o.clock.now(), newUid: this.#o.newUid });
+    const ahead = reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, ...(template === undefined ? {} : { pod: template }), want: Math.min(AHEAD_MAX, 2 * demand), now: this.#o.clock.now(), newUid: this.#placeName });
     if (ahead === undefined) return undefined;
     const v = version;
     return {
@@ -198,13 +202,6 @@ export class ReservationPool {
 
   #filled(entry: Entry, uids: readonly { subset: string; uid: string }[], ws: WorkloadSpread): void {
     entry.places.push(...uids);
-    const now = this.#o.clock.now();
-    // Oldest first: forget what the controller has dropped from the status by now (RESERVED_MEMORY_MS).
-    for (const [uid, r] of this.#reserved) {
-      if (r.at > now - RESERVED_MEMORY_MS) break;
-      this.#reserved.delete(uid);
-    }
-    for (const { uid } of uids) this.#reserved.set(uid, { wsUid: entry.key.uid, at: now });
     entry.ws = ws;
     entry.claims = 0;
     entry.lastFill = uids.length;
@@ -225,7 +222,7 @@ export class ReservationPool {
     const { key, version } = entry;
     try {
       const outcome = await commit.submit(key, (current) => {
-        const ahead = current === undefined ? undefined : reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, ...(entry.template === undefined ? {} : { pod: entry.template }), want, now: this.#o.clock.now(), newUid: this.#o.newUid });
+        const ahead = current === undefined ? undefined : reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, ...(entry.template === undefined ? {} : { pod: entry.template }), want, now: this.#o.clock.now(), newUid: this.#placeName });
         return ahead === undefined ? { value: undefined } : { value: ahead.uids, status: ahead.status };
       });
       if (!outcome.ok || outcome.value === undefined || outcome.ws === undefined) return;
