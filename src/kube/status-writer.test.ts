@@ -57,6 +57,26 @@ describe('StatusWriter', () => {
     assert.equal(again.ws.spec.subsets[0]?.name, 'a', 'the spec is untouched');
   });
 
+  test('neither keeps nor sends back managedFields (the API server keeps them when a write leaves them out)', async () => {
+    const ns = await createNamespace(bed);
+    const created = await createObject<WorkloadSpread & KubeObject>(bed, workloadSpread(ns, 'mf', [{ name: 'a', maxReplicas: 3 }]));
+    assert.ok((created.metadata.managedFields ?? []).length > 0, 'the embedded API server records field ownership');
+    const state = new WorkloadSpreadState();
+    const writer = new StatusWriter({ client: bed.client, state });
+    const written = await writer.writeStatus(created, status(3), 'webhook');
+    assert.ok(written.ok, !written.ok ? written.message : '');
+    assert.equal('managedFields' in written.ws.metadata, false);
+    assert.equal('managedFields' in (state.lastWritten(ns, 'mf')?.metadata ?? {}), false);
+    const fresh = await writer.getFresh(ns, 'mf');
+    assert.ok(fresh.ok);
+    assert.equal('managedFields' in fresh.ws.metadata, false);
+    const stored = bed.server.control.get('apps.kruise.io/v1alpha1', 'WorkloadSpread', ns, 'mf');
+    assert.ok(stored.ok);
+    const managers = ((stored.value as KubeObject).metadata?.managedFields ?? []).map((f) => `${f.manager}/${f.subresource ?? ''}`);
+    assert.ok(managers.some((m) => m.endsWith('/status')), `the status write is owned as ever: ${managers.join(', ')}`);
+    assert.ok(managers.length >= 2, 'the creator\'s entry is kept');
+  });
+
   test('NotFound drops the remembered copy; getFresh reports NotFound', async () => {
     const ns = await createNamespace(bed);
     const created = await createObject<WorkloadSpread & KubeObject>(bed, workloadSpread(ns, 'gone', [{ name: 'a' }]));

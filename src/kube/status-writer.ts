@@ -27,7 +27,9 @@ import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread
 import { describeError, isConflict, isNotFound } from '../client/errors.ts';
 import type { KubeClient } from '../client/http-client.ts';
 import type { ResourceRef } from '../client/resources.ts';
-import type { ObjectMeta } from '../k8s/types.ts';
+import { isPlainObject } from '../k8s/json.ts';
+import type { KubeObject, ObjectMeta } from '../k8s/types.ts';
+import { withoutManagedFields } from './pod-transform.ts';
 import { WORKLOADSPREAD_REF } from './refs.ts';
 import type { WorkloadSpreadState } from './ws-state.ts';
 
@@ -91,15 +93,17 @@ export class ConditionalStatusWriter<O extends StatusBearing, S> {
       this.#onWrite(source, 'Error');
       return { ok: false, reason: 'Error', message: error.message, error };
     }
+    // Without managedFields: the API server keeps them as they are when an update leaves them out.
+    const { managedFields: _kept, ...metadata } = meta;
     const body = {
       apiVersion: obj.apiVersion ?? `${this.#ref.group}/${this.#ref.version}`,
       kind: obj.kind ?? this.#ref.kind,
-      metadata: meta,
+      metadata,
       spec: obj.spec,
       status,
     };
     try {
-      const decoded = this.#decode(await this.#client.updateStatus<unknown>(this.#ref, body, { unthrottled: true }));
+      const decoded = this.#decode(withoutFieldOwnership(await this.#client.updateStatus<unknown>(this.#ref, body, { unthrottled: true })));
       this.#onWrite(source, 'ok');
       if (!decoded.ok) return { ok: false, reason: 'Error', message: decoded.error, error: new Error(decoded.error) };
       this.state.remember(decoded.value);
@@ -115,7 +119,7 @@ export class ConditionalStatusWriter<O extends StatusBearing, S> {
   /** Reads the object straight from the API server (after a conflict, caches may lag). */
   async getFresh(namespace: string, name: string): Promise<ReadResult<O>> {
     try {
-      const decoded = this.#decode(await this.#client.get<unknown>(this.#ref, name, { namespace, unthrottled: true }));
+      const decoded = this.#decode(withoutFieldOwnership(await this.#client.get<unknown>(this.#ref, name, { namespace, unthrottled: true })));
       if (!decoded.ok) return { ok: false, reason: 'Error', message: decoded.error, error: new Error(decoded.error) };
       this.state.remember(decoded.value);
       return { ok: true, ws: decoded.value };
@@ -151,4 +155,9 @@ export class StatusWriter extends ConditionalStatusWriter<WorkloadSpread, Worklo
     const metrics = options.metrics ?? {};
     super(options.client, WORKLOADSPREAD_REF, options.state, (source, result) => metrics.statusWrite?.(source, result), decodeWorkloadSpread);
   }
+}
+
+/** What the API server answered, without `metadata.managedFields` (kept in memory and sent back on the next write otherwise). */
+function withoutFieldOwnership(raw: unknown): unknown {
+  return isPlainObject(raw) ? withoutManagedFields(raw as KubeObject) : raw;
 }
