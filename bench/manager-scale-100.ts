@@ -33,7 +33,9 @@
  * Prints (figures only, no assertions; nothing here makes the process exit
  * non-zero), per configuration (median run): time until all pods are bound,
  * pods created per second, cluster CPU, manager CPU (until the cluster is
- * quiet) and per pod, pod CREATE webhook latency as the API server saw it
+ * quiet) and per pod (split by thread, and how long its main thread waited
+ * for a CPU while runnable: on a shared 2-core machine that wait, not the
+ * handler, is most of a review's latency), pod CREATE webhook latency as the API server saw it
  * (mean, p50, p99; timed on the embedded API server's webhook thread, as
  * kube-apiserver times a call on a goroutine of its own, so its own event
  * loop's queue is not in it) and inside the handler (p50, p90, p99), WorkloadSpread
