@@ -754,18 +754,21 @@ function podVersionIn(view: ClusterView, namespace: string, pod: Pod): { version
  * read it first, the getter fails and `read` says which read to make.
  */
 function workloadReplicasIn(view: ClusterView, namespace: string, ws: WorkloadSpread, whitelist: Whitelist): { get: () => WorkloadReplicasResult; read: ReadRequest | undefined } {
+  // Asked several times per decision: answered once (the view does not change while one decision is taken).
+  let answer: WorkloadReplicasResult | undefined;
   const out: { get: () => WorkloadReplicasResult; read: ReadRequest | undefined } = {
     read: undefined,
-    get: () => {
-      const ref = ws.spec.targetRef;
-      const workload = view.object(namespace, ref, { exactVersion: true });
-      if ('read' in workload) {
-        out.read = workload.read;
-        return { ok: false, error: `${ref.kind} ${namespace}/${ref.name} must be read first` };
-      }
-      if ('error' in workload) return { ok: false, error: `cannot read ${ref.kind} ${namespace}/${ref.name}: ${workload.error}` };
-      return admissionWorkloadReplicas(ws, 'found' in workload ? workload.found : undefined, whitelist);
-    },
+    get: () => (answer ??= replicasNow()),
+  };
+  const replicasNow = (): WorkloadReplicasResult => {
+    const ref = ws.spec.targetRef;
+    const workload = view.object(namespace, ref, { exactVersion: true });
+    if ('read' in workload) {
+      out.read = workload.read;
+      return { ok: false, error: `${ref.kind} ${namespace}/${ref.name} must be read first` };
+    }
+    if ('error' in workload) return { ok: false, error: `cannot read ${ref.kind} ${namespace}/${ref.name}: ${workload.error}` };
+    return admissionWorkloadReplicas(ws, 'found' in workload ? workload.found : undefined, whitelist);
   };
   return out;
 }

@@ -16,6 +16,7 @@
  */
 import type { Decision, GroupCommit, StatusObject, WorkloadSpreadKey } from './group-commit.ts';
 import { settle, type ReadThroughView } from './view-reads.ts';
+import type { CallerGone } from './cpu-turns.ts';
 
 export interface AdmissionSteps<D extends { kind: string }, O extends StatusObject<unknown>, S> {
   /** The view reads are made on (one per request); without one, decisions must not ask for reads. */
@@ -42,7 +43,7 @@ export interface AdmissionSteps<D extends { kind: string }, O extends StatusObje
    * not join a round — since no one would act on the answer (with
    * `failurePolicy: Ignore` the pod is even created without it).
    */
-  signal?: AbortSignal;
+  signal?: CallerGone;
 }
 
 export type Driven<D> = { ok: true; decision: Exclude<D, { kind: 'read' }> } | { ok: false; error: string; conflict: boolean; key: WorkloadSpreadKey };

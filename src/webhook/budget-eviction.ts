@@ -33,6 +33,7 @@ import { decideBudgetEviction, decideEviction, podBypassesBudgets, releaseRecord
 import type { Node, Pod } from '../k8s/types.ts';
 import type { AdmissionResponse } from './admission-review.ts';
 import { drive } from './admission-driver.ts';
+import type { CallerGone } from './cpu-turns.ts';
 import type { GroupCommit } from './group-commit.ts';
 
 /** What enforcement reads: the budget cache and the caches it observes the pods through. */
@@ -103,7 +104,7 @@ export function budgetRefusal(uid: string, verdict: Extract<BudgetVerdict, { all
  * Decides (and records) the disruption of `pod` in `namespace` under every
  * DomainDisruptionBudget selecting it.
  */
-export async function enforceBudgets(pod: Pod, namespace: string, kind: DisruptionKind, dryRun: boolean, deps: BudgetEnforcementDeps, signal?: AbortSignal): Promise<BudgetVerdict> {
+export async function enforceBudgets(pod: Pod, namespace: string, kind: DisruptionKind, dryRun: boolean, deps: BudgetEnforcementDeps, signal?: CallerGone): Promise<BudgetVerdict> {
   const log = deps.log ?? silentLogger;
   const metrics = deps.metrics ?? {};
   if (podBypassesBudgets(pod) !== undefined) return nothingRecorded();

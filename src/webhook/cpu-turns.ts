@@ -83,14 +83,19 @@ export class ReviewSlots {
 }
 
 /** What a handler learns about the request it serves, besides the review. */
+/** What admission reads of a review's caller: whether it is gone. An AbortSignal is one. */
+export interface CallerGone {
+  readonly aborted: boolean;
+}
+
 export interface AdmissionContext {
   /** Aborted when the caller is gone (the API server gave up waiting): work for it is wasted. */
-  readonly signal: AbortSignal;
+  readonly signal: CallerGone;
   /** Waits for a turn before a CPU-heavy step; resolves at once for small reviews. */
   turn(): Promise<void>;
 }
 
-const NEVER = new AbortController().signal;
+const NEVER: CallerGone = Object.freeze({ aborted: false });
 
 /** A context for callers outside the server (tests, tools): never aborted, no waiting. */
 export const IMMEDIATE_CONTEXT: AdmissionContext = Object.freeze({ signal: NEVER, turn: () => Promise.resolve() });

@@ -65,6 +65,8 @@ describe('webhook server', () => {
   const clock = new VirtualClock();
   let server: WebhookServer;
   let release: (() => void) | undefined;
+  let releaseWatched: (() => void) | undefined;
+  const callerGone: boolean[] = [];
   const seen: AdmissionRequest[] = [];
   const metrics: { webhook: string; operation: string; result: string }[] = [];
   const bad: { webhook: string; code: number }[] = [];
@@ -77,9 +79,13 @@ describe('webhook server', () => {
       certificates: staticCertificates(pair),
       metrics: { admission: (webhook, operation, result) => metrics.push({ webhook, operation, result }), badRequest: (webhook, code) => bad.push({ webhook, code }) },
       handlers: {
-        [MUTATE_POD_PATH]: async (req) => {
+        [MUTATE_POD_PATH]: async (req, context) => {
           seen.push(req);
           if (req.name === 'slow') await new Promise<void>((r) => (release = r));
+          if (req.name === 'watched') {
+            await new Promise<void>((r) => (releaseWatched = r));
+            callerGone.push(context.signal.aborted);
+          }
           if (req.name === 'throw') throw new Error('handler exploded');
           if (req.name === 'wrong-uid') return allowed('not-the-request-uid');
           return patched(req.uid, req.object, { ...(req.object as object), touched: true });
@@ -125,6 +131,29 @@ describe('webhook server', () => {
   test('the response uid is always the request uid', async () => {
     const a = await post(server, ca.certPem, MUTATE_POD_PATH, withName('wrong-uid'));
     assert.equal(response(a)['uid'], '0f0e6c7a-1b52-4d56-9a8e-3a1c1a0b0001');
+  });
+
+  test('a handler learns that its caller is gone (it closed the connection) and not otherwise', async () => {
+    const started = (): Promise<void> => new Promise((resolve) => {
+      const poll = (): void => (releaseWatched !== undefined ? resolve() : void setTimeout(poll, 5));
+      poll();
+    });
+    const answered = post(server, ca.certPem, MUTATE_POD_PATH, withName('watched'));
+    await started();
+    const first = releaseWatched as (() => void) | undefined;
+    releaseWatched = undefined;
+    first?.();
+    assert.equal((await answered).status, 200);
+
+    const req = request(`${server.url}${MUTATE_POD_PATH}`, { method: 'POST', ca: ca.certPem, headers: { 'content-type': 'application/json' } });
+    req.on('error', () => {});
+    req.end(withName('watched'));
+    await started();
+    req.destroy();
+    await new Promise((r) => setTimeout(r, 100));
+    (releaseWatched as (() => void) | undefined)?.();
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(callerGone, [false, true]);
   });
 
   const badBodies: { name: string; body: string | Buffer; code: number; message: RegExp; contentType?: string }[] = [

@@ -46,7 +46,7 @@ import {
   type AdmissionResponse,
 } from './admission-review.ts';
 import type { CertificateSource, KeyPair } from './certs.ts';
-import { CpuTurns, ReviewSlots, type AdmissionContext } from './cpu-turns.ts';
+import { CpuTurns, ReviewSlots, type AdmissionContext, type CallerGone } from './cpu-turns.ts';
 import { peerAllowed, type ClientAuth, type ClientAuthSource } from './client-auth.ts';
 import type { WebhookMetrics } from './metrics.ts';
 
@@ -165,21 +165,22 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     const body = read.body;
     const contentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
     if (contentType !== 'application/json') return refuse(400, `contentType=${contentType}, expected application/json`);
-    const gone = new AbortController();
+    // A flag, not an AbortController: admission only asks whether the caller is gone, and a signal costs every review.
+    const gone = { aborted: false };
     res.once('close', () => {
-      if (!res.writableFinished) gone.abort();
+      if (!res.writableFinished) gone.aborted = true;
     });
     const large = body.byteLength > LARGE_REVIEW_BYTES;
     const release = large ? await slots.acquire() : undefined;
     try {
       // A caller that gave up while the review waited for its slot gets no answer and costs no work.
-      if (!gone.signal.aborted) await answerReview(path, handler, body, large, gone.signal, res, refuse);
+      if (!gone.aborted) await answerReview(path, handler, body, large, gone, res, refuse);
     } finally {
       release?.();
     }
   };
 
-  const answerReview = async (path: string, handler: AdmissionHandler, body: Buffer, large: boolean, signal: AbortSignal, res: ServerResponse, refuse: (code: 400 | 413, message: string, uid?: string) => void): Promise<void> => {
+  const answerReview = async (path: string, handler: AdmissionHandler, body: Buffer, large: boolean, signal: CallerGone, res: ServerResponse, refuse: (code: 400 | 413, message: string, uid?: string) => void): Promise<void> => {
     const context: AdmissionContext = { signal, turn: large ? () => turns.take() : () => Promise.resolve() };
     await context.turn();
     const parsed = parseAdmissionReview(body);
