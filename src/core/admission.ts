@@ -55,6 +55,7 @@ import { simulationCanHost, simulationScheduleEnabled } from './simulation-sched
 import { chooseSubsetByOrdinal, namesPodsByOrdinal } from './statefulset-ordinal.ts';
 import { chooseSubset, keepsBookkeeping, occupancy, reservesPlaces, subsetsUsePercent, withRoomAtReplicas, withVersionStatuses, type WorkloadReplicasResult } from './subset-choice.ts';
 import { cloneSetRecreates, latestWorkloadVersion } from './workload-version.ts';
+import { allSubsetStatuses } from './ready-condition.ts';
 import { POD_DELETION_COST_ANNOTATION, POD_DELETION_COST_POSITIVE, RESERVED_AHEAD_PREFIX, VERSION_IGNORED as VERSION_IGNORED_KEY } from '../api/keys.ts';
 import { deepClone } from '../k8s/json.ts';
 
@@ -124,13 +125,13 @@ export interface PodCreateInput {
   /** With `current`: the pod takes this place reserved ahead (stored already), so nothing is reserved for it. */
   claimed?: ClaimedPlace;
   /**
-   * Whether this process reserved the place reserved ahead `uid` of the
-   * WorkloadSpread `wsUid` (claimed or not). Given by a webhook that reserves
+   * Whether this process reserved the place reserved ahead `uid` (claimed or
+   * not). Given by a webhook that reserves
    * ahead: a pod that finds no room while other places reserved ahead are in
    * the status is refused so its controller retries it. Omitted (plan,
    * simulate): such a pod is unplaced, as the reference does.
    */
-  reservedHere?: (wsUid: string, uid: string) => boolean;
+  reservedHere?: (uid: string) => boolean;
 }
 
 export type PodCreateDecision =
@@ -289,11 +290,9 @@ export function reserveAhead(input: ReserveAheadInput): { status: WorkloadSpread
  */
 function placesReservedAhead(ws: WorkloadSpread): string[] {
   const uids = new Set<string>();
-  const collect = (statuses: readonly { creatingPods?: Record<string, string> | null }[] | undefined) => {
-    for (const s of statuses ?? []) for (const id of Object.keys(s.creatingPods ?? {})) if (id.startsWith(RESERVED_AHEAD_PREFIX)) uids.add(id);
-  };
-  collect(ws.status?.subsetStatuses);
-  for (const statuses of Object.values(ws.status?.versionedSubsetStatuses ?? {})) collect(statuses);
+  for (const s of ws.status === undefined ? [] : allSubsetStatuses(ws.status)) {
+    for (const id of Object.keys(s.creatingPods ?? {})) if (id.startsWith(RESERVED_AHEAD_PREFIX)) uids.add(id);
+  }
   return [...uids];
 }
 
@@ -324,11 +323,11 @@ const WHITELIST_UNREADABLE = "the manager's custom workload whitelist cannot be 
 
 const wsName = (ws: WorkloadSpread): string => `${ws.metadata.namespace ?? ''}/${ws.metadata.name ?? ''}`;
 
-/** A refusal for limits that cannot be resolved: which values are wrong is the WorkloadSpread's business (the log has it). */
 function heldAheadMessage(ws: WorkloadSpread, held: number): string {
   return `no subset of WorkloadSpread ${wsName(ws)} has room outside ${held} place(s) another manager replica reserved ahead for this burst; retry (unclaimed places are given back within seconds)`;
 }
 
+/** A refusal for limits that cannot be resolved: which values are wrong is the WorkloadSpread's business (the log has it). */
 function limitsUnresolved(ws: WorkloadSpread): string {
   return `the subset limits of WorkloadSpread ${wsName(ws)} cannot be worked out`;
 }
@@ -484,8 +483,7 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
       // them: refused (the workload controller creates it again) rather than left without a subset; that
       // replica claims them or gives them back within seconds.
       const reservedHere = input.reservedHere;
-      const wsUid = ws.metadata.uid ?? '';
-      const elsewhere = reservedHere === undefined ? 0 : placesReservedAhead(ws).filter((id) => !reservedHere(wsUid, id)).length;
+      const elsewhere = reservedHere === undefined ? 0 : placesReservedAhead(ws).filter((id) => !reservedHere(id)).length;
       if (elsewhere > 0) return { kind: 'error', cause: 'held-ahead', message: heldAheadMessage(ws, elsewhere), ws };
       // D21: the pod stays in no subset; it is born with the cost the controller gives such pods.
       return unplaced(ws, pod, latest.latest === undefined ? undefined : unplacedCost(ws));

@@ -144,32 +144,12 @@ function andRequired(nodeAffinity: NodeAffinity, subset: Subset): void {
   const required = nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution;
   const terms: NodeSelectorTerm[] = Array.isArray(required.nodeSelectorTerms) ? required.nodeSelectorTerms : [];
   if (terms.length === 0) {
-    required.nodeSelectorTerms = [copyTerm(term)];
+    required.nodeSelectorTerms = [deepClone(term)];
     return;
   }
-  const expressions = Array.isArray(term.matchExpressions) ? term.matchExpressions.map(copyRequirement) : [];
-  const fields = Array.isArray(term.matchFields) ? term.matchFields.map(copyRequirement) : [];
+  const expressions = Array.isArray(term.matchExpressions) ? deepClone(term.matchExpressions) : [];
+  const fields = Array.isArray(term.matchFields) ? deepClone(term.matchFields) : [];
   required.nodeSelectorTerms = terms.map((existing) => andTerm(isPlainObject(existing) ? existing : {}, expressions, fields));
-}
-
-/**
- * A copy of a subset's term for one pod: its own objects and arrays where a
- * term and its requirements keep what injection and the scheduler read (a
- * requirement's `values`), as `structuredClone` would give but without its
- * serialization (once per pod). Fields this project does not know are
- * carried as they are: nothing writes into an injected pod.
- */
-function copyTerm(term: NodeSelectorTerm): NodeSelectorTerm {
-  const out: NodeSelectorTerm = { ...term };
-  if (Array.isArray(term.matchExpressions)) out.matchExpressions = term.matchExpressions.map(copyRequirement);
-  if (Array.isArray(term.matchFields)) out.matchFields = term.matchFields.map(copyRequirement);
-  return out;
-}
-
-function copyRequirement<R>(requirement: R): R {
-  if (!isPlainObject(requirement)) return requirement;
-  const values: unknown = requirement['values'];
-  return (Array.isArray(values) ? { ...requirement, values: [...(values as unknown[])] } : { ...requirement }) as R;
 }
 
 function andTerm(existing: NodeSelectorTerm, expressions: NonNullable<NodeSelectorTerm['matchExpressions']>, fields: NonNullable<NodeSelectorTerm['matchFields']>): NodeSelectorTerm {

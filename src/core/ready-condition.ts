@@ -102,7 +102,8 @@ function pendingBookings(s: SubsetStatus): number {
   return creating + deleting;
 }
 
-function allSubsetStatuses(status: WorkloadSpreadStatus): SubsetStatus[] {
+/** Every subset status of a status: the unversioned list and each version's. */
+export function allSubsetStatuses(status: WorkloadSpreadStatus): SubsetStatus[] {
   const lists = [status.subsetStatuses ?? [], ...Object.values(status.versionedSubsetStatuses ?? {})];
   return lists.flatMap((l) => (Array.isArray(l) ? l : []));
 }

@@ -189,8 +189,7 @@ export class ManagerCaches {
   readonly #opts: ManagerCachesOptions;
   readonly #log: Logger;
   readonly #builtin: Informer<KubeObject>[] = [];
-  readonly #builtinByKey = new Map<string, Informer<KubeObject>>();
-  /** The built-in workload kinds' stores as admission asks for them (one object each: admission asks several times per pod). */
+  /** The built-in workload kinds' stores by `group/Kind`, as admission asks for them (one object each: admission asks several times per pod). */
   readonly #builtinWorkloads = new Map<string, WorkloadStore>();
   readonly #dynamic = new Map<string, DynamicInformer>();
   #workloadHandlers: ((event: WorkloadEvent) => void)[] = [];
@@ -220,15 +219,14 @@ export class ManagerCaches {
     for (const ref of BUILTIN_WORKLOADS) {
       const indexes = ref === BUILTIN.replicasets ? { [RS_OWNER_INDEX]: (rs: KubeObject) => { const owner = controllerRef(rs); return owner === undefined ? [] : [owner.uid]; } } : {};
       const informer = this.#informer<KubeObject>(ref, indexes);
-      this.#builtinByKey.set(groupKindKey(ref.group, ref.kind), informer);
       const store = informer.store;
       this.#builtinWorkloads.set(groupKindKey(ref.group, ref.kind), { ref, store, get synced() { return store.hasSynced(); } });
       this.#subscribeWorkload(store, ref);
     }
-    this.replicaSets = this.#builtinByKey.get(groupKindKey('apps', 'ReplicaSet'))!.store;
-    this.deployments = this.#builtinByKey.get(groupKindKey('apps', 'Deployment'))!.store;
-    this.statefulSets = this.#builtinByKey.get(groupKindKey('apps', 'StatefulSet'))!.store;
-    this.jobs = this.#builtinByKey.get(groupKindKey('batch', 'Job'))!.store;
+    this.replicaSets = this.#builtinWorkloads.get(groupKindKey('apps', 'ReplicaSet'))!.store;
+    this.deployments = this.#builtinWorkloads.get(groupKindKey('apps', 'Deployment'))!.store;
+    this.statefulSets = this.#builtinWorkloads.get(groupKindKey('apps', 'StatefulSet'))!.store;
+    this.jobs = this.#builtinWorkloads.get(groupKindKey('batch', 'Job'))!.store;
 
     this.whitelistSource = new WhitelistSource({
       client: options.client,
@@ -379,7 +377,7 @@ export class ManagerCaches {
     for (const w of this.whitelist().workloads) {
       for (const gvk of [w, ...w.subResources]) {
         const key = groupKindKey(gvk.group, gvk.kind);
-        if (gvk.kind === '' || this.#builtinByKey.has(key) || wanted.has(key)) continue;
+        if (gvk.kind === '' || this.#builtinWorkloads.has(key) || wanted.has(key)) continue;
         wanted.set(key, { group: gvk.group, version: gvk.version, kind: gvk.kind });
       }
     }

@@ -93,12 +93,11 @@ export class ConditionalStatusWriter<O extends StatusBearing, S> {
       this.#onWrite(source, 'Error');
       return { ok: false, reason: 'Error', message: error.message, error };
     }
-    // Without managedFields: the API server keeps them as they are when an update leaves them out.
-    const { managedFields: _kept, ...metadata } = meta;
     const body = {
       apiVersion: obj.apiVersion ?? `${this.#ref.group}/${this.#ref.version}`,
       kind: obj.kind ?? this.#ref.kind,
-      metadata,
+      // Without managedFields: the API server keeps them as they are when an update leaves them out.
+      metadata: withoutManagedFields<KubeObject>(obj as unknown as KubeObject).metadata,
       spec: obj.spec,
       status,
     };

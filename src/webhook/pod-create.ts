@@ -54,7 +54,7 @@ export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDe
     namespace,
     now: deps.clock.now(),
     newUid: deps.newUid ?? randomUUID,
-    reservedHere: (_wsUid, id) => pool?.reserved(id) === true,
+    reservedHere: (id) => pool?.reserved(id) === true,
     ...(deps.subsetPatches === undefined ? {} : { subsetPatches: deps.subsetPatches }),
   };
   const decide = (current?: { ws: WorkloadSpread | undefined }, claimed?: Claim): PodCreateDecision =>

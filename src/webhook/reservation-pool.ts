@@ -83,8 +83,8 @@ export class ReservationPool {
   readonly #o: ReservationPoolOptions;
   readonly #log: Logger;
   readonly #entries = new Map<string, Entry>();
-  /** What the uid of every place this pool reserves starts with: unique to the pool (another replica's, or this process's before a restart, differ). */
-  readonly #prefix: string;
+  /** The pool's name, which every place it reserves carries after RESERVED_AHEAD_PREFIX: unique to the pool (another replica's, or this process's before a restart, differ). */
+  readonly #name: string;
   #named = 0;
   #commit: GroupCommit | undefined;
   #stopped = false;
@@ -96,11 +96,11 @@ export class ReservationPool {
     this.#log = options.log ?? silentLogger;
     // 48 bits of a UUID (short: every pod placed from the pool carries its place's uid in its marker), and
     // the pool's serial in this process, so pools drawing from one source of uids still differ.
-    this.#prefix = `${RESERVED_AHEAD_PREFIX}${options.newUid().replace(/-/g, '').slice(0, 12)}.${(poolsMade++).toString(36)}-`;
+    this.#name = `${options.newUid().replace(/-/g, '').slice(0, 12)}.${(poolsMade++).toString(36)}-`;
   }
 
   /** The next place's name (core adds RESERVED_AHEAD_PREFIX). */
-  readonly #placeName = (): string => `${this.#prefix.slice(RESERVED_AHEAD_PREFIX.length)}${(++this.#named).toString(36)}`;
+  readonly #placeName = (): string => `${this.#name}${(++this.#named).toString(36)}`;
 
   /** The group commit that gives places back (it calls `extend`, so it is built after the pool). */
   attach(commit: GroupCommit): void {
@@ -120,7 +120,7 @@ export class ReservationPool {
    * replica's (or a stopped process's, until the controller drops it).
    */
   reserved(uid: string): boolean {
-    return uid.startsWith(this.#prefix);
+    return uid.startsWith(RESERVED_AHEAD_PREFIX) && uid.startsWith(this.#name, RESERVED_AHEAD_PREFIX.length);
   }
 
   /** The next place reserved ahead for a pod without a name of this WorkloadSpread and version, if any. */
