@@ -40,6 +40,19 @@ describe('decodeWorkloadSpread', () => {
     assert.deepEqual(got.value.spec.subsets[0]?.patch, { metadata: { labels: { gone: null } } });
   });
 
+  test('without a null anywhere the stored object is the decoded value (no copy); a null deep in the status is still found', () => {
+    const raw = structuredClone(valid) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- reshaping raw JSON
+    delete raw['spec']['subsets'][0]['patch'];
+    const same = decodeWorkloadSpread(raw);
+    assert.ok(same.ok && same.value === (raw as unknown));
+    raw['status']['versionedSubsetStatuses'][V][0]['creatingPods'] = null;
+    const got = decodeWorkloadSpread(raw);
+    assert.ok(got.ok);
+    if (!got.ok) return;
+    assert.notEqual(got.value, raw as unknown);
+    assert.equal('creatingPods' in (got.value.status?.versionedSubsetStatuses?.[V]?.[0] ?? {}), false);
+  });
+
   // What the engine's "malformed input never throws" tests fed it: refused here, naming the field.
   const refused: { name: string; raw: unknown; message: RegExp }[] = [
     { name: 'not an object', raw: null, message: /must be a JSON object/ },

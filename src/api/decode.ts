@@ -27,6 +27,23 @@ type Schema = Record<string, unknown>;
 /** How many field errors a decode error quotes before "and N more". */
 const QUOTED_ERRORS = 3;
 
+/**
+ * Whether `value` holds a null anywhere at all: a walk that reads no schema and
+ * builds nothing. An object the API server stored has none (it prunes them),
+ * so this is all decoding costs for one; `hasKnownNull` answers the rest.
+ */
+function containsNull(value: unknown): boolean {
+  if (value === null) return true;
+  if (typeof value !== 'object') return false;
+  if (Array.isArray(value)) {
+    for (const item of value) if (containsNull(item)) return true;
+    return false;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) if (containsNull(record[key])) return true;
+  return false;
+}
+
 /** Whether `value` holds a null anywhere the schema describes (outside preserve-unknown fields). */
 function hasKnownNull(value: unknown, schema: Schema): boolean {
   if (schema['x-kubernetes-preserve-unknown-fields'] === true) return false;
@@ -79,6 +96,6 @@ export function decodeWorkloadSpread(raw: unknown): Decoded<WorkloadSpread> {
     return { ok: false, error: `${label} cannot be read: ${quoted}${more}` };
   }
   const schema = WorkloadSpreadSchema;
-  const value = hasKnownNull(raw, schema) ? withoutKnownNulls(raw, schema) : raw;
+  const value = containsNull(raw) && hasKnownNull(raw, schema) ? withoutKnownNulls(raw, schema) : raw;
   return { ok: true, value: value as unknown as WorkloadSpread };
 }
