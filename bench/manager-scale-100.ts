@@ -19,7 +19,14 @@
  *       `workloadspread manager` in its own process, measured from outside
  *       (/proc, its /metrics; with profile=1 a --cpu-prof of the whole run
  *       of every manager configuration, CPU.<configuration number>.*.cpuprofile);
- *       `tsx` runs it in this process through tsx, with exact latencies)
+ *       `tsx` runs it in this process through tsx, with exact latencies);
+ *       profile=perf (published build only) records the manager's CPU with
+ *       Linux perf in the scale-out and the scale-in of every manager
+ *       configuration and prints, per phase, its CPU by thread and by kind of
+ *       work (JavaScript, TurboFan compiling, garbage collection, JSON,
+ *       kernel, other native) and the main thread's heaviest functions —
+ *       CPU time, where profile=1's V8 profiles count wall-clock time, a wait
+ *       for a CPU included)
  *
  * WS_BENCH_HEAPSNAPSHOT=1 (with manager=dist) writes a heap snapshot of the
  * manager once the scale-out has settled (after a GC), into the repository's
@@ -57,16 +64,22 @@ import type { Manager } from '../src/manager/manager.ts';
 import { clientFor, newFigures, startBenchManager, type ManagerFigures } from './lib/bench-manager.ts';
 import { bucketsOf, bucketsSince, quantileOf, sampleOf, startDistManager, sumOf, type DistManager } from './lib/dist-manager.ts';
 import { AdmissionProbe } from './lib/admission-probe.ts';
+import { PERF_NODE_ARGS, perfUnavailable, printSummary, recordProcess, summarize } from './lib/perf-profile.ts';
 import { NS, RemoteCluster, type Tally } from './lib/scale-cluster.ts';
 
 const DEPLOYMENTS = Number(process.argv[2] ?? 100);
 const REPLICAS = Number(process.argv[3] ?? 100);
 const REPS = Math.max(1, Number(process.argv[4] ?? 1));
 const PROFILE = (process.argv[5] ?? '0') === '1';
+/** `profile=perf`: CPU-time profiles of the published-build manager with Linux perf (bench/lib/perf-profile.ts). */
+const PERF_ASKED = (process.argv[5] ?? '0') === 'perf';
 const SCALE_IN_TO = Number(process.argv[6] ?? 30);
 const ONLY = process.argv[7] ?? '123';
 const DIST = (process.argv[8] ?? 'dist') === 'dist';
 const PODS = DEPLOYMENTS * REPLICAS;
+/** Why profile=perf records nothing here (undefined: it records). */
+const PERF_MISSING = PERF_ASKED ? (DIST ? perfUnavailable() : 'perf profiles the published build only (manager=dist)') : undefined;
+const PERF = PERF_ASKED && PERF_MISSING === undefined;
 const NODES_PER_ZONE = 34;
 const PROFILE_DIR = '/tmp/workloadspread-bench-profiles';
 /** How long the manager idles after the scale-out before its RSS is read again. */
@@ -212,6 +225,9 @@ async function check(admin: KubeClient, replicas: number): Promise<string[]> {
   return problems;
 }
 
+/** The perf recordings of this run, summarized once every configuration has run (perf inject and script take CPU). */
+const perfProfiles: { label: string; file: string }[] = [];
+
 async function profiled<T>(session: Session | undefined, file: string, work: () => Promise<T>): Promise<T> {
   if (session === undefined) return work();
   await session.post('Profiler.start');
@@ -285,7 +301,14 @@ async function runOnce(config: Config, session: Session | undefined): Promise<Ru
       if (DIST) {
         // Every manager configuration is profiled, so (3) can be compared with its floor function by function.
         const profileArgs = PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=CPU.${config.slice(1, 2)}.${Date.now()}.cpuprofile`] : [];
-        dist = await startDistManager(side.connection, config === '(4) manager, no WS, every pod reviewed' ? ['--webhook-scope=cluster'] : [], [...profileArgs, ...(process.env['WS_BENCH_HEAPSNAPSHOT'] === '1' ? ['--heapsnapshot-signal=SIGUSR1'] : [])]);
+        if (PERF) mkdirSync(PROFILE_DIR, { recursive: true });
+        dist = await startDistManager(
+          side.connection,
+          config === '(4) manager, no WS, every pod reviewed' ? ['--webhook-scope=cluster'] : [],
+          [...profileArgs, ...(PERF ? PERF_NODE_ARGS : []), ...(process.env['WS_BENCH_HEAPSNAPSHOT'] === '1' ? ['--heapsnapshot-signal=SIGUSR1'] : [])],
+          // --perf-prof writes the manager's jitdump into its working directory.
+          PERF ? PROFILE_DIR : undefined,
+        );
       } else {
         if (config === '(4) manager, no WS, every pod reviewed') throw new Error('configuration (4) runs the published build only (manager=dist)');
         manager = startBenchManager(side.connection, clock, () => figures);
@@ -314,6 +337,8 @@ async function runOnce(config: Config, session: Session | undefined): Promise<Ru
       const main0 = mainCpuMs();
       const wait0 = mainWaitMs();
       const wall = performance.now();
+      const perfFile = `${PROFILE_DIR}/perf.${config.charAt(1)}.${label}.data`;
+      const recording = PERF && dist !== undefined ? recordProcess(dist.pid, perfFile) : undefined;
       let createdMs = NaN;
       const probe = dist === undefined ? undefined : new AdmissionProbe(clock, dist.webhookUrl, dist.healthUrl, NS, 100);
       return profiled(config === '(3) manager + WS' && !DIST ? session : undefined, `${label}.cpuprofile`, async () => {
@@ -323,6 +348,10 @@ async function runOnce(config: Config, session: Session | undefined): Promise<Ru
           return done(p);
         });
         const wallMs = performance.now() - wall;
+        if (recording !== undefined) {
+          await recording.stop();
+          perfProfiles.push({ label: `${config} ${label}`, file: perfFile });
+        }
         const clusterCpuMs = cpuOf(await side.tally());
         await probe?.stop();
         await quiet();
@@ -471,6 +500,7 @@ function median(runs: Run[], config: Config): Run | undefined {
 
 async function main(): Promise<void> {
   console.log(`${DEPLOYMENTS} Deployments × ${REPLICAS} replicas on ${NODES_PER_ZONE * 3} nodes, scale-in to ${SCALE_IN_TO}; ${REPS} run(s) of each configuration, interleaved; the manager ${DIST ? 'as published (dist/, its own process)' : 'in this process through tsx'}`);
+  if (PERF_MISSING !== undefined) console.log(`  profile=perf: no profiles — ${PERF_MISSING}`);
   const session = PROFILE ? new Session() : undefined;
   session?.connect();
   if (session !== undefined) await session.post('Profiler.enable');
@@ -518,6 +548,7 @@ async function main(): Promise<void> {
     console.log(`  correctness of (3): ${ws.checks.length === 0 ? 'every split exact, no subset over its limit, every status equal to the pods' : `${ws.checks.length} problems:\n    ${ws.checks.slice(0, 20).join('\n    ')}`}`);
   }
   session?.disconnect();
+  for (const { label, file } of perfProfiles) printSummary(`${label} (${file})`, summarize(file), PODS);
   if (PROFILE && DIST) {
     for (const file of readdirSync(PROFILE_DIR).filter((f) => f.endsWith('.cpuprofile') && f.startsWith('CPU.'))) {
       printTop(JSON.parse(readFileSync(`${PROFILE_DIR}/${file}`, 'utf8')) as Profile, file);

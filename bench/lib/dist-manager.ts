@@ -154,8 +154,11 @@ function statCpuMs(path: string): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
 }
 
-/** Starts `node dist/cli/entry.js manager` against the cluster (one replica, no leader election), ready when /readyz says so. */
-export async function startDistManager(connection: ConnectionInfo, extraArgs: string[] = [], nodeArgs: string[] = []): Promise<DistManager> {
+/**
+ * Starts `node dist/cli/entry.js manager` against the cluster (one replica, no leader election), ready when /readyz says so.
+ * `cwd`: the manager's working directory (where `--perf-prof` writes its jitdump); the repository by default.
+ */
+export async function startDistManager(connection: ConnectionInfo, extraArgs: string[] = [], nodeArgs: string[] = [], cwd: string = ROOT): Promise<DistManager> {
   ensureBuilt();
   const dir = mkdtempSync(join(tmpdir(), 'ws-bench-manager-'));
   const kubeconfig = join(dir, 'kubeconfig');
@@ -180,7 +183,7 @@ export async function startDistManager(connection: ConnectionInfo, extraArgs: st
       '--log-level=warn',
       ...extraArgs,
     ],
-    { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
+    { cwd, stdio: ['ignore', 'ignore', 'inherit'] },
   );
   const pid = child.pid ?? 0;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
