@@ -35,6 +35,15 @@ describe('parseAdmissionReview', () => {
     assert.deepEqual(obj.spec.containers[0]?.['x-future-field'], [1, 2, 3]);
   });
 
+  test('reads the bytes a view covers, not the rest of its buffer (a body sliced out of a larger one)', () => {
+    const text = fixture('pod-create.json');
+    const around = Buffer.concat([Buffer.from('{"not":"this"}'), Buffer.from(text), Buffer.from('trailing')]);
+    const view = new Uint8Array(around.buffer, around.byteOffset + '{"not":"this"}'.length, Buffer.byteLength(text));
+    const parsed = parseAdmissionReview(view);
+    assert.ok(parsed.ok);
+    assert.equal(parsed.request.uid, '0f0e6c7a-1b52-4d56-9a8e-3a1c1a0b0001');
+  });
+
   test('reads an eviction review: subresource and Eviction object', () => {
     const parsed = parseAdmissionReview(Buffer.from(fixture('pod-eviction.json')));
     assert.ok(parsed.ok);

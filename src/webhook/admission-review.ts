@@ -129,7 +129,8 @@ export function parseAdmissionReview(body: string | Uint8Array): ParseResult {
   if (size === 0) return { ok: false, code: 400, message: 'request body is empty', uid: '' };
   let parsed: unknown;
   try {
-    parsed = JSON.parse(typeof body === 'string' ? body : Buffer.from(body).toString('utf8'));
+    // The body's bytes decoded where they lie (Buffer.from(body) would copy them first).
+    parsed = JSON.parse(typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
   } catch (err) {
     return { ok: false, code: 400, message: `couldn't decode the AdmissionReview: ${err instanceof Error ? err.message : String(err)}`, uid: '' };
   }
