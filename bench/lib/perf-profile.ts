@@ -2,9 +2,9 @@
  * CPU-time profiles of the published-build manager with Linux `perf`, for the
  * scale benchmarks (`profile=perf`). V8's own profiler samples wall-clock
  * time: on a machine whose cores the cluster and the manager share, a
- * function the kernel preempted is charged the time it waited (last round's
- * wall-clock profile put five times more JSON parsing in (3) than in (4) for
- * the same reviews; perf showed the same CPU in both). perf samples only
+ * function the kernel preempted is charged the time it waited (a wall-clock
+ * profile of a 3,000-pod scale-out put five times more JSON parsing in (3)
+ * than in (4) for the same reviews; perf showed the same CPU in both). perf samples only
  * while a thread runs, every thread of the process, V8's compiler and
  * garbage-collector threads included.
  *
