@@ -82,12 +82,12 @@ export class ReviewSlots {
   }
 }
 
-/** What a handler learns about the request it serves, besides the review. */
 /** What admission reads of a review's caller: whether it is gone. An AbortSignal is one. */
 export interface CallerGone {
   readonly aborted: boolean;
 }
 
+/** What a handler learns about the request it serves, besides the review. */
 export interface AdmissionContext {
   /** Aborted when the caller is gone (the API server gave up waiting): work for it is wasted. */
   readonly signal: CallerGone;
