@@ -64,7 +64,7 @@ import type { Manager } from '../src/manager/manager.ts';
 import { clientFor, newFigures, startBenchManager, type ManagerFigures } from './lib/bench-manager.ts';
 import { bucketsOf, bucketsSince, quantileOf, sampleOf, startDistManager, sumOf, type DistManager } from './lib/dist-manager.ts';
 import { AdmissionProbe } from './lib/admission-probe.ts';
-import { PERF_NODE_ARGS, perfUnavailable, printSummary, recordProcess, summarize } from './lib/perf-profile.ts';
+import { PERF_NODE_ARGS, perfUnavailable, printSummary, recordProcess, summarize, type PerfRecording } from './lib/perf-profile.ts';
 import { NS, RemoteCluster, type Tally } from './lib/scale-cluster.ts';
 
 const DEPLOYMENTS = Number(process.argv[2] ?? 100);
@@ -226,7 +226,7 @@ async function check(admin: KubeClient, replicas: number): Promise<string[]> {
 }
 
 /** The perf recordings of this run, summarized once every configuration has run (perf inject and script take CPU). */
-const perfProfiles: { label: string; file: string }[] = [];
+const perfProfiles: { label: string; recording: PerfRecording }[] = [];
 
 async function profiled<T>(session: Session | undefined, file: string, work: () => Promise<T>): Promise<T> {
   if (session === undefined) return work();
@@ -337,8 +337,7 @@ async function runOnce(config: Config, session: Session | undefined): Promise<Ru
       const main0 = mainCpuMs();
       const wait0 = mainWaitMs();
       const wall = performance.now();
-      const perfFile = `${PROFILE_DIR}/perf.${config.charAt(1)}.${label}.data`;
-      const recording = PERF && dist !== undefined ? recordProcess(dist.pid, perfFile) : undefined;
+      const recording = PERF && dist !== undefined ? recordProcess(dist.pid, `${PROFILE_DIR}/perf.${config.charAt(1)}.${label}.data`) : undefined;
       let createdMs = NaN;
       const probe = dist === undefined ? undefined : new AdmissionProbe(clock, dist.webhookUrl, dist.healthUrl, NS, 100);
       return profiled(config === '(3) manager + WS' && !DIST ? session : undefined, `${label}.cpuprofile`, async () => {
@@ -350,7 +349,7 @@ async function runOnce(config: Config, session: Session | undefined): Promise<Ru
         const wallMs = performance.now() - wall;
         if (recording !== undefined) {
           await recording.stop();
-          perfProfiles.push({ label: `${config} ${label}`, file: perfFile });
+          perfProfiles.push({ label: `${config} ${label}`, recording });
         }
         const clusterCpuMs = cpuOf(await side.tally());
         await probe?.stop();
@@ -548,7 +547,7 @@ async function main(): Promise<void> {
     console.log(`  correctness of (3): ${ws.checks.length === 0 ? 'every split exact, no subset over its limit, every status equal to the pods' : `${ws.checks.length} problems:\n    ${ws.checks.slice(0, 20).join('\n    ')}`}`);
   }
   session?.disconnect();
-  for (const { label, file } of perfProfiles) printSummary(`${label} (${file})`, summarize(file), PODS);
+  for (const { label, recording } of perfProfiles) printSummary(`${label} (${recording.file})`, summarize(recording), PODS);
   if (PROFILE && DIST) {
     for (const file of readdirSync(PROFILE_DIR).filter((f) => f.endsWith('.cpuprofile') && f.startsWith('CPU.'))) {
       printTop(JSON.parse(readFileSync(`${PROFILE_DIR}/${file}`, 'utf8')) as Profile, file);

@@ -34,8 +34,10 @@ export function perfUnavailable(): string | undefined {
   return undefined;
 }
 
-/** A recording in progress; `stop` ends it and resolves once the data file is complete. */
+/** A recording of process `pid` into `file`; `stop` ends it and resolves once the file is complete. */
 export interface PerfRecording {
+  readonly pid: number;
+  readonly file: string;
   stop(): Promise<void>;
 }
 
@@ -44,6 +46,8 @@ export function recordProcess(pid: number, file: string): PerfRecording {
   const child: ChildProcess = spawn('perf', ['record', '-q', '-g', '-k', 'mono', '-F', '997', '-p', String(pid), '-o', file], { stdio: 'ignore' });
   const exited = once(child, 'exit');
   return {
+    pid,
+    file,
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGINT');
       await exited;
@@ -95,8 +99,8 @@ export interface PerfSummary {
   mainInclusive: [string, number][];
 }
 
-/** Resolves the JavaScript frames of `file` (perf inject --jit) and summarizes it. */
-export function summarize(file: string): PerfSummary {
+/** Resolves the JavaScript frames of a finished recording (perf inject --jit) and summarizes it (the process's main thread has its pid as thread id). */
+export function summarize({ file, pid }: PerfRecording): PerfSummary {
   const injected = `${file}.jit`;
   const inject = spawnSync('perf', ['inject', '--jit', '-i', file, '-o', injected], { encoding: 'utf8' });
   if (inject.status !== 0) throw new Error(`perf inject failed: ${inject.stderr}`);
@@ -111,9 +115,6 @@ export function summarize(file: string): PerfSummary {
     const frames = lines.slice(1).map((l) => l.trim().replace(/^[0-9a-f]+ /, (ip) => (ip.startsWith('ffff') ? '[k] ' : '')).replace(/\+0x[0-9a-f]+$/, ''));
     samples.push({ tid: Number(head[1]), period: Number(head[2]), frames });
   }
-  const byTid = new Map<number, number>();
-  for (const s of samples) byTid.set(s.tid, (byTid.get(s.tid) ?? 0) + s.period);
-  const main = [...byTid].sort((a, b) => b[1] - a[1])[0]?.[0];
   const byKind = new Map<Kind, number>();
   const inclusive = new Map<string, number>();
   let total = 0;
@@ -123,7 +124,7 @@ export function summarize(file: string): PerfSummary {
     const leaf = s.frames[0] ?? '';
     const kind = kindOf(leaf.replace(/^\[k\] /, ''), leaf.startsWith('[k] '));
     byKind.set(kind, (byKind.get(kind) ?? 0) + s.period);
-    if (s.tid !== main) continue;
+    if (s.tid !== pid) continue;
     mainTotal += s.period;
     const seen = new Set<string>();
     for (const frame of s.frames) {
@@ -145,7 +146,7 @@ export function summarize(file: string): PerfSummary {
 /** Prints a summary: CPU by thread and kind, and the project's heaviest functions on the main thread. */
 export function printSummary(label: string, summary: PerfSummary, pods: number, top = 30): void {
   const perPod = (v: number) => (v / pods).toFixed(3);
-  console.log(`\n  perf CPU profile ${label}: ${summary.totalMs.toFixed(0)} ms of CPU sampled (${perPod(summary.totalMs)} ms per pod), main thread ${summary.mainMs.toFixed(0)} ms, V8's other threads ${(summary.totalMs - summary.mainMs).toFixed(0)} ms`);
+  console.log(`\n  perf CPU profile ${label}: ${summary.totalMs.toFixed(0)} ms of CPU sampled (${perPod(summary.totalMs)} ms per pod), main thread ${summary.mainMs.toFixed(0)} ms, other threads (V8's compiler and GC helpers, libuv's pool) ${(summary.totalMs - summary.mainMs).toFixed(0)} ms`);
   for (const [kind, v] of summary.byKind) console.log(`    ${v.toFixed(0).padStart(7)} ms ${((100 * v) / summary.totalMs).toFixed(1).padStart(5)} %  ${kind}`);
   console.log("  the main thread's own functions (src/, as compiled to dist/) by CPU, what they call included:");
   for (const [fn, v] of summary.mainInclusive.slice(0, top)) {
