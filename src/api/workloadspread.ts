@@ -278,6 +278,17 @@ export function isRebalanceReason(value: unknown): value is RebalanceReason {
   return typeof value === 'string' && (REBALANCE_REASONS as readonly string[]).includes(value);
 }
 
+/**
+ * The entry named `name` of a list keyed by name (a spec's subsets, a
+ * status's subset statuses). A loop, not an inline `find` callback: admission
+ * and the controller look subsets up on every pod, and V8 compiles a callback
+ * made anew per call again after each full GC.
+ */
+export function named<T extends { name: string }>(list: readonly T[] | undefined, name: string): T | undefined {
+  if (list !== undefined) for (const entry of list) if (entry.name === name) return entry;
+  return undefined;
+}
+
 /** A WorkloadSpread object as stored (metadata as the generic Kubernetes shape). */
 export interface WorkloadSpread {
   apiVersion?: string;

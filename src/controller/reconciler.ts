@@ -259,7 +259,11 @@ export class Reconciler {
    */
   async #withFullAdoptionCandidates(ws: WorkloadSpread, pods: readonly Pod[]): Promise<Pod[]> {
     const name = ws.metadata.name ?? '';
-    const wanted = pods.flatMap((pod, i) => (markedSubset(pod, name) === undefined && typeof pod.spec?.nodeName === 'string' && pod.spec.nodeName !== '' ? [i] : []));
+    const wanted: number[] = [];
+    for (let i = 0; i < pods.length; i++) {
+      const pod = pods[i] as Pod;
+      if (markedSubset(pod, name) === undefined && typeof pod.spec?.nodeName === 'string' && pod.spec.nodeName !== '') wanted.push(i);
+    }
     if (wanted.length === 0) return [...pods];
     const full = await this.#reader.fullPods(wanted.map((i) => pods[i] as Pod));
     const out = [...pods];

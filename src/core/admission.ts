@@ -38,7 +38,7 @@
  */
 import type { SubsetPatchPolicy } from '../api/subset-patch-policy.ts';
 import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
-import type { Subset, SubsetStatus, WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
+import { named, type Subset, type SubsetStatus, type WorkloadSpread, type WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { apiVersionGroup, controllerRef, isPodActive } from '../k8s/pod.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import type { ClusterView, ReadRequest, RecentPlacement } from './cluster-view.ts';
@@ -199,7 +199,7 @@ export function holdsWithoutWrite(decision: PodCreateDecision): boolean {
       if (decision.status !== undefined) return false;
       // A place reserved ahead is stored already: the answer rests on nothing unwritten.
       if (!decision.injected || decision.claimed === true) return true;
-      const subset = decision.ws.spec.subsets.find((s) => s.name === decision.subset);
+      const subset = named(decision.ws.spec.subsets, decision.subset);
       return subset !== undefined && !reservesPlaces(subset);
     }
     default:
@@ -272,7 +272,7 @@ export function reserveAhead(input: ReserveAheadInput): { status: WorkloadSpread
     const choice = chooseSubset({ ws, pod: phantom, version, workloadReplicas: () => total, now: input.now, newUid: () => RESERVED_AHEAD_PREFIX + input.newUid(), deletionObserved: () => false, ...(canHost === undefined ? {} : { canHost }) });
     if (choice.kind !== 'chosen' || choice.status === undefined || choice.uid === undefined) break;
     if (canHost !== undefined) {
-      const subset = ws.spec.subsets.find((s) => s.name === choice.subset);
+      const subset = named(ws.spec.subsets, choice.subset);
       if (subset === undefined || !canHost(subset)) break;
     }
     ws = { ...ws, status: choice.status };
@@ -405,7 +405,7 @@ function knownPlacements(view: ClusterView, namespace: string, ws: WorkloadSprea
   const placedHere = countPlaced(view.placedTally(namespace, ws.metadata.name ?? '', version, {}), view.recentPlacements(ws.metadata.uid ?? ''), version);
   let known = 0;
   for (const subset of ws.spec.subsets) {
-    const stored = statuses.find((st) => st.name === subset.name);
+    const stored = named(statuses, subset.name);
     known += reservesPlaces(subset) ? (stored === undefined ? 0 : Math.max(0, occupancy(stored))) : placedHere(subset.name);
   }
   return known;
@@ -425,7 +425,7 @@ function decideByQuota(input: PodCreateInput, ws: WorkloadSpread): PodCreateDeci
   const observed = deletionsObservedIn(view, namespace, ws, version.version);
   if ('read' in observed) return { kind: 'read', read: observed.read };
   const claimed = input.claimed;
-  const claimedSubset = claimed === undefined ? undefined : ws.spec.subsets.find((s) => s.name === claimed.subset);
+  const claimedSubset = claimed === undefined ? undefined : named(ws.spec.subsets, claimed.subset);
   // D3: a place reserved ahead in Adaptive mode holds only while a node of its subset can still host this pod.
   const claimHolds = claimedSubset !== undefined && (!simulationScheduleEnabled(ws) || simulationCanHost(ws, pod, view.nodes(), (node) => view.requestedOnNode(node))(claimedSubset));
   if (claimed !== undefined && claimed.version === version.version && claimHolds) {
@@ -575,7 +575,7 @@ function costAtBirth(
   };
   const balanced = latest && usesBalancedCosts(ws);
   const counts = ws.spec.subsets.map((s) => {
-    const stored = statuses.find((st) => st.name === s.name);
+    const stored = named(statuses, s.name);
     const bookkept = reservesPlaces(s);
     // Places reserved ahead and not claimed yet hold no pod: they are left out of the count.
     const held = countAll || (balanced && !bookkept) ? counted(s.name) : stored === undefined ? 0 : Math.max(0, occupancy(stored) - (unclaimed[s.name] ?? 0));

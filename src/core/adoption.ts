@@ -175,12 +175,14 @@ export function groupPodsBySubset(input: GroupPodsInput): GroupedPods {
   const specNames = new Set(subsets.map((s) => s.name));
 
   const versions = new Map<string, number[]>();
-  input.pods.forEach((pod, index) => {
-    const v = podVersion(pod, input.podVersionOptions ?? {});
+  // Loops rather than per-call callbacks in this per-sync path (see k8s/pod-ranking.ts sortActivePods).
+  const options = input.podVersionOptions ?? {};
+  for (let index = 0; index < input.pods.length; index++) {
+    const v = podVersion(input.pods[index] as Pod, options);
     const list = versions.get(v);
     if (list === undefined) versions.set(v, [index]);
     else list.push(index);
-  });
+  }
 
   const placed: { subset: string; pod: Pod }[] = new Array(input.pods.length);
   const adoptionAt = new Map<number, Adoption>();
@@ -220,12 +222,16 @@ export function groupPodsBySubset(input: GroupPodsInput): GroupedPods {
 
   const bySubset = emptyBuckets(subsets);
   const adoptions: Adoption[] = [];
-  placed.forEach((p, i) => {
+  const pods: Pod[] = [];
+  for (let i = 0; i < placed.length; i++) {
+    const p = placed[i];
+    if (p === undefined) continue;
     bySubset.get(p.subset)?.push(p.pod);
+    pods.push(p.pod);
     const adoption = adoptionAt.get(i);
     if (adoption !== undefined) adoptions.push(adoption);
-  });
-  return { bySubset, byVersion, pods: placed.map((p) => p.pod), adoptions };
+  }
+  return { bySubset, byVersion, pods, adoptions };
 }
 
 function bestSubsetFor(

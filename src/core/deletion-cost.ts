@@ -162,22 +162,26 @@ export function planDeletionCosts(input: DeletionCostInput): DeletionCostPlan {
   const now = input.now;
   const scalingIn = now !== undefined && activePodCount(input.byVersion) > input.workloadReplicas;
   const shares = limitedShares(subsets, input.workloadReplicas);
-  const setCost = (pod: Pod, cost: number | undefined): void => {
-    const name = pod.metadata?.name;
-    if (cost !== undefined && typeof name === 'string' && name !== '') costs.set(name, cost);
-  };
+  // Loops rather than per-call callbacks in this per-sync path (see sortActivePods).
   for (const [version, groups] of input.byVersion) {
     const latest = version === input.latestVersion;
-    const ranked = subsets.map((subset) => rankedPods(groups, subset));
-    const table = costsByPlace(input.ws, ranked.map((r) => r.length), input.workloadReplicas, latest);
+    const ranked: Pod[][] = [];
+    const counts: number[] = [];
+    for (const subset of subsets) {
+      const pods = rankedPods(groups, subset);
+      ranked.push(pods);
+      counts.push(pods.length);
+    }
+    const table = costsByPlace(input.ws, counts, input.workloadReplicas, latest);
     const sticky = latest && usesBalancedCosts(input.ws);
-    ranked.forEach((pods, i) => {
+    for (let i = 0; i < ranked.length; i++) {
+      const pods = ranked[i] as Pod[];
       const places = table[i] ?? [];
       // Most valuable first: the list is least valuable first.
       const byValue = [...pods].reverse();
       if (!sticky) {
-        byValue.forEach((pod, j) => setCost(pod, places[j]));
-        return;
+        for (let j = 0; j < byValue.length; j++) setCost(costs, byValue[j] as Pod, places[j]);
+        continue;
       }
       // D17/D21: a pod keeps a place it already holds — the cost it was born with — so readiness and
       // same-second creations reordering pods never re-cost them; the free places go in value order.
@@ -190,7 +194,7 @@ export function planDeletionCosts(input: DeletionCostInput): DeletionCostPlan {
         const held = heldCost(pod);
         if (held !== undefined && (free.get(held) ?? 0) > 0) {
           free.set(held, (free.get(held) ?? 0) - 1);
-          setCost(pod, held);
+          setCost(costs, pod, held);
           continue;
         }
         // A place of this subset that is not one of today's (a duplicate of one is not held).
@@ -198,7 +202,7 @@ export function planDeletionCosts(input: DeletionCostInput): DeletionCostPlan {
           const hold = holdsPlace(pod, scalingIn, now);
           if (hold.held) {
             heldAside.add(held);
-            setCost(pod, held);
+            setCost(costs, pod, held);
             if (hold.untilMs !== undefined) recheckAt = Math.min(recheckAt ?? Number.POSITIVE_INFINITY, hold.untilMs);
             continue;
           }
@@ -211,15 +215,20 @@ export function planDeletionCosts(input: DeletionCostInput): DeletionCostPlan {
         const cost = places[next];
         if (cost === undefined) break;
         free.set(cost, (free.get(cost) ?? 0) - 1);
-        setCost(pod, cost);
+        setCost(costs, pod, cost);
       }
-    });
+    }
     for (const pod of groups.get(FAKE_SUBSET_NAME) ?? []) {
       const name = pod.metadata?.name;
       if (isPodActive(pod) && typeof name === 'string' && name !== '') costs.set(name, unplacedCost(input.ws));
     }
   }
   return recheckAt === undefined || now === undefined ? { costs } : { costs, recheckAfterMs: Math.max(1, recheckAt - now) };
+}
+
+function setCost(costs: Map<string, number>, pod: Pod, cost: number | undefined): void {
+  const name = pod.metadata?.name;
+  if (cost !== undefined && typeof name === 'string' && name !== '') costs.set(name, cost);
 }
 
 function activePodCount(byVersion: DeletionCostInput['byVersion']): number {
@@ -301,7 +310,9 @@ export function birthCost(ws: Pick<WorkloadSpread, 'spec'>, subsetName: string, 
 
 /** The active pods of a subset, least valuable first (ActivePods order; Array.prototype.sort is stable, like the reference's). */
 function rankedPods(groups: ReadonlyMap<string, readonly Pod[]>, subset: Subset): Pod[] {
-  return sortActivePods((groups.get(subset.name) ?? []).filter((p) => isPodActive(p)));
+  const active: Pod[] = [];
+  for (const p of groups.get(subset.name) ?? []) if (isPodActive(p)) active.push(p);
+  return sortActivePods(active);
 }
 
 /** D2: how many of a subset's `count` places are protected by its minReplicas (its most valuable ones). */
@@ -312,11 +323,15 @@ function protectedPlaces(subset: Subset, count: number): number {
 
 /** The reference's costs of one version (spec §4.5 step 2 with D2), by place. */
 function referenceTable(subsets: readonly Subset[], counts: readonly number[], reverse: boolean, workloadReplicas: number): (number | undefined)[][] {
-  return subsets.map((_, i) => {
+  const table: (number | undefined)[][] = [];
+  for (let i = 0; i < subsets.length; i++) {
     const count = counts[i] ?? 0;
     const terms = referenceTerms(subsets, i, count, reverse, workloadReplicas);
-    return Array.from({ length: count }, (_, index) => referenceCost(terms, index + 1));
-  });
+    const row: (number | undefined)[] = [];
+    for (let place = 1; place <= count; place++) row.push(referenceCost(terms, place));
+    table.push(row);
+  }
+  return table;
 }
 
 /** What the reference's cost of a place of subset i depends on; undefined when its limit cannot be resolved. */
@@ -401,11 +416,14 @@ export function balancedCost(share: Share, j: number, i: number, S: number): num
 function balancedTable(subsets: readonly Subset[], counts: readonly number[], workloadReplicas: number): (number | undefined)[][] {
   const S = subsets.length;
   const shares = limitedShares(subsets, workloadReplicas);
-  const table: (number | undefined)[][] = subsets.map((subset, i) => {
+  const table: (number | undefined)[][] = [];
+  for (let i = 0; i < S; i++) {
     const count = counts[i] ?? 0;
-    const min = protectedPlaces(subset, count);
-    return Array.from({ length: count }, (_, index) => balancedPlaceCost(shares[i], min, index + 1, i, S));
-  });
+    const min = protectedPlaces(subsets[i] as Subset, count);
+    const row: (number | undefined)[] = [];
+    for (let place = 1; place <= count; place++) row.push(balancedPlaceCost(shares[i], min, place, i, S));
+    table.push(row);
+  }
   assignUnsetPlaces(subsets, shares, counts, (i, place, cost) => {
     (table[i] as (number | undefined)[])[place] = cost;
     return false;

@@ -15,7 +15,7 @@
  * (`staysAtLimitWithoutPod`).
  */
 import { rebalanceSettings } from '../api/rebalance-settings.ts';
-import type { SubsetStatus, WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
+import { named, type SubsetStatus, type WorkloadSpread, type WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { controllerRef, isPodActive } from '../k8s/pod.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { Pod } from '../k8s/types.ts';
@@ -57,9 +57,9 @@ export function recordDeletion(input: RecordDeletionInput): DeletionRecord {
   const podName = pod.metadata?.name;
   if (podName === undefined || podName === '') return { changed: false };
   if (findRecordedSubset(statuses, podName) !== undefined) return { changed: false };
-  const status = statuses.find((s) => s.name === marker.subset);
+  const status = named(statuses, marker.subset);
   if (status === undefined) return { changed: false };
-  if (status.missingReplicas === -1 && !keepsBookkeeping(ws.spec.subsets.find((s) => s.name === marker.subset))) {
+  if (status.missingReplicas === -1 && !keepsBookkeeping(named(ws.spec.subsets, marker.subset))) {
     return { changed: false };
   }
   const stillFull = status.missingReplicas === 0 && staysAtLimitWithoutPod(input, status);
@@ -79,7 +79,7 @@ export function recordDeletion(input: RecordDeletionInput): DeletionRecord {
 function staysAtLimitWithoutPod(input: RecordDeletionInput, status: SubsetStatus): boolean {
   const settings = rebalanceSettings(input.ws);
   if (!settings.ok || !settings.settings.enabled) return false;
-  const subset = input.ws.spec.subsets.find((s) => s.name === status.name);
+  const subset = named(input.ws.spec.subsets, status.name);
   if (subset?.maxReplicas === undefined) return false;
   let total = 0;
   if (typeof subset.maxReplicas === 'string') {

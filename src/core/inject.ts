@@ -24,7 +24,7 @@
  */
 import { MANAGED_LABEL, MANAGED_LABEL_VALUE, MATCHED_WORKLOADSPREAD_ANNOTATION } from '../api/keys.ts';
 import { DEFAULT_SUBSET_PATCH_POLICY, forbiddenPodChanges, type SubsetPatchPolicy } from '../api/subset-patch-policy.ts';
-import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
+import { named, type Subset, type WorkloadSpread } from '../api/workloadspread.ts';
 import { deepClone, isPlainObject } from '../k8s/json.ts';
 import { POD_PATCH_META, strategicMergePatch } from '../k8s/strategic-merge.ts';
 import type { NodeAffinity, NodeSelectorTerm, Pod } from '../k8s/types.ts';
@@ -41,7 +41,7 @@ export type InjectResult =
  * spec (a stale status) leaves the pod unchanged without error.
  */
 export function injectSubset(pod: Pod, ws: WorkloadSpread, subsetName: string, uid?: string, policy: SubsetPatchPolicy = DEFAULT_SUBSET_PATCH_POLICY): InjectResult {
-  const subset = ws.spec.subsets.find((s) => s.name === subsetName);
+  const subset = named(ws.spec.subsets, subsetName);
   if (subset === undefined) return { ok: true, pod: deepClone(pod), injected: false };
 
   // Without a patch, only the objects injection writes into are copied; the rest (containers, volumes, …)

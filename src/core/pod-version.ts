@@ -14,6 +14,7 @@ import {
   POD_TEMPLATE_HASH_LABEL,
   VERSION_IGNORED,
 } from '../api/keys.ts';
+import { controllerRef } from '../k8s/owner.ts';
 import type { KubeObject } from '../k8s/types.ts';
 
 const VERSIONED_OWNER_KINDS = new Set(['deployment', 'replicaset']);
@@ -47,7 +48,7 @@ export function shortRevisionHash(revision: string): string {
 
 /** `podVersion` of spec §6.1 with D12. */
 export function podVersion(pod: KubeObject, options: PodVersionOptions = {}): string {
-  const owner = pod.metadata?.ownerReferences?.find((ref) => ref.controller === true);
+  const owner = controllerRef(pod);
   if (!isVersionedOwnerKind(owner?.kind, options)) return VERSION_IGNORED;
   return versionFromLabels(pod.metadata?.labels);
 }

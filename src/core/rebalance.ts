@@ -48,7 +48,7 @@
  * Start at `planRebalance`, then `rebalanceStatus`.
  */
 import { DELETE_POD_TIMEOUT_MS, FAKE_SUBSET_NAME } from '../api/keys.ts';
-import type { RebalanceMove, RebalanceReason, RebalanceStatus, Subset, WorkloadSpread } from '../api/workloadspread.ts';
+import { named, type RebalanceMove, type RebalanceReason, type RebalanceStatus, type Subset, type WorkloadSpread } from '../api/workloadspread.ts';
 import { deepEqual, isPlainObject } from '../k8s/json.ts';
 import { controllerRef, isPodActive, isPodReady, isPodTerminating, podPhase } from '../k8s/pod.ts';
 import { rankPodsForScaleDown } from '../k8s/pod-ranking.ts';
@@ -417,7 +417,7 @@ function unpredictable(decision: { kind: string; message?: string; read?: ReadRe
 function noRoomFor(input: RebalanceInput, counts: readonly SubsetCount[], replacement: Pod, evicted: Pod, otherwise: { reason: RebalanceReason; message: string }): Tried {
   const wanting = counts.find((c) => c.pods.length < c.ideal);
   if (wanting !== undefined) {
-    const stored = input.ws.status?.subsetStatuses?.find((s) => s.name === wanting.subset.name);
+    const stored = named(input.ws.status?.subsetStatuses, wanting.subset.name);
     if (stored !== undefined && isSchedulableFalse(stored)) {
       return { reason: 'ReplacementWouldNotLand', message: `subset ${wanting.subset.name} wants more pods but is marked unschedulable (Schedulable=False) until its recovery window ends` };
     }

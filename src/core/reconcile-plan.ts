@@ -92,6 +92,16 @@ function failedPlan(stored: WorkloadSpreadStatus, adoptions: Adoption[], error: 
   return { status: stored, statusChanged: false, adoptions, deletionCostPatches: [], labelPatches: [], scheduleFailed: [], events: [], error };
 }
 
+/** The active pods marked for this WorkloadSpread and a subset that lack the managed label. */
+function labelPatchesOf(pods: readonly Pod[], wsName: string): string[] {
+  const names: string[] = [];
+  for (const p of pods) {
+    const name = p.metadata?.name;
+    if (typeof name === 'string' && name !== '' && isPodActive(p) && markedSubset(p, wsName) !== undefined && !hasManagedLabel(p)) names.push(name);
+  }
+  return names;
+}
+
 export function planReconcile(input: ReconcileInput): ReconcilePlan {
   const { ws, workloadReplicas, now } = input;
   const wsName = ws.metadata.name ?? '';
@@ -164,10 +174,7 @@ export function planReconcile(input: ReconcileInput): ReconcilePlan {
     statusChanged: !deepEqual(health.status, ws.status ?? undefined),
     adoptions: grouped.adoptions,
     deletionCostPatches: patches,
-    labelPatches: grouped.pods.flatMap((p) => {
-      const name = p.metadata?.name;
-      return typeof name === 'string' && name !== '' && isPodActive(p) && markedSubset(p, wsName) !== undefined && !hasManagedLabel(p) ? [name] : [];
-    }),
+    labelPatches: labelPatchesOf(grouped.pods, wsName),
     scheduleFailed: conditioned.scheduleFailed
       .map((f) => ({ pod: f.pod.metadata?.name ?? '', subset: f.subset }))
       .filter((f) => f.pod !== ''),

@@ -118,11 +118,10 @@ function subsetHosts(subset: Subset, base: PodFit, nodes: readonly Node[], reque
   const term = subset.requiredNodeSelectorTerm;
   const extra = Array.isArray(subset.tolerations) ? subset.tolerations : [];
   const fit: PodFit = extra.length === 0 ? base : { ...base, tolerations: [...base.tolerations, ...extra] };
-  return nodes.some(
-    (node) =>
-      (term === undefined || term === null || nodeSelectorTermMatches(term, node)) &&
-      nodeFits(node, fit, requestedOnNode(node.metadata?.name ?? '')),
-  );
+  for (const node of nodes) {
+    if ((term === undefined || term === null || nodeSelectorTermMatches(term, node)) && nodeFits(node, fit, requestedOnNode(node.metadata?.name ?? ''))) return true;
+  }
+  return false;
 }
 
 /**
@@ -148,6 +147,7 @@ export function simulationCanHost(
     if (!injected.ok) return true;
     // The injected pod already carries the subset's term and tolerations (or what its patch made of them).
     const fit = podFit(injected.pod);
-    return nodes.some((node) => nodeFits(node, fit, requestedOnNode(node.metadata?.name ?? '')));
+    for (const node of nodes) if (nodeFits(node, fit, requestedOnNode(node.metadata?.name ?? ''))) return true;
+    return false;
   };
 }

@@ -12,7 +12,7 @@
  */
 import { MAX_INT32 } from '../api/keys.ts';
 import type { IntOrString } from '../k8s/types.ts';
-import type { WorkloadSpread } from '../api/workloadspread.ts';
+import { named, type WorkloadSpread } from '../api/workloadspread.ts';
 import { isSchedulableFalse } from './subset-choice.ts';
 
 /**
@@ -54,7 +54,7 @@ export function chooseSubsetByOrdinal(ws: WorkloadSpread, podName: string): stri
   const ordinal = podOrdinal(podName);
   let threshold = 0;
   for (const subset of ws.spec.subsets) {
-    const status = topLevel.find((s) => s.name === subset.name);
+    const status = named(topLevel, subset.name);
     if (status !== undefined && isSchedulableFalse(status)) continue;
     threshold += thresholdStep(subset.maxReplicas);
     if (ordinal < threshold) return subset.name;

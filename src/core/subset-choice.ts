@@ -26,7 +26,7 @@
  * still there (a new pod may go to a later subset, never over a limit).
  */
 import { SUBSET_SCHEDULABLE } from '../api/keys.ts';
-import type { Subset, SubsetStatus, WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
+import { named, type Subset, type SubsetStatus, type WorkloadSpread, type WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { formatTime } from '../k8s/time.ts';
 import type { Pod } from '../k8s/types.ts';
 import { resolveMaxReplicas } from './percent.ts';
@@ -139,7 +139,7 @@ export function withRoomAtReplicas(ws: WorkloadSpread, version: string, workload
   let changed = false;
   const statuses = stored.map((status) => {
     if (status.missingReplicas < 0) return status;
-    const subset = ws.spec.subsets.find((s) => s.name === status.name);
+    const subset = named(ws.spec.subsets, status.name);
     if (typeof subset?.maxReplicas !== 'string') return status;
     const limit = resolveMaxReplicas(subset.maxReplicas, replicas.replicas);
     if (limit === undefined) return status;
@@ -228,7 +228,7 @@ export function chooseSubset(input: ChooseSubsetInput): SubsetChoice {
   if (index === undefined) return { kind: 'none' };
 
   const chosen = statuses[index] as SubsetStatus;
-  if (chosen.missingReplicas === -1 && !keepsBookkeeping(subsets.find((s) => s.name === chosen.name))) {
+  if (chosen.missingReplicas === -1 && !keepsBookkeeping(named(subsets, chosen.name))) {
     if (input.identifyUnreserved === true && (podName === undefined || podName === '')) return { kind: 'chosen', subset: chosen.name, uid: input.newUid() };
     return { kind: 'chosen', subset: chosen.name };
   }
@@ -271,7 +271,7 @@ function pickSubset(
   }
   for (let index = 0; index < statuses.length; index++) {
     const status = statuses[index] as SubsetStatus;
-    if (eligible(status, subsets.find((s) => s.name === status.name))) return index;
+    if (eligible(status, named(subsets, status.name))) return index;
   }
   return undefined;
 }

@@ -270,7 +270,8 @@ export function computeWorkloadSpreadStatus(input: WorkloadSpreadStatusInput): W
   if (top.statuses.length > 0) status.subsetStatuses = top.statuses;
   if (Object.keys(versioned).length > 0) status.versionedSubsetStatuses = versioned;
   status.subsetCount = subsets.length;
-  const readyPods = subsets.reduce((sum, s) => sum + (bySubset.get(s.name) ?? noPods).filter((p) => isPodActive(p) && isPodReady(p)).length, 0);
+  let readyPods = 0;
+  for (const s of subsets) for (const p of bySubset.get(s.name) ?? noPods) if (isPodActive(p) && isPodReady(p)) readyPods++;
   status.ready = displayRatio(readyPods, workloadReplicas);
   status.placed = placedColumn(top.statuses, workloadReplicas);
   // D18: the rebalancer's part of the status is its own; the reconcile carries it over unchanged.

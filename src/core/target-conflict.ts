@@ -100,20 +100,24 @@ export function activeWorkloadSpreads<T extends Spread>(spreads: readonly T[]): 
 const activeMemo = new WeakMap<readonly Spread[], readonly Spread[]>();
 
 function active<T extends Spread>(spreads: readonly T[]): T[] {
-  const keys = spreads.map((ws) => targetKey(ws));
+  const keys: (string | undefined)[] = [];
+  for (const ws of spreads) keys.push(targetKey(ws));
   const winners = new Map<string, T>();
-  spreads.forEach((ws, i) => {
+  for (let i = 0; i < spreads.length; i++) {
+    const ws = spreads[i] as T;
     const key = keys[i];
-    if (key === undefined || isDeleting(ws)) return;
+    if (key === undefined || isDeleting(ws)) continue;
     const winner = winners.get(key);
     if (winner === undefined || (takesPrecedence(ws, winner) && !sameObject(ws, winner))) winners.set(key, ws);
-  });
-  return spreads.filter((ws, i) => {
+  }
+  const out: T[] = [];
+  for (let i = 0; i < spreads.length; i++) {
+    const ws = spreads[i] as T;
     const key = keys[i];
-    if (key === undefined || isDeleting(ws)) return true;
-    const winner = winners.get(key);
-    return winner === undefined || sameObject(winner, ws) || !takesPrecedence(winner, ws);
-  });
+    const winner = key === undefined || isDeleting(ws) ? undefined : winners.get(key);
+    if (winner === undefined || sameObject(winner, ws) || !takesPrecedence(winner, ws)) out.push(ws);
+  }
+  return out;
 }
 
 /** Whether the status carries the condition of a loser. */

@@ -45,7 +45,19 @@ export type WorkloadPods = { ok: true; pods: Pod[] } | { ok: false; error: strin
 
 function ownedByAny(pod: Pod, uids: ReadonlySet<string>): boolean {
   const refs = pod.metadata?.ownerReferences;
-  return Array.isArray(refs) && refs.some((r) => r !== null && typeof r === 'object' && uids.has(r.uid));
+  if (!Array.isArray(refs)) return false;
+  for (const r of refs) if (r !== null && typeof r === 'object' && uids.has(r.uid)) return true;
+  return false;
+}
+
+/**
+ * The pods owned by one of `uids` (and, when given, matching `selector`).
+ * A loop over one set, not a per-call callback: this runs in every sync (see k8s/pod-ranking.ts sortActivePods).
+ */
+function podsOwnedBy(pods: readonly Pod[], uids: ReadonlySet<string>, selector?: { matches(labels: Record<string, string>): boolean }): Pod[] {
+  const out: Pod[] = [];
+  for (const p of pods) if (ownedByAny(p, uids) && (selector === undefined || selector.matches(p.metadata?.labels ?? {}))) out.push(p);
+  return out;
 }
 
 function isDeleting(obj: KubeObject): boolean {
@@ -56,7 +68,7 @@ function isDeleting(obj: KubeObject): boolean {
 function ownedPods(input: WorkloadPodsInput, workload: KubeObject): Pod[] {
   const uid = workload.metadata?.uid;
   if (typeof uid !== 'string' || uid === '') return [];
-  const owned = input.pods.filter((p) => ownedByAny(p, new Set([uid])));
+  const owned = podsOwnedBy(input.pods, new Set([uid]));
   if (owned.length > 0 || input.fallbackSelector === undefined) return owned;
   const selector = input.fallbackSelector;
   return input.pods.filter((p) => selector.matches(p.metadata?.labels ?? {}));
@@ -71,7 +83,7 @@ function deploymentPods(input: WorkloadPodsInput, deployment: KubeObject): Pod[]
     const rsUid = rs.metadata?.uid;
     if (typeof rsUid === 'string' && rsUid !== '') replicaSetUids.add(rsUid);
   }
-  return input.pods.filter((p) => ownedByAny(p, replicaSetUids.size > 0 ? replicaSetUids : new Set([uid])));
+  return podsOwnedBy(input.pods, replicaSetUids.size > 0 ? replicaSetUids : new Set([uid]));
 }
 
 function jobPods(input: WorkloadPodsInput, job: KubeObject): Pod[] {
@@ -83,7 +95,7 @@ function jobPods(input: WorkloadPodsInput, job: KubeObject): Pod[] {
   if (!isPlainObject(raw)) return [];
   const converted = labelSelectorAsSelector(raw as LabelSelector);
   if (!converted.ok) return [];
-  return input.pods.filter((p) => ownedByAny(p, new Set([uid])) && converted.selector.matches(p.metadata?.labels ?? {}));
+  return podsOwnedBy(input.pods, new Set([uid]), converted.selector);
 }
 
 /** The pods the WorkloadSpread manages (spec §5.2). */

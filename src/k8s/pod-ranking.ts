@@ -167,12 +167,25 @@ export function compareActivePods(a: Pod, b: Pod): number {
   return compareActiveKeys(activeKeys(a), activeKeys(b));
 }
 
-/** `pods` sorted by `compareActivePods` (stable), each pod's keys read once rather than at every comparison. */
+interface KeyedPod {
+  pod: Pod;
+  keys: ActiveKeys;
+}
+
+const compareKeyedPods = (a: KeyedPod, b: KeyedPod): number => compareActiveKeys(a.keys, b.keys);
+
+/**
+ * `pods` sorted by `compareActivePods` (stable), each pod's keys read once rather than at every comparison.
+ * Loops and a module-level comparator, not per-call closures: V8 keeps a closure's optimized code only while
+ * a closure holds it, so callbacks made anew on each call are compiled again after each full GC.
+ */
 export function sortActivePods(pods: readonly Pod[]): Pod[] {
-  return pods
-    .map((pod) => ({ pod, keys: activeKeys(pod) }))
-    .sort((a, b) => compareActiveKeys(a.keys, b.keys))
-    .map((e) => e.pod);
+  const keyed: KeyedPod[] = [];
+  for (const pod of pods) keyed.push({ pod, keys: activeKeys(pod) });
+  keyed.sort(compareKeyedPods);
+  const out: Pod[] = [];
+  for (const e of keyed) out.push(e.pod);
+  return out;
 }
 
 /** The ReplicaSet scale-down order at time `now` (epoch ms): negative when `a` goes first. */

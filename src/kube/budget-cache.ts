@@ -25,6 +25,7 @@ import { silentLogger, type Logger } from '../client/logger.ts';
 import type { ResourceRef } from '../client/resources.ts';
 import { Informer, type InformerOptions, type Store } from '../client/store.ts';
 import type { WatcherOptions } from '../client/watcher.ts';
+import { byName } from '../k8s/by-name.ts';
 import type { KubeObject } from '../k8s/types.ts';
 import { withoutManagedFields } from './pod-transform.ts';
 
@@ -45,12 +46,6 @@ export interface BudgetCacheOptions {
   freeze?: boolean;
   /** Cache only these namespaces' budgets (`--watch-namespaces`); undefined: every namespace. */
   namespaces?: readonly string[];
-}
-
-function byName(a: DomainDisruptionBudget, b: DomainDisruptionBudget): number {
-  const x = a.metadata?.name ?? '';
-  const y = b.metadata?.name ?? '';
-  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 export class BudgetCache {

@@ -39,6 +39,7 @@ import type { PodVersionOptions } from '../core/pod-version.ts';
 import { readMarker } from '../core/marker.ts';
 import { placedAnswerKey, placedCountKeys, placedKeys } from '../core/placed-count.ts';
 import { nodeRequestOf, type NodeRequested } from '../core/simulation-schedule.ts';
+import { byName } from '../k8s/by-name.ts';
 import { lookupOf, type Lookup } from '../k8s/lookup.ts';
 import { apiVersionGroup, controllerRef } from '../k8s/pod.ts';
 import type { KubeObject, Node, Pod } from '../k8s/types.ts';
@@ -141,7 +142,11 @@ export function targetKey(namespace: string, group: string, kind: string, name: 
 
 /** The indexes of the pod cache (exported so the memory test measures the real store). */
 export const POD_INDEXES: Readonly<Record<string, IndexFunc<Pod>>> = Object.freeze({
-  [POD_OWNER_INDEX]: (p: Pod) => (p.metadata?.ownerReferences ?? []).map((r) => r.uid).filter((u) => u !== ''),
+  [POD_OWNER_INDEX]: (p: Pod) => {
+    const uids: string[] = [];
+    for (const r of p.metadata?.ownerReferences ?? []) if (r.uid !== '') uids.push(r.uid);
+    return uids;
+  },
   [POD_NODE_INDEX]: (p: Pod) => (p.spec?.nodeName ? [p.spec.nodeName] : []),
   // D21: the counts admission reads places from (core/placed-count.ts), kept as the pods change.
   [POD_PLACED_COUNT_INDEX]: (p: Pod) => placedKeys(p).counts,
@@ -592,8 +597,3 @@ function decodedOnly(cached: readonly CachedWorkloadSpread[]): WorkloadSpread[] 
   return out;
 }
 
-function byName(a: { metadata?: { name?: string } }, b: { metadata?: { name?: string } }): number {
-  const x = a.metadata?.name ?? '';
-  const y = b.metadata?.name ?? '';
-  return x < y ? -1 : x > y ? 1 : 0;
-}

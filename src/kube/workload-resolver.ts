@@ -24,6 +24,7 @@ import type { PodVersionOptions } from '../core/pod-version.ts';
 import { CONTROLLER_KNOWN_KINDS, controllerWorkloadReplicas, readsScaleSubresource, replicasWithScale } from '../core/replicas.ts';
 import { podsForWorkloadSpread } from '../core/workload-pods.ts';
 import { cloneSetRecreates, latestWorkloadVersion, type LatestVersion } from '../core/workload-version.ts';
+import { byName } from '../k8s/by-name.ts';
 import { parseSelector } from '../k8s/label-selector.ts';
 import type { Lookup } from '../k8s/lookup.ts';
 import { apiVersionGroup, controllerRef } from '../k8s/pod.ts';
@@ -168,14 +169,14 @@ export class WorkloadResolver {
 
     let candidates: Pod[] = [];
     if (workload !== undefined && uid !== '') {
-      const byName = new Map<string, Pod>();
+      const named = new Map<string, Pod>();
       for (const owner of [uid, ...replicaSets.map((rs) => rs.metadata?.uid ?? '')]) {
         if (owner === '') continue;
-        for (const pod of this.#caches.podsOwnedBy(owner)) byName.set(pod.metadata?.name ?? '', pod);
+        for (const pod of this.#caches.podsOwnedBy(owner)) named.set(pod.metadata?.name ?? '', pod);
       }
-      candidates = [...byName.values()];
+      candidates = [...named.values()];
       if (candidates.length === 0 && replicas.ok && 'fallbackSelector' in replicas) candidates = this.#caches.listPods(namespace);
-      candidates.sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : (a.metadata?.name ?? '') > (b.metadata?.name ?? '') ? 1 : 0));
+      candidates.sort(byName);
     }
     const selected = podsForWorkloadSpread({
       ws,

@@ -46,6 +46,7 @@ import { Informer, objectKey } from '../../client/store.ts';
 import { QueueLoop } from '../../client/queue-loop.ts';
 import type { Runnable } from '../../client/runnable.ts';
 import type { WorkQueue, WorkResult } from '../../client/workqueue.ts';
+import { byName } from '../../k8s/by-name.ts';
 import { isCloneSetPodUpdateReady } from '../../k8s/cloneset-pod-ranking.ts';
 import { deepEqual } from '../../k8s/json.ts';
 import { labelSelectorAsSelector, type Selector } from '../../k8s/label-selector.ts';
@@ -87,7 +88,6 @@ export interface CloneSetControllerOptions {
 const controllerUidOf = (obj: KubeObject): string[] => [controllerRef(obj)?.uid ?? ''];
 const selectorOf = (obj: KubeObject): LabelSelector | undefined => asRecord(obj['spec'])?.['selector'] as LabelSelector | undefined;
 const isDeleting = (obj: KubeObject): boolean => obj.metadata?.deletionTimestamp !== undefined && obj.metadata?.deletionTimestamp !== null;
-const byName = (a: KubeObject, b: KubeObject): number => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : (a.metadata?.name ?? '') > (b.metadata?.name ?? '') ? 1 : 0);
 
 export class CloneSetController implements Runnable {
   readonly name = CLONESET_CONTROLLER;

@@ -193,18 +193,18 @@ function checkArray(value: unknown[], s: Schema, path: string, patterns: Pattern
 function checkObject(value: Record<string, unknown>, s: Schema, path: string, patterns: Patterns, out: FieldError[]): void {
   const properties = asSchema(s['properties']) ?? {};
   const additional = asSchema(s['additionalProperties']);
-  const absent = (key: string): boolean => value[key] === undefined;
-  const count = Object.keys(value).filter((k) => !absent(k)).length;
+  let count = 0;
+  for (const key of Object.keys(value)) if (value[key] !== undefined) count++;
   if (typeof s['maxProperties'] === 'number' && count > s['maxProperties']) out.push(tooMany(path, count, s['maxProperties']));
   if (typeof s['minProperties'] === 'number' && count < s['minProperties']) out.push(invalid(path, value, `${path} in body should have at least ${numberText(s['minProperties'])} properties`));
   const requiredNames = Array.isArray(s['required']) ? s['required'] : [];
-  for (const name of requiredNames) if (typeof name === 'string' && absent(name)) out.push(required(childPath(path, name)));
+  for (const name of requiredNames) if (typeof name === 'string' && value[name] === undefined) out.push(required(childPath(path, name)));
   if (additional !== undefined) {
-    for (const key of Object.keys(value)) if (!Object.prototype.hasOwnProperty.call(properties, key) && !absent(key)) walk(value[key], additional, childPath(path, key), patterns, out);
+    for (const key of Object.keys(value)) if (!Object.prototype.hasOwnProperty.call(properties, key) && value[key] !== undefined) walk(value[key], additional, childPath(path, key), patterns, out);
   }
   for (const [key, propertySchema] of Object.entries(properties)) {
     const child = asSchema(propertySchema);
-    if (child !== undefined && !absent(key)) walk(value[key], child, childPath(path, key), patterns, out);
+    if (child !== undefined && value[key] !== undefined) walk(value[key], child, childPath(path, key), patterns, out);
   }
 }
 
