@@ -405,6 +405,35 @@ describe('scripted servers', () => {
     }
   });
 
+  test('a burst of events in one chunk is handled a few at a time, in order, with I/O served between turns', async () => {
+    const burst = 40;
+    const s = await scriptedWatchServer((res, n) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      if (n !== 1) return void res.flushHeaders();
+      let lines = '';
+      for (let i = 0; i < burst; i++) lines += `${JSON.stringify({ type: 'ADDED', object: { metadata: { name: `p${i}`, namespace: 'default', resourceVersion: String(11 + i) } } })}\n`;
+      res.write(lines); // one chunk
+    });
+    const inf = new Informer({ client: s.client, ref: BUILTIN.configmaps, namespace: 'default', random: () => 0, resyncMs: 0 });
+    const added: string[] = [];
+    // A turn of the loop requested as the burst starts: it must come before the burst's last event.
+    let handledAtTurn: number | undefined;
+    inf.store.onAdd((obj) => {
+      added.push(obj.metadata?.name ?? '');
+      if (added.length === 2) setImmediate(() => (handledAtTurn = added.length - 1));
+    });
+    try {
+      inf.start();
+      await settleUntil(clock, () => assert.equal(added.length, burst + 1));
+      assert.deepEqual(added, ['a', ...Array.from({ length: burst }, (_, i) => `p${i}`)]);
+      assert.ok(handledAtTurn !== undefined && handledAtTurn < burst, `the loop turned only after ${String(handledAtTurn)} of ${burst} events`);
+      assert.equal(inf.watcher.resourceVersion, String(10 + burst));
+    } finally {
+      await inf.stop();
+      await s.close();
+    }
+  });
+
   test('a malformed line is reported and the watch resumes from the last good version', async () => {
     const s = await scriptedWatchServer((res, n) => {
       res.writeHead(200, { 'Content-Type': 'application/json' });
