@@ -64,7 +64,7 @@ import type { Manager } from '../src/manager/manager.ts';
 import { clientFor, newFigures, startBenchManager, type ManagerFigures } from './lib/bench-manager.ts';
 import { bucketsOf, bucketsSince, quantileOf, sampleOf, startDistManager, sumOf, type DistManager } from './lib/dist-manager.ts';
 import { AdmissionProbe } from './lib/admission-probe.ts';
-import { PERF_NODE_ARGS, perfUnavailable, printSummary, recordProcess, summarize, type PerfRecording } from './lib/perf-profile.ts';
+import { PERF_NODE_ARGS, perfUnavailable, printCompiles, printSummary, recordProcess, summarize, turboFanCompiles, type PerfRecording, type TurboFanCompiles } from './lib/perf-profile.ts';
 import { NS, RemoteCluster, type Tally } from './lib/scale-cluster.ts';
 
 const DEPLOYMENTS = Number(process.argv[2] ?? 100);
@@ -227,6 +227,8 @@ async function check(admin: KubeClient, replicas: number): Promise<string[]> {
 
 /** The perf recordings of this run, summarized once every configuration has run (perf inject and script take CPU). */
 const perfProfiles: { label: string; recording: PerfRecording }[] = [];
+/** TurboFan's compiles of the project's functions over each profiled manager's life (its jitdump). */
+const perfCompiles: { label: string; compiled: TurboFanCompiles }[] = [];
 
 async function profiled<T>(session: Session | undefined, file: string, work: () => Promise<T>): Promise<T> {
   if (session === undefined) return work();
@@ -403,6 +405,8 @@ async function runOnce(config: Config, session: Session | undefined): Promise<Ru
   } finally {
     await manager?.stop();
     await dist?.stop();
+    const compiled = PERF && dist !== undefined ? turboFanCompiles(PROFILE_DIR, dist.pid) : undefined;
+    if (compiled !== undefined) perfCompiles.push({ label: config, compiled });
     await side.stop();
   }
 }
@@ -548,6 +552,7 @@ async function main(): Promise<void> {
   }
   session?.disconnect();
   for (const { label, recording } of perfProfiles) printSummary(`${label} (${recording.file})`, summarize(recording), PODS);
+  for (const { label, compiled } of perfCompiles) printCompiles(label, compiled);
   if (PROFILE && DIST) {
     for (const file of readdirSync(PROFILE_DIR).filter((f) => f.endsWith('.cpuprofile') && f.startsWith('CPU.'))) {
       printTop(JSON.parse(readFileSync(`${PROFILE_DIR}/${file}`, 'utf8')) as Profile, file);

@@ -22,6 +22,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
 
 /** The manager's Node.js flags for a profile perf can name. */
 export const PERF_NODE_ARGS: readonly string[] = ['--perf-prof', '--interpreted-frames-native-stack'];
@@ -152,4 +153,60 @@ export function printSummary(label: string, summary: PerfSummary, pods: number, 
   for (const [fn, v] of summary.mainInclusive.slice(0, top)) {
     console.log(`    ${v.toFixed(0).padStart(7)} ms ${((100 * v) / summary.mainMs).toFixed(1).padStart(5)} %  ${perPod(v)} ms per pod  ${fn}`);
   }
+}
+
+/** How often TurboFan compiled the project's functions over a manager's life (its jitdump). */
+export interface TurboFanCompiles {
+  /** TurboFan code objects of the project's functions. */
+  compiles: number;
+  /** Distinct functions among them. */
+  functions: number;
+  /** Functions compiled more than once: name, times, bytes of code in all; most bytes first. */
+  repeated: [string, number, number][];
+}
+
+/**
+ * Reads the jitdump V8 wrote with `--perf-prof` (`jit-<pid>.dump` in the
+ * manager's working directory): one code-load record per compiled code
+ * object, optimized code named `JS:*name url:line:column`. A function
+ * compiled again and again is either deoptimized (a second shape of object,
+ * maps that died) or a closure made anew per call, whose optimized code V8
+ * keeps only while a closure holds it (a full GC drops it).
+ * Format: a header (its size at byte 8), then records of id (u32), size
+ * (u32), timestamp (u64); a code load (id 0) follows with pid, tid (u32),
+ * vma, code address, code size, code index (u64) and a NUL-terminated name.
+ */
+export function turboFanCompiles(dir: string, pid: number): TurboFanCompiles | undefined {
+  const path = `${dir}/jit-${pid}.dump`;
+  if (!existsSync(path)) return undefined;
+  const data = readFileSync(path);
+  const count = new Map<string, number>();
+  const bytes = new Map<string, number>();
+  let off = data.readUInt32LE(8);
+  while (off + 16 <= data.length) {
+    const id = data.readUInt32LE(off);
+    const size = data.readUInt32LE(off + 4);
+    if (size === 0) break;
+    if (id === 0 && off + 56 < data.length) {
+      const codeSize = Number(data.readBigUInt64LE(off + 40));
+      const end = data.indexOf(0, off + 56);
+      const js = jsFunction(data.toString('utf8', off + 56, end < 0 ? off + size : end));
+      if (js?.own === true && data[off + 59] === 0x2a /* JS:* — TurboFan code */) {
+        count.set(js.fn, (count.get(js.fn) ?? 0) + 1);
+        bytes.set(js.fn, (bytes.get(js.fn) ?? 0) + codeSize);
+      }
+    }
+    off += size;
+  }
+  let compiles = 0;
+  for (const n of count.values()) compiles += n;
+  const repeated = [...count].filter(([, n]) => n > 1).map(([fn, n]): [string, number, number] => [fn, n, bytes.get(fn) ?? 0]).sort((a, b) => b[2] - a[2]);
+  return { compiles, functions: count.size, repeated };
+}
+
+/** Prints how often TurboFan compiled the project's functions, the most compiled first. */
+export function printCompiles(label: string, compiles: TurboFanCompiles, top = 15): void {
+  const again = compiles.repeated.reduce((sum, [, n]) => sum + n - 1, 0);
+  console.log(`\n  TurboFan compiles of the project's functions, ${label}: ${compiles.compiles} for ${compiles.functions} functions (${again} again); compiled more than once, most code first:`);
+  for (const [fn, n, b] of compiles.repeated.slice(0, top)) console.log(`    ${String(n).padStart(3)} × ${(b / 1024).toFixed(1).padStart(6)} KiB  ${fn}`);
 }
