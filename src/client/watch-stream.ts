@@ -9,6 +9,8 @@
  * stream's count is dropped when it ends. Stream ids must be unique per request.
  */
 import type { IncomingMessage } from 'node:http';
+// The next turn of the event loop, after it has polled for I/O (not a timer).
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { ACTIVITY_HEADER } from '../clock/clock.ts';
 import { ApiError, NetworkError, statusFromBody, type RequestDescription } from './errors.ts';
 import { decodeWatchLine, LineSplitter, type WatchStreamEvent } from './ndjson.ts';
@@ -34,9 +36,6 @@ export interface WatchStreamOptions {
  * process serves the requests that came in (webhook calls, probes).
  */
 const EVENTS_PER_TURN = 8;
-
-/** Resolves on the next turn of the event loop, after it has polled for I/O (not a timer). */
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** How a watch stream ended without an error. */
 export type WatchStreamEnd = 'closed' | 'aborted';
@@ -95,15 +94,12 @@ function watch(transport: HttpTransport, path: string, query: Query, options: Wa
       if (draining) return;
       draining = true;
       try {
-        let inTurn = 0;
+        let handled = 0;
         while (queue.length > 0 && !finished) {
-          if (inTurn === EVENTS_PER_TURN) {
-            // A burst of events is handled a few at a time, the loop polling for I/O between them.
-            inTurn = 0;
-            await nextTurn();
-            continue;
-          }
-          inTurn++;
+          // A burst of events is handled a few at a time, the loop polling for I/O between them.
+          if (handled > 0 && handled % EVENTS_PER_TURN === 0) await nextTurn();
+          if (finished) break;
+          handled++;
           const line = queue.shift() as string;
           const result = options.onEvent(decodeWatchLine(line));
           if (result instanceof Promise) {
