@@ -180,28 +180,31 @@ export function turboFanCompiles(dir: string, pid: number): TurboFanCompiles | u
   const path = `${dir}/jit-${pid}.dump`;
   if (!existsSync(path)) return undefined;
   const data = readFileSync(path);
-  const count = new Map<string, number>();
-  const bytes = new Map<string, number>();
+  // Per function: how many TurboFan code objects, and their bytes in all.
+  const byFunction = new Map<string, { times: number; bytes: number }>();
   let off = data.readUInt32LE(8);
   while (off + 16 <= data.length) {
     const id = data.readUInt32LE(off);
     const size = data.readUInt32LE(off + 4);
     if (size === 0) break;
     if (id === 0 && off + 56 < data.length) {
-      const codeSize = Number(data.readBigUInt64LE(off + 40));
       const end = data.indexOf(0, off + 56);
-      const js = jsFunction(data.toString('utf8', off + 56, end < 0 ? off + size : end));
-      if (js?.own === true && data[off + 59] === 0x2a /* JS:* — TurboFan code */) {
-        count.set(js.fn, (count.get(js.fn) ?? 0) + 1);
-        bytes.set(js.fn, (bytes.get(js.fn) ?? 0) + codeSize);
+      const name = data.toString('utf8', off + 56, end < 0 ? off + size : end);
+      const js = jsFunction(name);
+      // `JS:*`: TurboFan's code (`~` interpreted, `^` baseline).
+      if (js?.own === true && name.startsWith('JS:*')) {
+        const seen = byFunction.get(js.fn) ?? { times: 0, bytes: 0 };
+        seen.times++;
+        seen.bytes += Number(data.readBigUInt64LE(off + 40));
+        byFunction.set(js.fn, seen);
       }
     }
     off += size;
   }
   let compiles = 0;
-  for (const n of count.values()) compiles += n;
-  const repeated = [...count].filter(([, n]) => n > 1).map(([fn, n]): [string, number, number] => [fn, n, bytes.get(fn) ?? 0]).sort((a, b) => b[2] - a[2]);
-  return { compiles, functions: count.size, repeated };
+  for (const { times } of byFunction.values()) compiles += times;
+  const repeated = [...byFunction].filter(([, f]) => f.times > 1).map(([fn, f]): [string, number, number] => [fn, f.times, f.bytes]).sort((a, b) => b[2] - a[2]);
+  return { compiles, functions: byFunction.size, repeated };
 }
 
 /** Prints how often TurboFan compiled the project's functions, the most compiled first. */
