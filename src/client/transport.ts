@@ -18,13 +18,11 @@
  */
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { REQUEST_ACTIVITY_HEADER, type Clock } from '../clock/clock.ts';
+import type { Clock } from '../clock/clock.ts';
+import { openHandoff } from '../clock/handoff.ts';
 import type { Connection } from './config.ts';
 import { ApiError, NetworkError, statusFromBody, type RequestDescription } from './errors.ts';
 import type { TokenBucket } from './rate-limit.ts';
-
-/** Request ids for the activity handoff; unique per process, which is all a clock needs. */
-let requestSeq = 0;
 
 export type QueryValue = string | number | boolean | undefined;
 export type Query = Record<string, QueryValue>;
@@ -200,12 +198,8 @@ export class HttpTransport {
     const desc = `${options.method} ${options.path}`;
     const endSend = this.clock.activity.begin(`http send ${desc}`);
     // Handed over to an in-process server on the same clock (clock.ts REQUEST_ACTIVITY_HEADER).
-    const activity = this.clock.activity;
-    const handoff = activity.id !== '' ? `request-${++requestSeq}` : undefined;
-    if (handoff !== undefined) activity.sent(handoff);
-    const endHandoff = () => {
-      if (handoff !== undefined) activity.closeStream(handoff);
-    };
+    const handoff = openHandoff(this.clock.activity, 'request');
+    const endHandoff = handoff.close;
     let body: Buffer | undefined;
     let contentType = options.contentType;
     if (options.body !== undefined) {
@@ -243,8 +237,8 @@ export class HttpTransport {
           ...auth,
           ...(options.headers ?? {}),
           ...extraHeaders,
+          ...handoff.headers,
         };
-        if (handoff !== undefined) headers[REQUEST_ACTIVITY_HEADER] = `${activity.id}:${handoff}`;
         if (contentType !== undefined) headers['Content-Type'] = contentType;
         if (body !== undefined) headers['Content-Length'] = String(body.length);
         this.trace?.request({ method: options.method, url: url.href, headers, ...(body === undefined ? {} : { body }) });

@@ -16,6 +16,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import type { AddressInfo } from 'node:net';
 import type { Operation } from 'rfc6902';
 import type { Clock } from '../clock/clock.ts';
+import { acceptHandoff } from '../clock/handoff.ts';
 import { createCertificateAuthority, issueServingCertificate, type CertificateAuthority } from '../client/loopback-certificates.ts';
 
 /** The `request` of an AdmissionReview, loosely typed: tests look at whatever they need. */
@@ -163,7 +164,14 @@ export async function startWebhookServer(options: WebhookServerOptions = {}): Pr
   };
 
   const server: Server = createServer({ key: cert.keyPem, cert: cert.certPem, minVersion: 'TLSv1.2' }, (req, res) => {
-    const work = options.clock === undefined ? serve(req, res) : options.clock.activity.run(`test webhook ${req.url ?? ''}`, () => serve(req, res));
+    const clock = options.clock;
+    let work: Promise<void>;
+    if (clock === undefined) work = serve(req, res);
+    else {
+      const handedOver = acceptHandoff(req.headers, res, clock);
+      work = clock.activity.run(`test webhook ${req.url ?? ''}`, () => serve(req, res));
+      handedOver();
+    }
     work.catch((err: unknown) => send(res, 500, String(err), 'text/plain'));
   });
   // The API server keeps webhook connections alive (its agent drops free sockets after 30 s): never close one it may reuse.

@@ -23,7 +23,9 @@
  *   signed complete the handshake (and, with allowed names, only those
  *   names are served; others get 403) — see client-auth.ts;
  * - every request runs inside `clock.activity.run`, so a virtual clock waits
- *   for it;
+ *   for it, and ends the handoff mark an API server on the same virtual
+ *   clock sent with it (clock/handoff.ts): time never moves while a review
+ *   or its answer is on its way;
  * - the serving certificate follows its `CertificateSource` (cert-dir files
  *   or the Secret), swapped in without a restart.
  * Start at `startWebhookServer`.
@@ -33,6 +35,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Clock } from '../clock/clock.ts';
+import { acceptHandoff } from '../clock/handoff.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import { guardRequestBody, ignoreBody, lastOnConnection, readBodyWithin } from '../client/request-body.ts';
 import { SERVER_TLS_POLICY } from '../client/tls-policy.ts';
@@ -204,8 +207,11 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
 
   const server: Server = createServer(tlsOptions(initial, auth), (req, res) => {
     inFlight++;
-    void clock.activity
-      .run(`admission ${req.url ?? ''}`, () => serve(req, res))
+    const handedOver = acceptHandoff(req.headers, res, clock);
+    const work = clock.activity.run(`admission ${req.url ?? ''}`, () => serve(req, res));
+    // The request's own tracked activity is running now: the API server's in-flight mark can go.
+    handedOver();
+    void work
       .catch((err: unknown) => {
         log.error({ err: err instanceof Error ? err.message : String(err) }, 'admission request failed');
         if (!res.headersSent) sendJson(res, 500, { message: 'internal error' });

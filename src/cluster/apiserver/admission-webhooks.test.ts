@@ -8,6 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
+import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Operation } from 'rfc6902';
 import { VirtualClock } from '../../clock/virtual-clock.ts';
 import type { KubeObject } from '../../k8s/types.ts';
@@ -66,6 +67,42 @@ function handle(path: string, handler: WebhookHandler): void {
 }
 
 const podIn = (ns: string, name: string, labels?: Record<string, string>): k8s.V1Pod => pod(name, { namespace: ns, ...(labels !== undefined ? { labels } : {}) });
+
+/** A TCP relay to `port` on 127.0.0.1 that holds every chunk, both ways, for `delayMs` of real time. */
+async function startSlowRelay(port: number, delayMs: number): Promise<{ port: number; chunks: () => number; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  let chunks = 0;
+  const slowly = (from: Socket, to: Socket) => {
+    from.on('data', (chunk: Buffer) => {
+      chunks++;
+      setTimeout(() => to.write(chunk), delayMs);
+    });
+    from.on('end', () => setTimeout(() => to.end(), delayMs));
+  };
+  const server = createNetServer((inbound) => {
+    const outbound = connect(port, '127.0.0.1');
+    for (const s of [inbound, outbound]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => {
+        inbound.destroy();
+        outbound.destroy();
+      });
+    }
+    slowly(inbound, outbound);
+    slowly(outbound, inbound);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    chunks: () => chunks,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
 
 async function waitForRequests(path: string, n: number): Promise<void> {
   await eventually(() => assert.ok(hooks.requestsTo(path).length >= n, `${hooks.requestsTo(path).length} requests to ${path}`), { timeoutMs: 10_000 });
@@ -382,6 +419,25 @@ describe('failures and failurePolicy', () => {
     await clock.advance(10_000);
     assert.equal((await ignored).metadata?.name, 'b', 'default timeout of 10 s, then ignored');
     await clock.settle();
+  });
+
+  test('a review slow to reach its webhook (a loaded network) does not time out on the virtual clock: time stands still while it is on its way', async () => {
+    const { ns, path } = await scope();
+    handle(path('far'), () => patch([{ op: 'add', path: '/metadata/labels/reached', value: 'yes' }]));
+    // Every chunk, both ways, waits 100 ms of real time in the relay: longer than any count of event-loop turns.
+    const relay = await startSlowRelay(hooks.port, 100);
+    try {
+      await configure('MutatingWebhookConfiguration', `${ns}-m`, [webhook(ns, 'far.hooks.example.com', path('far'), { clientConfig: { url: `https://127.0.0.1:${relay.port}${path('far')}`, caBundle: hooks.caBundle }, timeoutSeconds: 1 })]);
+      const creating = c.core.createNamespacedPod({ namespace: ns, body: podIn(ns, 'a', { app: 'far' }) });
+      await eventually(() => assert.ok(relay.chunks() > 0, 'the API server is calling the webhook'), { timeoutMs: 10_000 });
+      // Someone drives the clock meanwhile: it would jump to the 1 s timeout at the first idle instant.
+      const advancing = clock.advance(5_000);
+      const created = await creating;
+      await advancing;
+      assert.equal(created.metadata?.labels?.['reached'], 'yes');
+    } finally {
+      await relay.close();
+    }
   });
 
   test('bad answers are call failures, with the Go client texts', async () => {

@@ -22,11 +22,11 @@
  * before the bootstrap objects are created.
  */
 import { writeFile } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { REQUEST_ACTIVITY_HEADER, type Clock } from '../../clock/clock.ts';
+import type { Clock } from '../../clock/clock.ts';
+import { acceptHandoff } from '../../clock/handoff.ts';
 import type { Races } from '../../clock/races.ts';
 import { guardRequestBody, ignoreBody } from '../../client/request-body.ts';
 import { SERVER_TLS_POLICY } from '../../client/tls-policy.ts';
@@ -107,12 +107,10 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     if (guardRequestBody(req, res, MAX_REQUEST_BODY_BYTES, () => sendStatus(req, res, requestEntityTooLarge(MAX_REQUEST_BODY_BYTES)))) return;
     // Reads (get, list, watch, health) take no body: one that was sent ends the connection after the answer.
     if (req.method === 'GET' || req.method === 'HEAD') ignoreBody(req, res);
-    const handoff = requestHandoff(req, options.clock);
-    // The answer's head is in flight again until the client reads it (and closes the mark).
-    if (handoff !== undefined) onFirstWriteHead(res, () => options.clock.activity.sent(handoff));
+    const handedOver = acceptHandoff(req.headers, res, options.clock);
     handler?.handle(req, res);
     // The request's own tracked activity is running now: the client's in-flight mark can go.
-    if (handoff !== undefined) options.clock.activity.received(handoff);
+    handedOver();
   });
   // Idle keep-alive connections stay open longer than clients keep free sockets (client agents drop them
   // after 30 s), so a client never reuses a socket the server is closing at that instant (ECONNRESET).
@@ -161,28 +159,5 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       });
       return closed;
     },
-  };
-}
-
-/** The in-flight mark of a request from a client on this server's clock (clock.ts REQUEST_ACTIVITY_HEADER). */
-function requestHandoff(req: IncomingMessage, clock: Clock): string | undefined {
-  const mark = req.headers[REQUEST_ACTIVITY_HEADER];
-  const value = Array.isArray(mark) ? mark[0] : mark;
-  const colon = value?.lastIndexOf(':') ?? -1;
-  if (value === undefined || colon <= 0 || value.slice(0, colon) !== clock.activity.id) return undefined;
-  return value.slice(colon + 1);
-}
-
-/** Runs `fn` once, when the response head is about to be written (explicitly or by the first write). */
-function onFirstWriteHead(res: ServerResponse, fn: () => void): void {
-  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
-  let done = false;
-  // Patched on this response object only; Node calls writeHead for implicit heads too.
-  (res as { writeHead: (...args: unknown[]) => ServerResponse }).writeHead = (...args: unknown[]) => {
-    if (!done) {
-      done = true;
-      fn();
-    }
-    return writeHead(...args);
   };
 }

@@ -18,9 +18,12 @@
  * virtual time (or never answers) times out when the test advances the clock.
  * Only the moments the bytes are in our hands (connecting and sending, plus
  * one turn of the event loop for the server to take them; receiving the
- * answer) count as busy. A webhook server on the same virtual
- * clock should report its own work as activity (src/testing/webhook-server.ts
- * does), or `VirtualClock.settle()` may jump past its timeout.
+ * answer) count as busy, and the bytes on their way: on a virtual clock the
+ * request carries the handoff mark (clock/handoff.ts), which a webhook server
+ * on the same clock ends when its own tracked activity for the request runs
+ * (the manager's webhook server and src/testing/webhook-server.ts do), and
+ * renews for its answer until the answer's head is here. A webhook server on
+ * the same virtual clock that ignores the mark stops time for the whole call.
  *
  * Errors are data: the texts follow what a Go client prints (`Post "<url>":
  * dial tcp ...: connect: connection refused`, `context deadline exceeded`,
@@ -30,6 +33,7 @@ import { Agent, request } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import type { Clock } from '../../clock/clock.ts';
+import { openHandoff } from '../../clock/handoff.ts';
 import type { ServiceReference, WebhookAccessor } from './webhook-configuration.ts';
 import { credentialsKey, type ClientCredentials } from './webhook-client-auth.ts';
 
@@ -177,11 +181,13 @@ export function postToWebhook(target: WebhookTarget, body: string, options: Post
     const abort = new AbortController();
     let endSending: (() => void) | undefined = clock.activity.begin(`${options.label}: sending`);
     let endReceiving: (() => void) | undefined;
+    const handoff = openHandoff(clock.activity, 'webhook');
     const finish = (result: WebhookCallResult) => {
       if (settled) return;
       settled = true;
       // Resume the caller's activity (cancel the timeout sleep) before letting go of the busy markers.
       abort.abort();
+      handoff.close();
       endSending?.();
       endReceiving?.();
       endSending = undefined;
@@ -208,6 +214,7 @@ export function postToWebhook(target: WebhookTarget, body: string, options: Post
           Accept: 'application/json, */*',
           'Content-Length': Buffer.byteLength(body),
           Host: target.url.host,
+          ...handoff.headers,
         },
       });
     } catch (err) {
@@ -238,6 +245,7 @@ export function postToWebhook(target: WebhookTarget, body: string, options: Post
       endSending?.();
       endSending = undefined;
       endReceiving ??= clock.activity.begin(`${options.label}: receiving`);
+      handoff.close();
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
