@@ -58,4 +58,36 @@ describe('deepClone', () => {
     (copy.a.b[1] as { c: number }).c = 3;
     assert.equal((src.a.b[1] as { c: number }).c, 2);
   });
+
+  test('a "__proto__" key (as JSON.parse makes it) stays an own key of the copy, and changes no prototype', () => {
+    const src = JSON.parse('{"__proto__":{"polluted":true},"a":1}') as Record<string, unknown>;
+    const copy = deepClone(src);
+    assert.deepEqual(Object.keys(copy), ['__proto__', 'a']);
+    assert.equal(Object.getPrototypeOf(copy), Object.prototype);
+    assert.equal((copy as { polluted?: boolean }).polluted, undefined);
+    assert.notEqual(Object.getOwnPropertyDescriptor(copy, '__proto__')?.value, Object.getOwnPropertyDescriptor(src, '__proto__')?.value);
+  });
+
+  test('as structuredClone: undefined properties kept, a null-prototype object becomes a plain one, Dates and Maps copied', () => {
+    const bare = Object.create(null) as Record<string, unknown>;
+    bare['k'] = 'v';
+    const when = new Date(0);
+    const src = { u: undefined, bare, when, map: new Map([['a', { b: 1 }]]) };
+    const copy = deepClone(src);
+    assert.deepEqual(copy, structuredClone(src));
+    assert.ok('u' in copy);
+    assert.equal(Object.getPrototypeOf(copy.bare), Object.prototype);
+    assert.notEqual(copy.when, when);
+    assert.equal(copy.when.getTime(), 0);
+    assert.notEqual(copy.map.get('a'), src.map.get('a'));
+    assert.throws(() => deepClone({ f: () => 1 }), { name: 'DataCloneError' });
+  });
+
+  test('a value nested a thousand deep is copied whole', () => {
+    let src: unknown = { leaf: true };
+    for (let i = 0; i < 1_000; i++) src = i % 2 === 0 ? [src] : { next: src };
+    const copy = deepClone(src);
+    assert.deepEqual(copy, src);
+    assert.notEqual(copy, src);
+  });
 });
