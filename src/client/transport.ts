@@ -11,7 +11,7 @@
  *   timeout fires at its virtual deadline;
  * - reading the answer counts as busy until it is parsed;
  * - in between, on a virtual clock, the request carries a handoff mark
- *   (clock.ts REQUEST_ACTIVITY_HEADER) that keeps the system busy while the
+ *   (clock/handoff.ts) that keeps the system busy while the
  *   bytes travel to the server and while its answer travels back, so the
  *   clock never sees an idle instant in the middle of an exchange.
  * Non-2xx answers become `ApiError`s, everything else `NetworkError`s.
@@ -197,7 +197,7 @@ export class HttpTransport {
     if (this.trace !== undefined) handlers = this.#traced(this.trace, options.method, url.href, handlers);
     const desc = `${options.method} ${options.path}`;
     const endSend = this.clock.activity.begin(`http send ${desc}`);
-    // Handed over to an in-process server on the same clock (clock.ts REQUEST_ACTIVITY_HEADER).
+    // Handed over to an in-process server on the same clock (clock/handoff.ts).
     const handoff = openHandoff(this.clock.activity, 'request');
     const endHandoff = handoff.close;
     let body: Buffer | undefined;

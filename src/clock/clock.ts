@@ -70,7 +70,9 @@ export const ACTIVITY_HEADER = 'x-workloadspread-activity';
  * stream until an in-process server on the same clock has started its own
  * tracked activity for it (`received`), or until the answer's head arrives
  * (`closeStream`). Between the client's flush and the server's first look
- * at the bytes the system is therefore never seen as idle.
+ * at the bytes the system is therefore never seen as idle. Both ends are in
+ * handoff.ts: the clients' requests to the API server and the API server's
+ * admission reviews to webhooks carry it.
  */
 export const REQUEST_ACTIVITY_HEADER = 'x-workloadspread-request';
 

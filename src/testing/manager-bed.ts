@@ -228,7 +228,8 @@ export interface Forwarder {
   drop(url: string): void;
   /**
    * While stalled, established connections hold their bytes in both
-   * directions (the webhook never answers: callers time out), and new ones —
+   * directions (the webhook never answers: callers time out, once the second
+   * of real time clock/handoff.ts gives bytes on their way is over), and new ones —
    * or ones still in their TLS handshake — are cut (connection reset), since a
    * handshake that never ends would keep a virtual clock's caller "sending".
    */

@@ -23,7 +23,8 @@
  * on the same clock ends when its own tracked activity for the request runs
  * (the manager's webhook server and src/testing/webhook-server.ts do), and
  * renews for its answer until the answer's head is here. A webhook server on
- * the same virtual clock that ignores the mark stops time for the whole call.
+ * the same virtual clock that ignores the mark holds time still for a second
+ * of real time per call (`HANDOFF_LOST_MS`).
  *
  * Errors are data: the texts follow what a Go client prints (`Post "<url>":
  * dial tcp ...: connect: connection refused`, `context deadline exceeded`,
