@@ -60,6 +60,24 @@ describe('the handoff mark of an exchange', () => {
     assert.deepEqual(openHandoff(realClock().activity, 'test').headers, {}, 'no mark on the real clock');
   });
 
+  test('only the legs on the wire are timed: an answer written after more than a second of work is still marked until the client has it', async () => {
+    const clock = new VirtualClock(T0);
+    const client = openHandoff(clock.activity, 'test');
+    const { res } = fakeResponse();
+    const handedOver = acceptHandoff(client.headers, res, clock);
+    const endServing = clock.activity.begin('serving');
+    handedOver();
+    await new Promise((r) => setTimeout(r, HANDOFF_LOST_MS + 200)); // the server works longer than the grace
+    endServing();
+    res.writeHead(200);
+    const advancing = clock.advance(5_000);
+    await turns(10);
+    assert.equal(clock.now(), T0, 'the answer is on its way');
+    client.close();
+    await advancing;
+    assert.equal(clock.now(), T0 + 5_000);
+  });
+
   test('bytes that never arrive count as lost after a second of real time: the caller can time out', async () => {
     const clock = new VirtualClock(T0, { realWaitMs: 20_000 });
     let timedOut = false;

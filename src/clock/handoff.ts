@@ -20,6 +20,8 @@
  * lost in a network that hangs (a test's stalled connection): the mark goes,
  * so the caller's timeout can fall due as it would on a real network. A
  * loopback delivery takes microseconds, and milliseconds on a loaded machine.
+ * Only the two legs on the wire are timed, each from its send to its arrival;
+ * the server's work in between is its own tracked activity, however long.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { REQUEST_ACTIVITY_HEADER, type Activity, type Clock } from './clock.ts';
@@ -40,19 +42,39 @@ export interface ClientHandoff {
 
 const NO_HANDOFF: ClientHandoff = { headers: {}, close: () => {} };
 
+/** The leg of each exchange now on the wire (both ends are in this process), and when it counts as lost. */
+const onTheWire = new Map<string, ReturnType<typeof setTimeout>>();
+
+/** A leg of `stream` leaves: marked in flight until it arrives, or until it counts as lost. */
+function depart(activity: Activity, stream: string): void {
+  activity.sent(stream);
+  // Real time on purpose: it bounds how long virtual time may stand still for bytes that never arrive.
+  const lost = setTimeout(() => {
+    onTheWire.delete(stream);
+    activity.closeStream(stream);
+  }, HANDOFF_LOST_MS);
+  lost.unref();
+  onTheWire.set(stream, lost);
+}
+
+/** The leg on the wire arrived (or the exchange ended): it is no longer timed. */
+function arrive(stream: string): void {
+  clearTimeout(onTheWire.get(stream));
+  onTheWire.delete(stream);
+}
+
 /** Opens the mark of a request about to be sent (`prefix` names it in the clock's diagnostics). */
 export function openHandoff(activity: Activity, prefix: string): ClientHandoff {
   if (activity.id === '') return NO_HANDOFF;
   const stream = `${prefix}-${++exchangeSeq}`;
-  activity.sent(stream);
-  const close = () => {
-    clearTimeout(lost);
-    activity.closeStream(stream);
+  depart(activity, stream);
+  return {
+    headers: { [REQUEST_ACTIVITY_HEADER]: `${activity.id}:${stream}` },
+    close: () => {
+      arrive(stream);
+      activity.closeStream(stream);
+    },
   };
-  // Real time on purpose: it bounds how long virtual time may stand still for bytes that never arrive.
-  const lost = setTimeout(close, HANDOFF_LOST_MS);
-  lost.unref();
-  return { headers: { [REQUEST_ACTIVITY_HEADER]: `${activity.id}:${stream}` }, close };
 }
 
 /**
@@ -64,8 +86,11 @@ export function openHandoff(activity: Activity, prefix: string): ClientHandoff {
 export function acceptHandoff(headers: IncomingHttpHeaders, res: ServerResponse, clock: Clock): () => void {
   const stream = handoffStream(headers, clock);
   if (stream === undefined) return () => {};
-  onFirstWriteHead(res, () => clock.activity.sent(stream));
-  return () => clock.activity.received(stream);
+  onFirstWriteHead(res, () => depart(clock.activity, stream));
+  return () => {
+    arrive(stream);
+    clock.activity.received(stream);
+  };
 }
 
 function handoffStream(headers: IncomingHttpHeaders, clock: Clock): string | undefined {
