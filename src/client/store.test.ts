@@ -151,6 +151,30 @@ describe('Store', () => {
     );
   });
 
+  test('property: counts always equal a recomputation over the contents (an object may count under several values or none)', () => {
+    const event = fc.oneof(
+      fc.record({ t: fc.constant('apply' as const), name: fc.constantFrom('a', 'b', 'c', 'd'), tags: fc.subarray(['x', 'y', 'z']) }),
+      fc.record({ t: fc.constant('delete' as const), name: fc.constantFrom('a', 'b', 'c', 'd'), tags: fc.subarray(['x', 'y', 'z']) }),
+      fc.record({ t: fc.constant('relist' as const), names: fc.subarray(['a', 'b', 'c', 'd']), tags: fc.subarray(['x', 'y', 'z']) }),
+    );
+    const tagsOf = (o: KubeObject): string[] => (o.metadata?.labels?.['tags'] ?? '').split(',').filter((t) => t !== '');
+    fc.assert(
+      fc.property(fc.array(event, { maxLength: 40 }), fc.boolean(), (events, early) => {
+        const store = new Store();
+        if (early) store.addCount('tags', tagsOf);
+        let rv = 0;
+        for (const e of events) {
+          const labels = { tags: e.tags.join(',') };
+          if (e.t === 'relist') relist(store, e.names.map((n) => obj(n, String(++rv), { labels })));
+          else store.handle({ type: e.t, object: obj(e.name, String(++rv), { labels }) });
+        }
+        if (!early) store.addCount('tags', tagsOf);
+        for (const tag of ['x', 'y', 'z', '']) assert.equal(store.countOf('tags', tag), store.list().filter((o) => tagsOf(o).includes(tag)).length, tag);
+        assert.equal(store.countOf('no such count', 'x'), 0);
+      }),
+    );
+  });
+
   test('transform runs before caching; freeze makes cached objects immutable', () => {
     const store = new Store<KubeObject>({
       freeze: true,

@@ -67,6 +67,12 @@ interface Index<T> {
   entries: Map<string, Set<string>>;
 }
 
+/** A count kept per value: how many cached objects the function returned the value for (no keys kept). */
+interface Count<T> {
+  fn: IndexFunc<T>;
+  counts: Map<string, number>;
+}
+
 /** A sum kept per key: `fn` says which key an object adds to and what (a fixed-length vector), or undefined for nothing. */
 export type SumFunc<T> = (obj: T) => { key: string; values: readonly number[] } | undefined;
 
@@ -81,6 +87,7 @@ export class Store<T extends KubeObject = KubeObject> {
   readonly #items = new Map<string, T>();
   readonly #indexes = new Map<string, Index<T>>();
   readonly #sums = new Map<string, Sum<T>>();
+  readonly #counts = new Map<string, Count<T>>();
   readonly #transform: (obj: KubeObject) => T;
   readonly #freeze: boolean;
   readonly #log: Logger;
@@ -227,6 +234,23 @@ export class Store<T extends KubeObject = KubeObject> {
     return this.#indexes.get(index)?.entries.get(value)?.size ?? 0;
   }
 
+  /**
+   * Adds (or replaces) a count: per value, how many cached objects `fn`
+   * returns it for, kept as objects come, change and go. Where only the
+   * number is read, it costs one number per value instead of an index's set
+   * of keys (one entry per object).
+   */
+  addCount(name: string, fn: IndexFunc<T>): void {
+    const count: Count<T> = { fn, counts: new Map() };
+    this.#counts.set(name, count);
+    for (const obj of this.#items.values()) this.#countOne(count, obj, 1);
+  }
+
+  /** How many cached objects a count's function returned `value` for. */
+  countOf(name: string, value: string): number {
+    return this.#counts.get(name)?.counts.get(value) ?? 0;
+  }
+
   /** The values of an index that have at least one object. */
   indexValues(index: string): string[] {
     return [...(this.#indexes.get(index)?.entries.keys() ?? [])];
@@ -344,22 +368,34 @@ export class Store<T extends KubeObject = KubeObject> {
     if (old !== undefined) {
       for (const index of this.#indexes.values()) this.#unindexOne(index, key, old);
       for (const sum of this.#sums.values()) this.#sumOne(sum, key, old, -1);
+      for (const count of this.#counts.values()) this.#countOne(count, old, -1);
     }
     this.#items.set(key, obj);
     for (const index of this.#indexes.values()) this.#indexOne(index, key, obj);
     for (const sum of this.#sums.values()) this.#sumOne(sum, key, obj, 1);
+    for (const count of this.#counts.values()) this.#countOne(count, obj, 1);
   }
 
   #remove(key: string, old: T): void {
     this.#changes++;
     for (const index of this.#indexes.values()) this.#unindexOne(index, key, old);
     for (const sum of this.#sums.values()) this.#sumOne(sum, key, old, -1);
+    for (const count of this.#counts.values()) this.#countOne(count, old, -1);
     this.#items.delete(key);
   }
 
-  #values(index: Index<T>, obj: T): string[] {
+  /** Adds (`sign` 1) or takes away (-1) one object from the values a count's function returns for it; a value at 0 is dropped. */
+  #countOne(count: Count<T>, obj: T, sign: 1 | -1): void {
+    for (const value of this.#values(count.fn, obj)) {
+      const n = (count.counts.get(value) ?? 0) + sign;
+      if (n > 0) count.counts.set(value, n);
+      else count.counts.delete(value);
+    }
+  }
+
+  #values(fn: IndexFunc<T>, obj: T): string[] {
     try {
-      return index.fn(obj);
+      return fn(obj);
     } catch (err) {
       this.#log.error({ store: this.#name, ...objectFields(objectKey(obj)), err: describeError(err) }, 'index function failed');
       return [];
@@ -367,7 +403,7 @@ export class Store<T extends KubeObject = KubeObject> {
   }
 
   #indexOne(index: Index<T>, key: string, obj: T): void {
-    for (const value of this.#values(index, obj)) {
+    for (const value of this.#values(index.fn, obj)) {
       let keys = index.entries.get(value);
       if (keys === undefined) index.entries.set(value, (keys = new Set()));
       keys.add(key);
@@ -398,7 +434,7 @@ export class Store<T extends KubeObject = KubeObject> {
   }
 
   #unindexOne(index: Index<T>, key: string, obj: T): void {
-    for (const value of this.#values(index, obj)) {
+    for (const value of this.#values(index.fn, obj)) {
       const keys = index.entries.get(value);
       if (keys === undefined) continue;
       keys.delete(key);

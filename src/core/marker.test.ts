@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatMarker, parseMarker, readMarker } from './marker.ts';
+import { canonicalMarkerText, formatMarker, parseMarker, readMarker } from './marker.ts';
 import { MATCHED_WORKLOADSPREAD_ANNOTATION } from '../api/keys.ts';
 
 describe('marker annotation (spec §1.5)', () => {
@@ -52,5 +52,21 @@ describe('marker annotation (spec §1.5)', () => {
     assert.deepEqual(readMarker(pod), { name: 'w', subset: 't' });
     delete annotations[MATCHED_WORKLOADSPREAD_ANNOTATION];
     assert.equal(readMarker(pod), undefined);
+  });
+
+  test('the canonical text is the first copy parsed; the marker shows only its fields', () => {
+    const first = '{"name":"w","subset":"s","uid":"0c4f6a2e-canonical"}';
+    const marker = parseMarker(first);
+    // An equal text that is another string in memory, as each watch event brings one.
+    const copy = JSON.parse(JSON.stringify({ t: first })).t as string;
+    assert.equal(canonicalMarkerText(copy), first);
+    assert.equal(parseMarker(copy), marker);
+    assert.deepEqual(marker, { name: 'w', subset: 's', uid: '0c4f6a2e-canonical' });
+    assert.deepEqual({ ...marker }, { name: 'w', subset: 's', uid: '0c4f6a2e-canonical' });
+    assert.deepEqual(Object.getOwnPropertySymbols(marker).map((k) => Object.getOwnPropertyDescriptor(marker, k)?.enumerable), [false]);
+    assert.equal(JSON.stringify(marker), '{"name":"w","subset":"s","uid":"0c4f6a2e-canonical"}');
+    const invalid = '{"name":1}';
+    assert.equal(canonicalMarkerText(invalid), invalid);
+    assert.equal(canonicalMarkerText(''), '');
   });
 });

@@ -56,7 +56,7 @@ import { WhitelistSource } from './whitelist-source.ts';
 
 export const POD_OWNER_INDEX = 'owner';
 export const POD_NODE_INDEX = 'node';
-export const POD_PLACED_COUNT_INDEX = 'placed-count';
+export const POD_PLACED_COUNT = 'placed-count';
 /** Per node, what its pods request (core's `nodeRequestOf`, summed): cpu milli, memory bytes, pods. */
 export const POD_NODE_REQUESTED_SUM = 'node-requested';
 
@@ -148,8 +148,12 @@ export const POD_INDEXES: Readonly<Record<string, IndexFunc<Pod>>> = Object.free
     return uids;
   },
   [POD_NODE_INDEX]: (p: Pod) => (p.spec?.nodeName ? [p.spec.nodeName] : []),
+});
+
+/** The pod store's counts (`Store.addCount`): numbers only, no set of pods behind them. */
+export const POD_COUNTS: Readonly<Record<string, IndexFunc<Pod>>> = Object.freeze({
   // D21: the counts admission reads places from (core/placed-count.ts), kept as the pods change.
-  [POD_PLACED_COUNT_INDEX]: (p: Pod) => placedKeys(p).counts,
+  [POD_PLACED_COUNT]: (p: Pod) => placedKeys(p).counts,
 });
 
 /**
@@ -162,7 +166,7 @@ export const POD_INDEXES: Readonly<Record<string, IndexFunc<Pod>>> = Object.free
  */
 export function placedTallyOf(pods: Store<Pod>, namespace: string, wsName: string, version: string, options: PodVersionOptions): PlacedTally {
   return {
-    count: (subset) => placedCountKeys(namespace, wsName, subset, version, options).reduce((sum, k) => sum + pods.countByIndex(POD_PLACED_COUNT_INDEX, k), 0),
+    count: (subset) => placedCountKeys(namespace, wsName, subset, version, options).reduce((sum, k) => sum + pods.countOf(POD_PLACED_COUNT, k), 0),
     shows: (key) => {
       const pod = pods.get(namespace, key);
       return pod !== undefined && placedKeys(pod).answers.includes(placedAnswerKey(namespace, wsName, key));
@@ -220,6 +224,7 @@ export class ManagerCaches {
     );
     this.pods = pods.store;
     this.pods.addSum(POD_NODE_REQUESTED_SUM, nodeRequestedPart);
+    for (const [countName, fn] of Object.entries(POD_COUNTS)) this.pods.addCount(countName, fn);
     this.nodes = this.#informer<Node>(BUILTIN.nodes, {}).store;
     for (const ref of BUILTIN_WORKLOADS) {
       const indexes = ref === BUILTIN.replicasets ? { [RS_OWNER_INDEX]: (rs: KubeObject) => { const owner = controllerRef(rs); return owner === undefined ? [] : [owner.uid]; } } : {};

@@ -19,7 +19,7 @@ import { isPodActive, maxContainerRestarts, podDeletionCost, podReadyTime, podRe
 import { formatTime } from '../k8s/time.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import { Store } from '../client/store.ts';
-import { POD_INDEXES } from './caches.ts';
+import { POD_COUNTS, POD_INDEXES } from './caches.ts';
 import { Interner, podTransform, trimPod, withoutManagedFields } from './pod-transform.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -232,6 +232,7 @@ describe('trimPod', () => {
     const raw = Array.from({ length: N }, (_, i) => Buffer.from(JSON.stringify(fullPod(i, { cost: '100' }))));
     const store = new Store<Pod>({ transform: podTransform(new Interner()) });
     for (const [name, fn] of Object.entries(POD_INDEXES)) store.addIndex(name, fn);
+    for (const [name, fn] of Object.entries(POD_COUNTS)) store.addCount(name, fn);
     const heap = (): number => {
       gc();
       gc();
@@ -266,6 +267,7 @@ describe('trimPod', () => {
     // The real store with the cache's indexes, fed as a relist feeds it.
     const store = new Store<Pod>({ transform: podTransform(new Interner()) });
     for (const [name, fn] of Object.entries(POD_INDEXES)) store.addIndex(name, fn);
+    for (const [name, fn] of Object.entries(POD_COUNTS)) store.addCount(name, fn);
     gc();
     gc();
     const before = process.memoryUsage().heapUsed;
