@@ -1,6 +1,6 @@
 /**
  * `Store<T>`: the local cache a `Watcher` fills, keyed `namespace/name`
- * (`name` for cluster-scoped objects), with secondary indexes and change
+ * (`name` for cluster-scoped objects), with secondary indexes, sums and counts, and change
  * handlers; `Informer` bundles the two.
  *
  * Invariants:

@@ -7,7 +7,7 @@
  * known without a status write per pod. Pure.
  *
  * A view answers with a `PlacedTally`. What a pod is counted under is one
- * definition, `placedKeys`: the manager's cache keeps the counts as an index
+ * definition, `placedKeys`: the manager's cache keeps the counts as counts
  * of its pod store (kube/caches.ts), so admission asks two map lookups per
  * subset instead of reading every pod of the WorkloadSpread; `tallyPods`
  * builds the same tally from a list (tests, `plan`).

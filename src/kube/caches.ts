@@ -157,7 +157,7 @@ export const POD_COUNTS: Readonly<Record<string, IndexFunc<Pod>>> = Object.freez
 });
 
 /**
- * The view's `placedTally` over the pod store's count index. `shows` looks a
+ * The view's `placedTally` over the pod store's place counts (`POD_COUNTS`). `shows` looks a
  * pod up by name only: a placement made for a pod without a name is keyed by
  * its marker uid, and the webhook forgets it as soon as the cache shows the
  * pod (`RecentPlacements.seen`), which is always after the placement was
