@@ -439,6 +439,21 @@ const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : 'n/a');
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
 
+/** The manager's API requests in one phase, per pod (`pods`: the phase's pods; default all): reads / writes, then the writes by verb and resource. */
+function managerRequests(r: Run, phase: PhaseFigures, pods = PODS): string {
+  if (r.config === '(1) no manager') return '–';
+  const mine = phase.tally.requests.filter((q) => q.userAgent.startsWith('workloadspread-manager') && q.verb !== 'watch' && q.resource !== 'leases');
+  const reads = mine.filter((q) => q.verb === 'get' || q.verb === 'list').reduce((n, q) => n + q.count, 0);
+  const writes = new Map<string, number>();
+  for (const q of mine) {
+    if (q.verb === 'get' || q.verb === 'list') continue;
+    const what = `${q.verb} ${q.resource}${q.subresource === '' ? '' : `/${q.subresource}`}`;
+    writes.set(what, (writes.get(what) ?? 0) + q.count);
+  }
+  const detail = [...writes].sort((a, b) => b[1] - a[1]).map(([what, n]) => `${what} ${n}`).join(', ');
+  return `${f2(reads / pods)} / ${f2((mine.reduce((n, q) => n + q.count, 0) - reads) / pods)}${detail === '' ? '' : ` (${detail})`}`;
+}
+
 function printTable(runs: Run[]): void {
   const deleted = DEPLOYMENTS * (REPLICAS - SCALE_IN_TO);
   const reviewsOf = (t: Tally) => t.webhooks.filter((w) => w.resource === 'pods' && ((w.operation === 'DELETE' && w.subresource === '') || w.subresource === 'eviction')).reduce((s, w) => s + w.count, 0);
@@ -464,20 +479,10 @@ function printTable(runs: Run[]): void {
     ['status write conflicts', (r) => String(r.out.mgr.conflicts)],
     ['status write (PUT) as the manager timed it: p50 / p99 (ms)', (r) => `${f1(r.out.mgr.putMs[0])} / ${f1(r.out.mgr.putMs[1])}`],
     ['reconciles in the scale-out', (r) => f0(r.out.mgr.reconciles)],
-    ['manager API requests in the scale-out: reads / writes per pod (watches, leases not counted)', (r) => {
-      const mine = r.out.tally.requests.filter((q) => q.userAgent.startsWith('workloadspread-manager') && q.verb !== 'watch' && q.resource !== 'leases');
-      const reads = mine.filter((q) => q.verb === 'get' || q.verb === 'list').reduce((n, q) => n + q.count, 0);
-      const writes = new Map<string, number>();
-      for (const q of mine) {
-        if (q.verb === 'get' || q.verb === 'list') continue;
-        const what = `${q.verb} ${q.resource}${q.subresource === '' ? '' : `/${q.subresource}`}`;
-        writes.set(what, (writes.get(what) ?? 0) + q.count);
-      }
-      const detail = [...writes].sort((a, b) => b[1] - a[1]).map(([what, n]) => `${what} ${n}`).join(', ');
-      return r.config === '(1) no manager' ? '–' : `${f2(reads / PODS)} / ${f2((mine.reduce((n, q) => n + q.count, 0) - reads) / PODS)}${detail === '' ? '' : ` (${detail})`}`;
-    }],
+    ['manager API requests in the scale-out: reads / writes per pod (watches, leases not counted)', (r) => managerRequests(r, r.out)],
     ['client rate limiter: requests that waited / seconds waited', (r) => `${f0(r.out.limiterWaits)} / ${f1(r.out.limiterWaitS)}`],
     [`scale-in ${REPLICAS} → ${SCALE_IN_TO}, until the surplus is gone (s)`, (r) => f1(r.in.wallMs / 1000)],
+    ['manager API requests in the scale-in: reads / writes per deleted pod (watches, leases not counted)', (r) => managerRequests(r, r.in, PODS - DEPLOYMENTS * SCALE_IN_TO)],
     ['DELETE/eviction reviews per deleted pod', (r) => f2(reviewsOf(r.in.tally) / deleted)],
     ['  seen by the API server: p50 / p99 (ms)', (r) => {
       const a = sorted(r.in.tally.webhookMs['/validate-pod DELETE'] ?? []);
