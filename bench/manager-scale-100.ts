@@ -482,7 +482,7 @@ function printTable(runs: Run[]): void {
     ['manager API requests in the scale-out: reads / writes per pod (watches, leases not counted)', (r) => managerRequests(r, r.out)],
     ['client rate limiter: requests that waited / seconds waited', (r) => `${f0(r.out.limiterWaits)} / ${f1(r.out.limiterWaitS)}`],
     [`scale-in ${REPLICAS} → ${SCALE_IN_TO}, until the surplus is gone (s)`, (r) => f1(r.in.wallMs / 1000)],
-    ['manager API requests in the scale-in: reads / writes per deleted pod (watches, leases not counted)', (r) => managerRequests(r, r.in, PODS - DEPLOYMENTS * SCALE_IN_TO)],
+    ['manager API requests in the scale-in: reads / writes per deleted pod (watches, leases not counted)', (r) => managerRequests(r, r.in, deleted)],
     ['DELETE/eviction reviews per deleted pod', (r) => f2(reviewsOf(r.in.tally) / deleted)],
     ['  seen by the API server: p50 / p99 (ms)', (r) => {
       const a = sorted(r.in.tally.webhookMs['/validate-pod DELETE'] ?? []);

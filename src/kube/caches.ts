@@ -140,8 +140,8 @@ export function targetKey(namespace: string, group: string, kind: string, name: 
   return `${namespace}/${group}/${kind}/${name}`;
 }
 
-/** The indexes of the pod cache (exported so the memory test measures the real store). */
-export const POD_INDEXES: Readonly<Record<string, IndexFunc<Pod>>> = Object.freeze({
+/** The indexes of the pod cache. */
+const POD_INDEXES: Readonly<Record<string, IndexFunc<Pod>>> = Object.freeze({
   [POD_OWNER_INDEX]: (p: Pod) => {
     const uids: string[] = [];
     for (const r of p.metadata?.ownerReferences ?? []) if (r.uid !== '') uids.push(r.uid);
@@ -151,10 +151,20 @@ export const POD_INDEXES: Readonly<Record<string, IndexFunc<Pod>>> = Object.free
 });
 
 /** The pod store's counts (`Store.addCount`): numbers only, no set of pods behind them. */
-export const POD_COUNTS: Readonly<Record<string, IndexFunc<Pod>>> = Object.freeze({
+const POD_COUNTS: Readonly<Record<string, IndexFunc<Pod>>> = Object.freeze({
   // D21: the counts admission reads places from (core/placed-count.ts), kept as the pods change.
   [POD_PLACED_COUNT]: (p: Pod) => placedKeys(p).counts,
 });
+
+/**
+ * Gives a pod store the pod cache's indexes, its per-node sum of requests and
+ * its place counts (the cache's own store, and the tests that measure it).
+ */
+export function indexPodStore(store: Store<Pod>): void {
+  for (const [name, fn] of Object.entries(POD_INDEXES)) store.addIndex(name, fn);
+  store.addSum(POD_NODE_REQUESTED_SUM, nodeRequestedPart);
+  for (const [name, fn] of Object.entries(POD_COUNTS)) store.addCount(name, fn);
+}
 
 /**
  * The view's `placedTally` over the pod store's place counts (`POD_COUNTS`). `shows` looks a
@@ -217,14 +227,8 @@ export class ManagerCaches {
 
     const ws = this.#informer<CachedWorkloadSpread>(WORKLOADSPREAD_REF, { [WS_TARGET_INDEX]: targetIndexValues }, (obj) => this.#decode(obj));
     this.workloadSpreads = ws.store;
-    const pods = this.#informer<Pod>(
-      BUILTIN.pods,
-      POD_INDEXES,
-      podTransform(pool),
-    );
-    this.pods = pods.store;
-    this.pods.addSum(POD_NODE_REQUESTED_SUM, nodeRequestedPart);
-    for (const [countName, fn] of Object.entries(POD_COUNTS)) this.pods.addCount(countName, fn);
+    this.pods = this.#informer<Pod>(BUILTIN.pods, {}, podTransform(pool)).store;
+    indexPodStore(this.pods);
     this.nodes = this.#informer<Node>(BUILTIN.nodes, {}).store;
     for (const ref of BUILTIN_WORKLOADS) {
       const indexes = ref === BUILTIN.replicasets ? { [RS_OWNER_INDEX]: (rs: KubeObject) => { const owner = controllerRef(rs); return owner === undefined ? [] : [owner.uid]; } } : {};

@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { Store } from '../client/store.ts';
 import { countPlaced, tallyPods } from '../core/placed-count.ts';
 import type { Pod } from '../k8s/types.ts';
-import { POD_COUNTS, POD_INDEXES, placedTallyOf } from './caches.ts';
+import { indexPodStore, placedTallyOf } from './caches.ts';
 
 const WS = ['w1', 'w2'];
 const SUBSETS = ['a', 'b', ''];
@@ -49,8 +49,7 @@ describe('the pod cache\'s place tally (D21)', () => {
     fc.assert(
       fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
         const store = new Store<Pod>();
-        for (const [name, fn] of Object.entries(POD_INDEXES)) store.addIndex(name, fn);
-        for (const [name, fn] of Object.entries(POD_COUNTS)) store.addCount(name, fn);
+        indexPodStore(store);
         let rv = 1;
         for (const o of ops) {
           const p = pod(o.name, o.ws, o.subset, o.version, o.phase, o.uid, rv++, o.owner);

@@ -19,7 +19,7 @@ import { isPodActive, maxContainerRestarts, podDeletionCost, podReadyTime, podRe
 import { formatTime } from '../k8s/time.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import { Store } from '../client/store.ts';
-import { POD_COUNTS, POD_INDEXES } from './caches.ts';
+import { indexPodStore } from './caches.ts';
 import { Interner, podTransform, trimPod, withoutManagedFields } from './pod-transform.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -231,8 +231,7 @@ describe('trimPod', () => {
     // Kept as bytes outside the heap, so the heap measures only what the store and the memo hold.
     const raw = Array.from({ length: N }, (_, i) => Buffer.from(JSON.stringify(fullPod(i, { cost: '100' }))));
     const store = new Store<Pod>({ transform: podTransform(new Interner()) });
-    for (const [name, fn] of Object.entries(POD_INDEXES)) store.addIndex(name, fn);
-    for (const [name, fn] of Object.entries(POD_COUNTS)) store.addCount(name, fn);
+    indexPodStore(store);
     const heap = (): number => {
       gc();
       gc();
@@ -266,8 +265,7 @@ describe('trimPod', () => {
     const raw = Array.from({ length: N }, (_, i) => JSON.stringify(fullPod(i, { cpu: '250m', memory: '256Mi', cost: String(100 * ((i % 3) + 1)), restarts: i % 4 })));
     // The real store with the cache's indexes, fed as a relist feeds it.
     const store = new Store<Pod>({ transform: podTransform(new Interner()) });
-    for (const [name, fn] of Object.entries(POD_INDEXES)) store.addIndex(name, fn);
-    for (const [name, fn] of Object.entries(POD_COUNTS)) store.addCount(name, fn);
+    indexPodStore(store);
     gc();
     gc();
     const before = process.memoryUsage().heapUsed;
