@@ -1,0 +1,206 @@
+/**
+ * Micro-benchmark: the CPU one pod CREATE review costs the process that serves
+ * it, in the manager's webhook server and in a bare `node:https` server — the
+ * floor of any webhook written for Node.
+ *
+ * Run:  node --import tsx bench/webhook-serving.ts [reviews=20000] [concurrency=8] [rounds=2]
+ *
+ * Each server runs in a child process of its own (bench/lib/serving-child.ts);
+ * this process sends it `reviews` reviews over `concurrency` keep-alive TLS
+ * connections, after 2,000 to warm it, and reads the child's CPU time for them.
+ * The two servers take turns, `rounds` times. The review is the one the
+ * embedded API server sends for a ReplicaSet's pod (about 2.9 KB: managed
+ * fields, the service-account volume, the default tolerations). The manager's
+ * handler admits it unchanged, so the figure is serving alone: TLS, HTTP, the
+ * body, parsing the review, answering. Prints (figures only, no assertions):
+ * CPU per review of each (user and system, µs), the manager's over the bare
+ * server's, and what `JSON.parse` of that review costs alone in this process.
+ * bench/manager-scale-100.ts's configuration 4 is the same reviews inside the
+ * whole manager, under a cluster's load.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { Agent } from 'node:https';
+import { fileURLToPath } from 'node:url';
+import type { KubeObject, Pod } from '../src/k8s/types.ts';
+import { createReviewBody, postReview } from '../src/testing/large-pods.ts';
+import type { ServingKind } from './lib/serving-child.ts';
+
+const REVIEWS = Number(process.argv[2] ?? 20_000);
+const CONCURRENCY = Number(process.argv[3] ?? 8);
+const ROUNDS = Math.max(1, Number(process.argv[4] ?? 2));
+const WARM = 2_000;
+
+const owner: KubeObject = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-000-7ff69789d8', namespace: 'bench', uid: '27bc25d2-7ca8-40a3-8b57-13c39d2b09a6' } };
+
+/** A ReplicaSet's pod as the embedded API server hands it to a mutating webhook. */
+function replicaSetPod(name: string): Pod {
+  const rsUid = owner.metadata?.uid ?? '';
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      generateName: 'web-000-7ff69789d8-',
+      namespace: 'bench',
+      labels: { app: 'web-000', 'pod-template-hash': '7ff69789d8' },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-000-7ff69789d8', uid: rsUid, controller: true, blockOwnerDeletion: true }],
+      managedFields: [
+        {
+          manager: 'replicaset-controller',
+          operation: 'Update',
+          apiVersion: 'v1',
+          time: '2026-11-28T19:29:00Z',
+          fieldsType: 'FieldsV1',
+          fieldsV1: {
+            'f:metadata': {
+              'f:generateName': {},
+              'f:labels': { '.': {}, 'f:app': {}, 'f:pod-template-hash': {} },
+              'f:ownerReferences': { '.': {}, [`k:{"uid":"${rsUid}"}`]: {} },
+            },
+            'f:spec': {
+              'f:containers': {
+                'k:{"name":"main"}': {
+                  '.': {},
+                  'f:image': {},
+                  'f:imagePullPolicy': {},
+                  'f:name': {},
+                  'f:resources': { '.': {}, 'f:requests': { '.': {}, 'f:cpu': {}, 'f:memory': {} } },
+                  'f:terminationMessagePath': {},
+                  'f:terminationMessagePolicy': {},
+                },
+              },
+              'f:dnsPolicy': {},
+              'f:enableServiceLinks': {},
+              'f:restartPolicy': {},
+              'f:schedulerName': {},
+              'f:securityContext': {},
+              'f:terminationGracePeriodSeconds': {},
+            },
+          },
+        },
+      ],
+    },
+    spec: {
+      containers: [
+        {
+          name: 'main',
+          image: 'nginx:1.27',
+          resources: { requests: { cpu: '10m', memory: '16Mi' } },
+          imagePullPolicy: 'IfNotPresent',
+          terminationMessagePath: '/dev/termination-log',
+          terminationMessagePolicy: 'File',
+          volumeMounts: [{ name: 'kube-api-access-6rqnm', readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }],
+        },
+      ],
+      dnsPolicy: 'ClusterFirst',
+      restartPolicy: 'Always',
+      securityContext: {},
+      terminationGracePeriodSeconds: 30,
+      schedulerName: 'default-scheduler',
+      enableServiceLinks: true,
+      serviceAccountName: 'default',
+      serviceAccount: 'default',
+      volumes: [
+        {
+          name: 'kube-api-access-6rqnm',
+          projected: {
+            defaultMode: 420,
+            sources: [
+              { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+              { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+              { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+            ],
+          },
+        },
+      ],
+      priority: 0,
+      preemptionPolicy: 'PreemptLowerPriority',
+      tolerations: [
+        { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+        { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+      ],
+    } as Pod['spec'],
+  };
+}
+
+interface CpuUsage {
+  user: number;
+  system: number;
+}
+
+function nextMessage<T>(child: ChildProcess): Promise<T> {
+  return new Promise((resolve, reject) => {
+    child.once('message', (m) => resolve(m as T));
+    child.once('exit', (code) => reject(new Error(`the serving child exited (${code ?? 'signal'})`)));
+  });
+}
+
+/** Sends `bodies` over `CONCURRENCY` connections, each connection one review at a time. */
+async function sendAll(url: string, bodies: readonly string[], agent: Agent): Promise<void> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < bodies.length) {
+      const answer = await postReview(url, bodies[next++] ?? '', agent);
+      if (answer.status !== 200 || !answer.allowed) throw new Error(`review answered ${answer.status}: ${answer.message}`);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, lane));
+}
+
+async function measure(kind: ServingKind, bodies: readonly string[]): Promise<CpuUsage> {
+  const child = fork(fileURLToPath(new URL('./lib/serving-child.ts', import.meta.url)), [kind], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY, rejectUnauthorized: false });
+  try {
+    const { port } = await nextMessage<{ port: number }>(child);
+    const url = `https://127.0.0.1:${port}/mutate-pod`;
+    await sendAll(url, bodies.slice(0, WARM), agent);
+    child.send('reset');
+    await nextMessage<string>(child);
+    await sendAll(url, bodies.slice(WARM), agent);
+    child.send('cpu');
+    return await nextMessage<CpuUsage>(child);
+  } finally {
+    agent.destroy();
+    child.kill();
+  }
+}
+
+function parseCostUs(body: string): number {
+  const bytes = Buffer.from(body);
+  const n = 50_000;
+  let kept: unknown;
+  const start = process.cpuUsage();
+  for (let i = 0; i < n; i++) kept = JSON.parse(bytes.toString('utf8'));
+  const used = process.cpuUsage(start);
+  if (kept === undefined) throw new Error('unreachable');
+  return (used.user + used.system) / n;
+}
+
+const bodies = Array.from({ length: WARM + REVIEWS }, (_, i) => createReviewBody(replicaSetPod(`web-000-7ff69789d8-${i.toString(36).padStart(5, '0')}`), `review-${i}`));
+const reviewBytes = Buffer.byteLength(bodies[0] ?? '');
+console.log(`${REVIEWS} pod CREATE reviews of ${reviewBytes} bytes over ${CONCURRENCY} keep-alive TLS connections, ${ROUNDS} round(s), each server in its own process`);
+
+const results: Record<ServingKind, CpuUsage[]> = { bare: [], manager: [] };
+for (let round = 1; round <= ROUNDS; round++) {
+  for (const kind of ['bare', 'manager'] as const) {
+    const cpu = await measure(kind, bodies);
+    results[kind].push(cpu);
+    console.log(`  round ${round}, ${kind === 'bare' ? 'bare node:https' : "the manager's server"}: ${((cpu.user + cpu.system) / REVIEWS).toFixed(1)} µs of CPU per review (user ${(cpu.user / REVIEWS).toFixed(1)}, system ${(cpu.system / REVIEWS).toFixed(1)})`);
+  }
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] ?? NaN) : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;
+};
+const perReview = (kind: ServingKind): number => median(results[kind].map((c) => (c.user + c.system) / REVIEWS));
+const bare = perReview('bare');
+const manager = perReview('manager');
+console.log('');
+console.log(`| per review (median of ${ROUNDS}) | CPU (µs) |`);
+console.log('|---|---|');
+console.log(`| bare node:https, JSON.parse + JSON.stringify | ${bare.toFixed(1)} |`);
+console.log(`| the manager's webhook server, handler admitting unchanged | ${manager.toFixed(1)} |`);
+console.log(`| the manager's over the bare server | ${(manager / bare).toFixed(2)} × |`);
+console.log(`| JSON.parse of the review alone (in this process, warm) | ${parseCostUs(bodies[0] ?? '').toFixed(1)} |`);
