@@ -14,7 +14,9 @@
  *   loops; it resolves once they run, not when they end;
  * - the queue de-duplicates keys, never runs one key twice at once, retries
  *   failures with per-key back-off and honours a sync's requeue-after; in
- *   race mode (`races`) it waits a drawn delay before each sync;
+ *   race mode (`races`) it waits a drawn delay before each sync, and with
+ *   `turnPerSync` (the manager's loops) each sync starts on an event-loop
+ *   turn of its own;
  * - `stop()` unsubscribes, cancels the resync, lets the controller cancel
  *   its own timers (`onStopping`), shuts the queue down without draining,
  *   stops the owned informers and waits for the workers, then `onStopped`.
@@ -49,6 +51,8 @@ export interface QueueLoopOptions {
   queueMetrics?: WorkQueueMetrics;
   /** Race mode: a random delay before each sync (the embedded cluster's `races`). */
   races?: Races | undefined;
+  /** Each sync on an event-loop turn of its own (the manager's loops; workqueue.ts, "Turns"). */
+  turnPerSync?: boolean;
   /** Informers the loop owns: started by `start`, waited for, stopped by `stop` once the queue is shut down. */
   informers?: readonly LoopInformer[];
   /** Resolves once everything else the workers need is there (shared caches, a CRD installed, discovery). */
@@ -86,6 +90,7 @@ export class QueueLoop implements Runnable {
       name: options.name,
       log: options.log,
       races: options.races,
+      turnPerSync: options.turnPerSync === true,
       ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
       ...(options.queueMetrics === undefined ? {} : { metrics: options.queueMetrics }),
     });

@@ -42,6 +42,28 @@ describe('WorkQueue', () => {
     await running;
   });
 
+  test('turnPerSync: I/O that arrives during a sync is served before the next queued sync, not after all of them', async () => {
+    const orders: Record<string, string[]> = {};
+    for (const turnPerSync of [false, true]) {
+      const clock = new VirtualClock(T0);
+      const q = new WorkQueue<string>({ clock, turnPerSync });
+      const order: string[] = [];
+      for (const k of ['a', 'b', 'c']) q.add(k);
+      const running = q.run(1, (k) => {
+        order.push(k);
+        // What a socket read stands for: work that waits for the event loop's next turn.
+        if (k === 'a') setImmediate(() => order.push('io'));
+      });
+      await clock.settle();
+      await new Promise((resolve) => setImmediate(resolve));
+      orders[String(turnPerSync)] = order;
+      await q.shutdown();
+      await running;
+    }
+    assert.deepEqual(orders['false'], ['a', 'b', 'c', 'io'], 'without it, keys queued together run back to back');
+    assert.deepEqual(orders['true'], ['a', 'io', 'b', 'c']);
+  });
+
   test('a key added while processing is processed again after done, never concurrently', async () => {
     let active = 0;
     let maxActive = 0;

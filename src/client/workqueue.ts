@@ -28,10 +28,19 @@
  * (forget) or throws (rate-limited requeue; an error with `terminal: true`
  * is logged and not retried; conflicts requeue quietly).
  *
- * Virtual time: each item runs inside `clock.activity.run`, and an idle
- * worker receives a key synchronously when it is added, so between "ready"
- * and "running" there are only microtasks: the clock cannot jump past ready
- * work. A key therefore waits only while every worker is inside a handler,
+ * Turns (`turnPerSync`, the manager's loops): a worker starts each item on a
+ * turn of the event loop of its own (setImmediate), so a batch of keys — a
+ * resync, or the WorkloadSpreads a burst of pod events concerns — holds the
+ * loop for one sync at a time, and an admission review or a probe that
+ * arrived meanwhile is served in between. Without it, keys queued together
+ * run back to back in microtasks. The embedded cluster's loops stand for
+ * controllers in processes of their own and do without: in its one busy
+ * process a turn per sync slowed the whole cluster.
+ *
+ * Virtual time: each item runs inside `clock.activity.run` (its turn
+ * included), and an idle worker receives a key synchronously when it is
+ * added, so between "ready" and "running" there are only microtasks: the
+ * clock cannot jump past ready work. A key therefore waits only while every worker is inside a handler,
  * which is busy unless it sleeps on the clock (a back-off, a request waiting
  * for a server that delays on the same clock); then time must move for the
  * queue to move, so waiting keys deliberately do NOT count as busy (that
@@ -42,6 +51,7 @@
  * sync a worker waits a delay drawn for the queue's name on the clock, as a
  * controller that is slow to get to its work would; the key stays taken.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock, Timer } from '../clock/clock.ts';
 import type { Races } from '../clock/races.ts';
 import { describeError, isConflict } from './errors.ts';
@@ -100,6 +110,8 @@ export interface WorkQueueOptions {
   log?: Logger;
   /** Race mode: a random delay (drawn for the queue's name) before each sync. */
   races?: Races | undefined;
+  /** Start each sync on an event-loop turn of its own, so I/O that arrived meanwhile is served between syncs. */
+  turnPerSync?: boolean;
 }
 
 export interface WorkResult {
@@ -143,6 +155,7 @@ export class WorkQueue<K> {
   readonly #metrics: WorkQueueMetrics;
   readonly #log: Logger;
   readonly #races: Races | undefined;
+  readonly #turnPerSync: boolean;
   #queue: K[] = [];
   readonly #dirty = new Set<K>();
   readonly #processing = new Set<K>();
@@ -164,6 +177,7 @@ export class WorkQueue<K> {
     this.#metrics = options.metrics ?? {};
     this.#log = options.log ?? silentLogger;
     this.#races = options.races;
+    this.#turnPerSync = options.turnPerSync === true;
   }
 
   /** Keys waiting for a worker. */
@@ -340,6 +354,7 @@ export class WorkQueue<K> {
 
   async #process(key: K, handler: WorkHandler<K>): Promise<void> {
     await this.#clock.activity.run(`${this.#name} ${String(key)}`, async () => {
+      if (this.#turnPerSync) await nextTurn();
       if (this.#races !== undefined && !(await this.#raceDelay())) {
         this.done(key);
         return;

@@ -96,6 +96,7 @@ export class BudgetController implements Runnable {
       clock: options.clock,
       log: this.#log,
       workers: options.workers ?? DEFAULT_BUDGET_WORKERS,
+      turnPerSync: true,
       resyncMs: options.resyncMs ?? DEFAULT_BUDGET_RESYNC_MS,
       ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
       ...(options.metrics?.queue === undefined ? {} : { queueMetrics: options.metrics.queue }),

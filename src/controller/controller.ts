@@ -122,6 +122,7 @@ export class WorkloadSpreadController implements Runnable {
       clock: options.clock,
       log: this.#log,
       workers: options.workers ?? DEFAULT_WORKERS,
+      turnPerSync: true,
       resyncMs: options.resyncMs ?? DEFAULT_RESYNC_MS,
       ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
       ...(options.metrics?.queue === undefined ? {} : { queueMetrics: options.metrics.queue }),

@@ -128,6 +128,7 @@ export class Rebalancer implements Runnable {
       clock: options.clock,
       log: this.#log,
       workers: options.workers ?? DEFAULT_REBALANCE_WORKERS,
+      turnPerSync: true,
       resyncMs: options.resyncMs ?? DEFAULT_REBALANCE_RESYNC_MS,
       ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
       ...(options.metrics?.queue === undefined ? {} : { queueMetrics: options.metrics.queue }),

@@ -223,6 +223,7 @@ export class ConfigurationKeeper implements Runnable {
       clock: options.clock,
       log: this.#log,
       workers: 1,
+      turnPerSync: true,
       resyncMs: 10 * 60_000,
       informers: KEYS.map((k) => this.#informers[k]),
       waitForSync: (signal) => options.waitForSync(signal),
