@@ -9,8 +9,10 @@
  * this process sends it `reviews` reviews over `concurrency` keep-alive TLS
  * connections, after 2,000 to warm it, and reads the child's CPU time for them.
  * The two servers take turns, `rounds` times. The review is the one the
- * embedded API server sends for a ReplicaSet's pod (about 2.9 KB: managed
- * fields, the service-account volume, the default tolerations). The manager's
+ * embedded API server sends for a Deployment's pod, captured from a cluster
+ * started for it (bench/lib/captured-review.ts; about 2.9 KB: managed
+ * fields, the service-account volume, the default tolerations), each copy
+ * with a uid of its own. The manager's
  * handler admits it unchanged, so the figure is serving alone: TLS, HTTP, the
  * body, parsing the review, answering. Prints (figures only, no assertions):
  * CPU per review of each (user and system, µs), the manager's over the bare
@@ -21,107 +23,14 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { Agent } from 'node:https';
 import { fileURLToPath } from 'node:url';
-import type { KubeObject, Pod } from '../src/k8s/types.ts';
-import { createReviewBody, postReview } from '../src/testing/large-pods.ts';
+import { postReview } from '../src/testing/large-pods.ts';
+import { captureDeploymentPodReview } from './lib/captured-review.ts';
 import type { ServingKind } from './lib/serving-child.ts';
 
 const REVIEWS = Number(process.argv[2] ?? 20_000);
 const CONCURRENCY = Number(process.argv[3] ?? 8);
 const ROUNDS = Math.max(1, Number(process.argv[4] ?? 2));
 const WARM = 2_000;
-
-const owner: KubeObject = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-000-7ff69789d8', namespace: 'bench', uid: '27bc25d2-7ca8-40a3-8b57-13c39d2b09a6' } };
-
-/** A ReplicaSet's pod as the embedded API server hands it to a mutating webhook. */
-function replicaSetPod(name: string): Pod {
-  const rsUid = owner.metadata?.uid ?? '';
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      generateName: 'web-000-7ff69789d8-',
-      namespace: 'bench',
-      labels: { app: 'web-000', 'pod-template-hash': '7ff69789d8' },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-000-7ff69789d8', uid: rsUid, controller: true, blockOwnerDeletion: true }],
-      managedFields: [
-        {
-          manager: 'replicaset-controller',
-          operation: 'Update',
-          apiVersion: 'v1',
-          time: '2026-11-28T19:29:00Z',
-          fieldsType: 'FieldsV1',
-          fieldsV1: {
-            'f:metadata': {
-              'f:generateName': {},
-              'f:labels': { '.': {}, 'f:app': {}, 'f:pod-template-hash': {} },
-              'f:ownerReferences': { '.': {}, [`k:{"uid":"${rsUid}"}`]: {} },
-            },
-            'f:spec': {
-              'f:containers': {
-                'k:{"name":"main"}': {
-                  '.': {},
-                  'f:image': {},
-                  'f:imagePullPolicy': {},
-                  'f:name': {},
-                  'f:resources': { '.': {}, 'f:requests': { '.': {}, 'f:cpu': {}, 'f:memory': {} } },
-                  'f:terminationMessagePath': {},
-                  'f:terminationMessagePolicy': {},
-                },
-              },
-              'f:dnsPolicy': {},
-              'f:enableServiceLinks': {},
-              'f:restartPolicy': {},
-              'f:schedulerName': {},
-              'f:securityContext': {},
-              'f:terminationGracePeriodSeconds': {},
-            },
-          },
-        },
-      ],
-    },
-    spec: {
-      containers: [
-        {
-          name: 'main',
-          image: 'nginx:1.27',
-          resources: { requests: { cpu: '10m', memory: '16Mi' } },
-          imagePullPolicy: 'IfNotPresent',
-          terminationMessagePath: '/dev/termination-log',
-          terminationMessagePolicy: 'File',
-          volumeMounts: [{ name: 'kube-api-access-6rqnm', readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }],
-        },
-      ],
-      dnsPolicy: 'ClusterFirst',
-      restartPolicy: 'Always',
-      securityContext: {},
-      terminationGracePeriodSeconds: 30,
-      schedulerName: 'default-scheduler',
-      enableServiceLinks: true,
-      serviceAccountName: 'default',
-      serviceAccount: 'default',
-      volumes: [
-        {
-          name: 'kube-api-access-6rqnm',
-          projected: {
-            defaultMode: 420,
-            sources: [
-              { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
-              { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-              { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
-            ],
-          },
-        },
-      ],
-      priority: 0,
-      preemptionPolicy: 'PreemptLowerPriority',
-      tolerations: [
-        { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
-        { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
-      ],
-    } as Pod['spec'],
-  };
-}
 
 interface CpuUsage {
   user: number;
@@ -176,7 +85,8 @@ function parseCostUs(body: string): number {
   return (used.user + used.system) / n;
 }
 
-const bodies = Array.from({ length: WARM + REVIEWS }, (_, i) => createReviewBody(replicaSetPod(`web-000-7ff69789d8-${i.toString(36).padStart(5, '0')}`), `review-${i}`));
+const captured = await captureDeploymentPodReview();
+const bodies = Array.from({ length: WARM + REVIEWS }, (_, i) => JSON.stringify({ ...captured, request: { ...captured.request, uid: `review-${i}` } }));
 const reviewBytes = Buffer.byteLength(bodies[0] ?? '');
 console.log(`${REVIEWS} pod CREATE reviews of ${reviewBytes} bytes over ${CONCURRENCY} keep-alive TLS connections, ${ROUNDS} round(s), each server in its own process`);
 
