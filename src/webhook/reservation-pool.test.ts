@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { RESERVED_AHEAD_PREFIX } from '../api/keys.ts';
+import { CREATE_POD_TIMEOUT_MS, RESERVED_AHEAD_PREFIX } from '../api/keys.ts';
 import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import { parseMarker } from '../core/marker.ts';
@@ -8,7 +8,7 @@ import type { Node, Pod } from '../k8s/types.ts';
 import { applyResponse, deploymentChain, fixtureReview, handlerBed, requestOf, type HandlerBed } from '../testing/admission-kit.ts';
 import { GroupCommit } from './group-commit.ts';
 import { admitPodCreate } from './pod-create.ts';
-import { AHEAD_IDLE_MS, ReservationPool } from './reservation-pool.ts';
+import { AHEAD_IDLE_MS, PLACE_MAX_AGE_MS, ReservationPool } from './reservation-pool.ts';
 
 const MARKER = 'apps.kruise.io/matched-workloadspread';
 const COST = 'controller.kubernetes.io/pod-deletion-cost';
@@ -273,6 +273,29 @@ describe('places reserved ahead (issue 13)', () => {
     assert.equal(b.pool?.reserved(claimed), true, 'nothing to forget: the name says it');
     // The names are short: the pool's name and a counter, not a whole UUID per place.
     assert.ok(claimed.length <= RESERVED_AHEAD_PREFIX.length + 24, claimed);
+  });
+
+  test('a slow trickle (a pod every 1.9 s) never takes a place older than PLACE_MAX_AGE_MS, which the controller keeps 30 s: older places go back, and the subset is never over its limit', async () => {
+    const b = bed([{ name: 'a', maxReplicas: 150 }, { name: 'rest' }], 200, true);
+    const ages: number[] = [];
+    let aheadClaims = 0;
+    for (let i = 0; i < 60; i++) {
+      const now = b.clock.now();
+      const pod = await admitOne(b);
+      const marker = parseMarker(pod.metadata.annotations?.[MARKER]);
+      assert.equal(marker?.subset, 'a');
+      const stored = b.store.get('shop', 'web-spread')?.status?.versionedSubsetStatuses?.[VERSION]?.find((s) => s.name === 'a')?.creatingPods?.[marker?.uid ?? ''];
+      assert.ok(stored !== undefined, `pod ${i}: its place ${marker?.uid} is stored`);
+      ages.push(now - Date.parse(stored));
+      if ((marker?.uid ?? '').startsWith(RESERVED_AHEAD_PREFIX)) aheadClaims++;
+      await b.clock.advance(1_900);
+      await b.clock.quiesce();
+    }
+    assert.ok(Math.max(...ages) <= PLACE_MAX_AGE_MS, `ages of the places claimed (ms): ${ages.join(' ')}`);
+    assert.ok(PLACE_MAX_AGE_MS + 1_000 + 5_000 <= CREATE_POD_TIMEOUT_MS, 'a margin for the stored time in whole seconds and for the pod to be seen');
+    assert.ok(aheadClaims >= 40, `${aheadClaims} of 60 pods took a place reserved ahead`);
+    // Stale places went back: the subset holds the 60 pods' reservations and the places still ahead, nothing more.
+    assert.equal(creating(b, 'a').length, 60 + (b.pool?.size() ?? 0));
   });
 
   test('never more places than the workload still lacks', async () => {

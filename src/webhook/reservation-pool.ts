@@ -19,6 +19,13 @@
  *   pod of the version (the request pod of the round that filled them), and
  *   a claim with the claiming pod: a place whose subset can no longer host
  *   it is refused, and the whole line goes back at once (`refused`).
+ * - Never claimed once older than `PLACE_MAX_AGE_MS` (20 s): the controller
+ *   drops a reservation whose pod it has not seen 30 s after its stamp, and
+ *   its room is free again, so a later claim could give that room twice.
+ *   Such places leave the head of the line and are given back in one write.
+ *   A refill is also held to what the line's claims since its last fill
+ *   would take within that age, so a trickle of pods is not reserved far
+ *   ahead (a burst claims fast, which does not bound it).
  * - Given back once no pod claimed one for `AHEAD_IDLE_MS` (the burst is
  *   over, or the workload scaled down): one status write drops the unclaimed
  *   entries (core `releaseAhead`). A manager that stops gives every unclaimed
@@ -47,21 +54,39 @@ import type { GroupCommit, WorkloadSpreadKey } from './group-commit.ts';
 export const AHEAD_MAX = 256;
 /** Unclaimed places are given back after this long without a claim. */
 export const AHEAD_IDLE_MS = 2_000;
+/**
+ * The oldest place a pod may claim. A place is a creatingPods entry stamped
+ * when it was reserved; the controller drops an entry whose pod it has not
+ * seen 30 s after that stamp (CREATE_POD_TIMEOUT_MS), and the room it held
+ * is free again for anyone. A place claimed later would put its pod in room
+ * that may be given twice. The margin: the stamp is whole seconds (up to 1 s
+ * early), and the pod must still be created and seen.
+ */
+export const PLACE_MAX_AGE_MS = 20_000;
 interface Entry {
   key: WorkloadSpreadKey;
   version: string;
-  places: { subset: string; uid: string }[];
+  /** Unclaimed, oldest first; `at`: when the fill that reserved it decided (its creatingPods stamp, to the second). */
+  places: Place[];
   /** The copy the last fill wrote (claims decide on it). */
   ws: WorkloadSpread;
   /** Places claimed since the last fill. */
   claims: number;
   /** Places the last fill added. */
   lastFill: number;
+  /** When the last fill was stored (the claims since then give the rate the line is claimed at). */
+  filledAt: number;
   /** A pod of the version, which refills try places with (the simulation schedule, D3). */
   template: Pod | undefined;
   /** A refill round is under way. */
   refilling: boolean;
   timer: Timer | undefined;
+}
+
+interface Place {
+  subset: string;
+  uid: string;
+  at: number;
 }
 
 export interface ReservationPoolOptions {
@@ -126,8 +151,10 @@ export class ReservationPool {
   /** The next place reserved ahead for a pod without a name of this WorkloadSpread and version, if any. */
   claim(wsUid: string, version: string): Claim | undefined {
     const entry = this.#entries.get(entryKey(wsUid, version));
-    const place = entry?.places.shift();
-    if (entry === undefined || place === undefined) return undefined;
+    if (entry === undefined) return undefined;
+    this.#dropStale(entry);
+    const place = entry.places.shift();
+    if (place === undefined) return undefined;
     entry.claims++;
     this.#arm(entry);
     if (!entry.refilling && entry.places.length * 2 <= entry.lastFill) {
@@ -151,7 +178,7 @@ export class ReservationPool {
   refused(wsUid: string, claim: Claim): void {
     const entry = this.#entries.get(entryKey(wsUid, claim.version));
     if (entry === undefined) return;
-    entry.places.unshift({ subset: claim.subset, uid: claim.uid });
+    entry.places.unshift({ subset: claim.subset, uid: claim.uid, at: Number.NEGATIVE_INFINITY });
     entry.timer?.cancel();
     const release = this.#release(entry).finally(() => this.#pending.delete(release));
     this.#pending.add(release);
@@ -177,7 +204,9 @@ export class ReservationPool {
     if (version === undefined) return undefined;
     const existing = this.#entries.get(entryKey(key.uid, version));
     const demand = reserved + (existing?.claims ?? 0);
-    const ahead = reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, ...(template === undefined ? {} : { pod: template }), want: Math.min(AHEAD_MAX, 2 * demand), now: this.#o.clock.now(), newUid: this.#placeName });
+    const now = this.#o.clock.now();
+    const want = Math.min(AHEAD_MAX, 2 * demand, existing === undefined ? AHEAD_MAX : this.#claimable(existing, now));
+    const ahead = reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, ...(template === undefined ? {} : { pod: template }), want, now, newUid: this.#placeName });
     if (ahead === undefined) return undefined;
     const v = version;
     return {
@@ -190,22 +219,45 @@ export class ReservationPool {
         }
         let entry = this.#entries.get(entryKey(key.uid, v));
         if (entry === undefined) {
-          entry = { key, version: v, places: [], ws, claims: 0, lastFill: 0, template, refilling: false, timer: undefined };
+          entry = { key, version: v, places: [], ws, claims: 0, lastFill: 0, filledAt: now, template, refilling: false, timer: undefined };
           this.#entries.set(entryKey(key.uid, v), entry);
         }
         entry.template = template ?? entry.template;
-        this.#filled(entry, ahead.uids, ws);
+        this.#filled(entry, ahead.uids, ws, now);
         this.#log.debug({ namespace: key.namespace, name: key.name, version: v, places: ahead.uids.length }, 'places reserved ahead');
       },
     };
   }
 
-  #filled(entry: Entry, uids: readonly { subset: string; uid: string }[], ws: WorkloadSpread): void {
-    entry.places.push(...uids);
+  #filled(entry: Entry, uids: readonly { subset: string; uid: string }[], ws: WorkloadSpread, at: number): void {
+    for (const { subset, uid } of uids) entry.places.push({ subset, uid, at });
     entry.ws = ws;
     entry.claims = 0;
     entry.lastFill = uids.length;
+    entry.filledAt = this.#o.clock.now();
     this.#arm(entry);
+  }
+
+  /**
+   * How many more places the line can take and still see each claimed
+   * within PLACE_MAX_AGE_MS, at the rate it was claimed since its last fill
+   * (after the places already in it). A burst claims fast, so this does not
+   * bound it; a trickle of pods is not reserved for far ahead.
+   */
+  #claimable(entry: Entry, now: number): number {
+    const perMs = entry.claims / Math.max(1, now - entry.filledAt);
+    return Math.floor(perMs * PLACE_MAX_AGE_MS) - entry.places.length;
+  }
+
+  /** Places at the head of the line older than PLACE_MAX_AGE_MS leave it and are given back (one write). */
+  #dropStale(entry: Entry): void {
+    const oldest = this.#o.clock.now() - PLACE_MAX_AGE_MS;
+    let n = 0;
+    while (n < entry.places.length && (entry.places[n]?.at ?? oldest) < oldest) n++;
+    if (n === 0) return;
+    const stale = entry.places.splice(0, n).map((p) => p.uid);
+    const back = this.#giveBackUnused(entry.key, entry.version, stale).finally(() => this.#pending.delete(back));
+    this.#pending.add(back);
   }
 
   /**
@@ -217,17 +269,20 @@ export class ReservationPool {
   async #refill(entry: Entry): Promise<void> {
     const commit = this.#commit;
     if (commit === undefined || this.#stopped) return;
+    const want = Math.min(AHEAD_MAX, 2 * Math.max(1, entry.lastFill), this.#claimable(entry, this.#o.clock.now()));
+    if (want <= 0) return;
     entry.refilling = true;
-    const want = Math.min(AHEAD_MAX, 2 * Math.max(1, entry.lastFill));
     const { key, version } = entry;
+    let at = Number.NEGATIVE_INFINITY;
     try {
       const outcome = await commit.submit(key, (current) => {
-        const ahead = current === undefined ? undefined : reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, ...(entry.template === undefined ? {} : { pod: entry.template }), want, now: this.#o.clock.now(), newUid: this.#placeName });
+        at = this.#o.clock.now();
+        const ahead = current === undefined ? undefined : reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, ...(entry.template === undefined ? {} : { pod: entry.template }), want, now: at, newUid: this.#placeName });
         return ahead === undefined ? { value: undefined } : { value: ahead.uids, status: ahead.status };
       });
       if (!outcome.ok || outcome.value === undefined || outcome.ws === undefined) return;
       // Still the same entry (not given back meanwhile, not stopping): the new places join the line.
-      if (!this.#stopped && this.#entries.get(entryKey(key.uid, version)) === entry) this.#filled(entry, outcome.value, outcome.ws);
+      if (!this.#stopped && this.#entries.get(entryKey(key.uid, version)) === entry) this.#filled(entry, outcome.value, outcome.ws, at);
       else await this.#giveBackUnused(key, version, outcome.value.map((p) => p.uid));
       this.#log.debug({ namespace: key.namespace, name: key.name, version, places: outcome.value.length }, 'places reserved ahead (refill)');
     } finally {
