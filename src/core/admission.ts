@@ -40,6 +40,7 @@ import type { SubsetPatchPolicy } from '../api/subset-patch-policy.ts';
 import { EMPTY_WHITELIST, type Whitelist } from '../api/whitelist.ts';
 import { named, type Subset, type SubsetStatus, type WorkloadSpread, type WorkloadSpreadStatus } from '../api/workloadspread.ts';
 import { apiVersionGroup, controllerRef, isPodActive } from '../k8s/pod.ts';
+import { formatTime } from '../k8s/time.ts';
 import type { KubeObject, Pod } from '../k8s/types.ts';
 import type { ClusterView, ReadRequest, RecentPlacement } from './cluster-view.ts';
 import { birthCost, unplacedCost, usesBalancedCosts, writesDeletionCost } from './deletion-cost.ts';
@@ -317,6 +318,35 @@ export function releaseAhead(ws: WorkloadSpread, version: string, uids: readonly
     return next;
   });
   return changed ? withVersionStatuses(ws, version, statuses) : undefined;
+}
+
+/**
+ * Stamps places reserved ahead again: their creatingPods entries get `now`,
+ * so the controller, which drops an entry 30 s after its stamp, keeps them
+ * while the pool holding them hands them out. `kept`: the places whose
+ * entry was still there (one the controller dropped, or that a seen pod
+ * turned into a replica, is not, and is not added back). Pure: undefined
+ * when no entry is stamped.
+ */
+export function renewAhead(ws: WorkloadSpread, version: string, uids: readonly string[], now: number): { status: WorkloadSpreadStatus; kept: Set<string> } | undefined {
+  const stored = ws.status?.versionedSubsetStatuses?.[version];
+  if (stored === undefined || uids.length === 0) return undefined;
+  const wanted = new Set(uids);
+  const kept = new Set<string>();
+  const stamp = formatTime(now);
+  const statuses = stored.map((st) => {
+    const creating = st.creatingPods;
+    if (creating === undefined) return st;
+    let next: Record<string, string> | undefined;
+    for (const id of Object.keys(creating)) {
+      if (!wanted.has(id)) continue;
+      kept.add(id);
+      next ??= { ...creating };
+      next[id] = stamp;
+    }
+    return next === undefined ? st : { ...st, creatingPods: next };
+  });
+  return kept.size === 0 ? undefined : { status: withVersionStatuses(ws, version, statuses), kept };
 }
 
 const WHITELIST_UNREADABLE = "the manager's custom workload whitelist cannot be read";

@@ -4,11 +4,12 @@ import { CREATE_POD_TIMEOUT_MS, RESERVED_AHEAD_PREFIX } from '../api/keys.ts';
 import type { Subset, WorkloadSpread } from '../api/workloadspread.ts';
 import { VirtualClock } from '../clock/virtual-clock.ts';
 import { parseMarker } from '../core/marker.ts';
+import { formatTime } from '../k8s/time.ts';
 import type { Node, Pod } from '../k8s/types.ts';
 import { applyResponse, deploymentChain, fixtureReview, handlerBed, requestOf, type HandlerBed } from '../testing/admission-kit.ts';
 import { GroupCommit } from './group-commit.ts';
 import { admitPodCreate } from './pod-create.ts';
-import { AHEAD_IDLE_MS, PLACE_MAX_AGE_MS, ReservationPool } from './reservation-pool.ts';
+import { AHEAD_IDLE_MS, PLACE_MAX_AGE_MS, RENEW_AGE_MS, ReservationPool } from './reservation-pool.ts';
 
 const MARKER = 'apps.kruise.io/matched-workloadspread';
 const COST = 'controller.kubernetes.io/pod-deletion-cost';
@@ -294,8 +295,66 @@ describe('places reserved ahead (issue 13)', () => {
     assert.ok(Math.max(...ages) <= PLACE_MAX_AGE_MS, `ages of the places claimed (ms): ${ages.join(' ')}`);
     assert.ok(PLACE_MAX_AGE_MS + 1_000 + 5_000 <= CREATE_POD_TIMEOUT_MS, 'a margin for the stored time in whole seconds and for the pod to be seen');
     assert.ok(aheadClaims >= 40, `${aheadClaims} of 60 pods took a place reserved ahead`);
+    assert.ok(b.store.writes <= 15, `${b.store.writes} status writes for 60 pods`);
     // Stale places went back: the subset holds the 60 pods' reservations and the places still ahead, nothing more.
     assert.equal(creating(b, 'a').length, 60 + (b.pool?.size() ?? 0));
+  });
+
+  test('a slow trickle beside a controller that drops reservations 30 s old: the subset is never over its limit', async () => {
+    const b = bed([{ name: 'a', maxReplicas: 30 }, { name: 'rest' }], 200, true);
+    const inA: string[] = [];
+    // The controller's part, as core/subset-status.ts does it: a pod it sees turns its place into a replica;
+    // a place stamped more than 30 s ago whose pod it has not seen is dropped, and its room is free again.
+    const controllerSync = () => {
+      const ws = b.store.get('shop', 'web-spread');
+      const statuses = ws?.status?.versionedSubsetStatuses?.[VERSION];
+      if (ws?.status === undefined || statuses === undefined) return;
+      const now = b.clock.now();
+      const next = statuses.map((s) => {
+        const creatingPods = { ...(s.creatingPods ?? {}) };
+        let { replicas, missingReplicas } = s;
+        for (const [id, at] of Object.entries(creatingPods)) {
+          if (inA.includes(id)) {
+            delete creatingPods[id];
+            replicas++;
+          } else if (Date.parse(at) + CREATE_POD_TIMEOUT_MS < now) {
+            delete creatingPods[id];
+            if (missingReplicas >= 0) missingReplicas++;
+          }
+        }
+        return { ...s, replicas, missingReplicas, creatingPods };
+      });
+      b.store.put({ ...ws, status: { ...ws.status, versionedSubsetStatuses: { ...ws.status.versionedSubsetStatuses, [VERSION]: next } } });
+    };
+    for (let i = 0; i < 60; i++) {
+      const marker = parseMarker((await admitOne(b)).metadata.annotations?.[MARKER]);
+      if (marker?.subset === 'a') inA.push(marker.uid ?? '');
+      await b.clock.advance(1_900);
+      await b.clock.quiesce();
+      controllerSync();
+    }
+    assert.equal(inA.length, 30, `${inA.length} pods in subset a (max 30)`);
+  });
+
+  test('a write the pool makes anyway stamps the line\'s older places again (the controller keeps them 30 s from the new stamp)', async () => {
+    const b = bed([{ name: 'a', maxReplicas: 150 }, { name: 'rest' }], 200, true);
+    const claimed = new Set<string>();
+    // A pod every 1.9 s (no idle give-back): the fifth pod's claim starts a refill while the two places left
+    // in the line are 5.7 s old, so that write stamps them again.
+    for (let i = 0; i < 5; i++) {
+      if (i > 0) {
+        await b.clock.advance(1_900);
+        await b.clock.quiesce();
+      }
+      claimed.add(parseMarker((await admitOne(b)).metadata.annotations?.[MARKER])?.uid ?? '');
+    }
+    const last = formatTime(b.clock.now());
+    const unclaimed = Object.entries(b.store.get('shop', 'web-spread')?.status?.versionedSubsetStatuses?.[VERSION]?.find((s) => s.name === 'a')?.creatingPods ?? {})
+      .filter(([id]) => id.startsWith(RESERVED_AHEAD_PREFIX) && !claimed.has(id));
+    assert.equal(unclaimed.length, b.pool?.size());
+    assert.ok(unclaimed.length >= 4, `${unclaimed.length} places in the line`);
+    assert.deepEqual(unclaimed.filter(([, at]) => at !== last), [], `every place in the line carries the refill's stamp ${last}`);
+    assert.ok(RENEW_AGE_MS <= 5_700);
   });
 
   test('never more places than the workload still lacks', async () => {

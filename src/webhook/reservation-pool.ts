@@ -23,9 +23,12 @@
  *   drops a reservation whose pod it has not seen 30 s after its stamp, and
  *   its room is free again, so a later claim could give that room twice.
  *   Such places leave the head of the line and are given back in one write.
- *   A refill is also held to what the line's claims since its last fill
- *   would take within that age, so a trickle of pods is not reserved far
- *   ahead (a burst claims fast, which does not bound it).
+ *   The pool's writes that go out anyway (refills, rounds reserving for
+ *   their own pods) stamp the line's places `RENEW_AGE_MS` old or older
+ *   again, so a line claimed steadily keeps them. A refill is also held to
+ *   what the line's claims since its last fill would take within that age,
+ *   so a trickle of pods is not reserved far ahead (a burst claims fast,
+ *   which does not bound it).
  * - Given back once no pod claimed one for `AHEAD_IDLE_MS` (the burst is
  *   over, or the workload scaled down): one status write drops the unclaimed
  *   entries (core `releaseAhead`). A manager that stops gives every unclaimed
@@ -45,7 +48,7 @@ import { RESERVED_AHEAD_PREFIX } from '../api/keys.ts';
 import type { Clock, Timer } from '../clock/clock.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
-import { releaseAhead, reserveAhead, type ClaimedPlace, type PodCreateDecision } from '../core/admission.ts';
+import { releaseAhead, renewAhead, reserveAhead, type ClaimedPlace, type PodCreateDecision } from '../core/admission.ts';
 import type { ClusterView } from '../core/cluster-view.ts';
 import type { Pod } from '../k8s/types.ts';
 import type { GroupCommit, WorkloadSpreadKey } from './group-commit.ts';
@@ -63,6 +66,13 @@ export const AHEAD_IDLE_MS = 2_000;
  * early), and the pod must still be created and seen.
  */
 export const PLACE_MAX_AGE_MS = 20_000;
+/**
+ * A write of the pool's that goes out anyway (a refill, or a round that
+ * reserves for its own pods) stamps again the places of the line this old
+ * or older, so a line claimed for longer than PLACE_MAX_AGE_MS keeps its
+ * places without a write of its own.
+ */
+export const RENEW_AGE_MS = 5_000;
 interface Entry {
   key: WorkloadSpreadKey;
   version: string;
@@ -81,6 +91,12 @@ interface Entry {
   /** A refill round is under way. */
   refilling: boolean;
   timer: Timer | undefined;
+}
+
+/** Places a write stamped again, and of those the ones whose entry it found. */
+interface Renewed {
+  uids: Set<string>;
+  kept: Set<string>;
 }
 
 interface Place {
@@ -207,16 +223,23 @@ export class ReservationPool {
     const now = this.#o.clock.now();
     const want = Math.min(AHEAD_MAX, 2 * demand, existing === undefined ? AHEAD_MAX : this.#claimable(existing, now));
     const ahead = reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, ...(template === undefined ? {} : { pod: template }), want, now, newUid: this.#placeName });
-    if (ahead === undefined) return undefined;
+    // The round writes anyway: it also stamps the line's older places again.
+    const renewal = this.#renewal(existing, current, ahead?.status ?? current.status, version, now);
+    if (ahead === undefined) {
+      if (renewal.renewed === undefined || existing === undefined) return undefined;
+      const renewed = renewal.renewed;
+      return { status: renewal.status, written: () => this.#restamped(existing, renewed, now) };
+    }
     const v = version;
     return {
-      status: ahead.status,
+      status: renewal.status,
       written: (ws) => {
         if (this.#stopped) {
           // Stored while stopping: nobody will claim them.
           void this.#giveBackUnused(key, v, ahead.uids.map((p) => p.uid));
           return;
         }
+        if (existing !== undefined && this.#entries.get(entryKey(key.uid, v)) === existing) this.#restamped(existing, renewal.renewed, now);
         let entry = this.#entries.get(entryKey(key.uid, v));
         if (entry === undefined) {
           entry = { key, version: v, places: [], ws, claims: 0, lastFill: 0, filledAt: now, template, refilling: false, timer: undefined };
@@ -249,6 +272,23 @@ export class ReservationPool {
     return Math.floor(perMs * PLACE_MAX_AGE_MS) - entry.places.length;
   }
 
+  /** The status a write going out anyway carries: with the line's places RENEW_AGE_MS old or older stamped again. */
+  #renewal(entry: Entry | undefined, ws: WorkloadSpread, status: WorkloadSpreadStatus | undefined, version: string, now: number): { status: WorkloadSpreadStatus; renewed?: Renewed } {
+    const base = status ?? {};
+    if (entry === undefined || status === undefined) return { status: base };
+    const uids: string[] = [];
+    for (const p of entry.places) if (now - p.at >= RENEW_AGE_MS) uids.push(p.uid);
+    const renewed = renewAhead({ ...ws, status }, version, uids, now);
+    return renewed === undefined ? { status: base } : { status: renewed.status, renewed: { uids: new Set(uids), kept: renewed.kept } };
+  }
+
+  /** After the write that stamped them: the places still in the line carry the new stamp; one whose entry was gone (the controller dropped it) leaves the line. */
+  #restamped(entry: Entry, renewed: Renewed | undefined, at: number): void {
+    if (renewed === undefined) return;
+    entry.places = entry.places.filter((p) => !renewed.uids.has(p.uid) || renewed.kept.has(p.uid));
+    for (const p of entry.places) if (renewed.uids.has(p.uid)) p.at = at;
+  }
+
   /** Places at the head of the line older than PLACE_MAX_AGE_MS leave it and are given back (one write). */
   #dropStale(entry: Entry): void {
     const oldest = this.#o.clock.now() - PLACE_MAX_AGE_MS;
@@ -274,15 +314,22 @@ export class ReservationPool {
     entry.refilling = true;
     const { key, version } = entry;
     let at = Number.NEGATIVE_INFINITY;
+    let renewed: Renewed | undefined;
     try {
       const outcome = await commit.submit(key, (current) => {
         at = this.#o.clock.now();
         const ahead = current === undefined ? undefined : reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, ...(entry.template === undefined ? {} : { pod: entry.template }), want, now: at, newUid: this.#placeName });
-        return ahead === undefined ? { value: undefined } : { value: ahead.uids, status: ahead.status };
+        if (ahead === undefined || current === undefined) return { value: undefined };
+        const renewal = this.#renewal(entry, current, ahead.status, version, at);
+        renewed = renewal.renewed;
+        return { value: ahead.uids, status: renewal.status };
       });
       if (!outcome.ok || outcome.value === undefined || outcome.ws === undefined) return;
       // Still the same entry (not given back meanwhile, not stopping): the new places join the line.
-      if (!this.#stopped && this.#entries.get(entryKey(key.uid, version)) === entry) this.#filled(entry, outcome.value, outcome.ws, at);
+      if (!this.#stopped && this.#entries.get(entryKey(key.uid, version)) === entry) {
+        this.#restamped(entry, renewed, at);
+        this.#filled(entry, outcome.value, outcome.ws, at);
+      }
       else await this.#giveBackUnused(key, version, outcome.value.map((p) => p.uid));
       this.#log.debug({ namespace: key.namespace, name: key.name, version, places: outcome.value.length }, 'places reserved ahead (refill)');
     } finally {
