@@ -14,7 +14,8 @@ import { realClock } from '../../src/clock/clock.ts';
 import { BUILTIN } from '../../src/client/resources.ts';
 import { startCluster } from '../../src/cluster/index.ts';
 import type { KubeObject } from '../../src/k8s/types.ts';
-import { allow, startWebhookServer, type RecordedReview } from '../../src/testing/webhook-server.ts';
+import { eventually } from '../../src/testing/eventually.ts';
+import { allow, startWebhookServer } from '../../src/testing/webhook-server.ts';
 
 const NAMESPACE = 'bench';
 const PATH = '/mutate-pod';
@@ -56,7 +57,14 @@ export async function captureDeploymentPodReview(): Promise<{ apiVersion?: strin
           template: { metadata: { labels: { app: 'web-000' } }, spec: { containers: [{ name: 'main', image: 'nginx:1.27', resources: { requests: { cpu: '10m', memory: '16Mi' } } }] } },
         },
       });
-      const review = await firstReview(hooks.requestsTo.bind(hooks, PATH));
+      const review = await eventually(
+        () => {
+          const first = hooks.requestsTo(PATH).find((r) => r.request?.operation === 'CREATE')?.review;
+          if (first === undefined) throw new Error('no pod CREATE review has reached the capturing webhook');
+          return first;
+        },
+        { timeoutMs: WAIT_MS },
+      );
       if (review.request === undefined) throw new Error('the captured review has no request');
       return { ...(review.apiVersion === undefined ? {} : { apiVersion: review.apiVersion }), ...(review.kind === undefined ? {} : { kind: review.kind }), request: review.request as unknown as Record<string, unknown> };
     } finally {
@@ -67,12 +75,3 @@ export async function captureDeploymentPodReview(): Promise<{ apiVersion?: strin
   }
 }
 
-async function firstReview(recorded: () => RecordedReview[]): Promise<NonNullable<RecordedReview['review']>> {
-  const deadline = Date.now() + WAIT_MS;
-  for (;;) {
-    const review = recorded().find((r) => r.request?.operation === 'CREATE')?.review;
-    if (review !== undefined) return review;
-    if (Date.now() > deadline) throw new Error(`no pod CREATE review reached the capturing webhook within ${WAIT_MS / 1000} s`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -44,7 +44,7 @@
  * reservation — exactly as if its own admission had written it. Another
  * manager replica sees the places as taken. Start at `ReservationPool.claim`.
  */
-import { RESERVED_AHEAD_PREFIX } from '../api/keys.ts';
+import { CREATE_POD_TIMEOUT_MS, RESERVED_AHEAD_PREFIX } from '../api/keys.ts';
 import type { Clock, Timer } from '../clock/clock.ts';
 import { silentLogger, type Logger } from '../client/logger.ts';
 import type { WorkloadSpread, WorkloadSpreadStatus } from '../api/workloadspread.ts';
@@ -58,14 +58,14 @@ export const AHEAD_MAX = 256;
 /** Unclaimed places are given back after this long without a claim. */
 export const AHEAD_IDLE_MS = 2_000;
 /**
- * The oldest place a pod may claim. A place is a creatingPods entry stamped
- * when it was reserved; the controller drops an entry whose pod it has not
- * seen 30 s after that stamp (CREATE_POD_TIMEOUT_MS), and the room it held
+ * The oldest place a pod may claim (20 s). A place is a creatingPods entry
+ * stamped when it was reserved; the controller drops an entry whose pod it
+ * has not seen CREATE_POD_TIMEOUT_MS after that stamp, and the room it held
  * is free again for anyone. A place claimed later would put its pod in room
- * that may be given twice. The margin: the stamp is whole seconds (up to 1 s
- * early), and the pod must still be created and seen.
+ * that may be given twice. The 10 s margin: the stamp is whole seconds (up
+ * to 1 s early), and the pod must still be created and seen.
  */
-export const PLACE_MAX_AGE_MS = 20_000;
+export const PLACE_MAX_AGE_MS = CREATE_POD_TIMEOUT_MS - 10_000;
 /**
  * A write of the pool's that goes out anyway (a refill, or a round that
  * reserves for its own pods) stamps again the places of the line this old
@@ -173,8 +173,9 @@ export class ReservationPool {
     if (place === undefined) return undefined;
     entry.claims++;
     this.#arm(entry);
-    if (!entry.refilling && entry.places.length * 2 <= entry.lastFill) {
-      const refill = this.#refill(entry)
+    const want = !entry.refilling && entry.places.length * 2 <= entry.lastFill ? this.#refillWant(entry) : 0;
+    if (want > 0) {
+      const refill = this.#refill(entry, want)
         .catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'refilling the places reserved ahead failed'))
         .finally(() => this.#pending.delete(refill));
       this.#pending.add(refill);
@@ -224,7 +225,9 @@ export class ReservationPool {
     const want = Math.min(AHEAD_MAX, 2 * demand, existing === undefined ? AHEAD_MAX : this.#claimable(existing, now));
     const ahead = reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, ...(template === undefined ? {} : { pod: template }), want, now, newUid: this.#placeName });
     // The round writes anyway: it also stamps the line's older places again.
-    const renewal = this.#renewal(existing, current, ahead?.status ?? current.status, version, now);
+    const base = ahead?.status ?? current.status;
+    if (base === undefined) return undefined;
+    const renewal = this.#renewal(existing, current, base, version, now);
     if (ahead === undefined) {
       if (renewal.renewed === undefined || existing === undefined) return undefined;
       const renewed = renewal.renewed;
@@ -239,7 +242,7 @@ export class ReservationPool {
           void this.#giveBackUnused(key, v, ahead.uids.map((p) => p.uid));
           return;
         }
-        if (existing !== undefined && this.#entries.get(entryKey(key.uid, v)) === existing) this.#restamped(existing, renewal.renewed, now);
+        if (existing !== undefined) this.#restamped(existing, renewal.renewed, now);
         let entry = this.#entries.get(entryKey(key.uid, v));
         if (entry === undefined) {
           entry = { key, version: v, places: [], ws, claims: 0, lastFill: 0, filledAt: now, template, refilling: false, timer: undefined };
@@ -261,6 +264,11 @@ export class ReservationPool {
     this.#arm(entry);
   }
 
+  /** A refill's size: twice the last fill, at most AHEAD_MAX and what the line can take (`#claimable`); 0: none. */
+  #refillWant(entry: Entry): number {
+    return Math.min(AHEAD_MAX, 2 * Math.max(1, entry.lastFill), this.#claimable(entry, this.#o.clock.now()));
+  }
+
   /**
    * How many more places the line can take and still see each claimed
    * within PLACE_MAX_AGE_MS, at the rate it was claimed since its last fill
@@ -273,18 +281,17 @@ export class ReservationPool {
   }
 
   /** The status a write going out anyway carries: with the line's places RENEW_AGE_MS old or older stamped again. */
-  #renewal(entry: Entry | undefined, ws: WorkloadSpread, status: WorkloadSpreadStatus | undefined, version: string, now: number): { status: WorkloadSpreadStatus; renewed?: Renewed } {
-    const base = status ?? {};
-    if (entry === undefined || status === undefined) return { status: base };
+  #renewal(entry: Entry | undefined, ws: WorkloadSpread, status: WorkloadSpreadStatus, version: string, now: number): { status: WorkloadSpreadStatus; renewed?: Renewed } {
+    if (entry === undefined) return { status };
     const uids: string[] = [];
     for (const p of entry.places) if (now - p.at >= RENEW_AGE_MS) uids.push(p.uid);
     const renewed = renewAhead({ ...ws, status }, version, uids, now);
-    return renewed === undefined ? { status: base } : { status: renewed.status, renewed: { uids: new Set(uids), kept: renewed.kept } };
+    return renewed === undefined ? { status } : { status: renewed.status, renewed: { uids: new Set(uids), kept: renewed.kept } };
   }
 
-  /** After the write that stamped them: the places still in the line carry the new stamp; one whose entry was gone (the controller dropped it) leaves the line. */
+  /** After the write that stamped them: the places still in the line carry the new stamp; one whose entry was gone (the controller dropped it) leaves the line. Nothing for a line given back meanwhile. */
   #restamped(entry: Entry, renewed: Renewed | undefined, at: number): void {
-    if (renewed === undefined) return;
+    if (renewed === undefined || this.#entries.get(entryKey(entry.key.uid, entry.version)) !== entry) return;
     entry.places = entry.places.filter((p) => !renewed.uids.has(p.uid) || renewed.kept.has(p.uid));
     for (const p of entry.places) if (renewed.uids.has(p.uid)) p.at = at;
   }
@@ -302,15 +309,13 @@ export class ReservationPool {
 
   /**
    * Reserves ahead again, in a round of its own, before the places run out:
-   * twice the last fill, at most `AHEAD_MAX` and what the workload still
-   * lacks. Nothing waits on it; a failed write only means the next pods
+   * `want` places (`#refillWant`), at most what the workload still lacks.
+   * The same write stamps the line's older places again. Nothing waits on it; a failed write only means the next pods
    * queue for a round as without the pool.
    */
-  async #refill(entry: Entry): Promise<void> {
+  async #refill(entry: Entry, want: number): Promise<void> {
     const commit = this.#commit;
     if (commit === undefined || this.#stopped) return;
-    const want = Math.min(AHEAD_MAX, 2 * Math.max(1, entry.lastFill), this.#claimable(entry, this.#o.clock.now()));
-    if (want <= 0) return;
     entry.refilling = true;
     const { key, version } = entry;
     let at = Number.NEGATIVE_INFINITY;
