@@ -12,10 +12,7 @@
  * - Refilled before it runs dry: once a claim leaves half or less of the
  *   last fill, a round of its own (no pod waits on it) reserves twice the
  *   last fill ahead, so a ReplicaSet's next slow-start batch, twice the last,
- *   finds its places there and waits for no status write. A refill that
- *   finds nothing to reserve (the workload lacks no pod beyond the line)
- *   ends the refills until the next fill, so the line's last claims start
- *   no empty rounds.
+ *   finds its places there and waits for no status write.
  * - Claimed first-in first-out, before the pod queues for a round and again
  *   inside a round, so pods fill the subsets in the spec's order. In
  *   Adaptive mode (the simulation schedule, D3) the places are tried with a
