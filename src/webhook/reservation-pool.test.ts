@@ -363,21 +363,4 @@ describe('places reserved ahead (issue 13)', () => {
     assert.equal(creating(b, 'a').length, 4, 'four pods, four reservations: nothing reserved past the replicas');
     assert.equal(b.pool?.size(), 0);
   });
-
-  test('once a refill finds nothing left to reserve (the workload lacks no more pods), the line\'s last claims start no more rounds', async () => {
-    const b = bed([{ name: 'a', maxReplicas: 20 }, { name: 'b', maxReplicas: 40 }], 60, true);
-    const commit = b.deps.commit;
-    let rounds = 0;
-    const submit = commit.submit.bind(commit);
-    commit.submit = ((...args: Parameters<typeof submit>) => {
-      rounds++;
-      return submit(...args);
-    }) as typeof commit.submit;
-    // One pod at a time: each claim finds the last refill done.
-    for (let i = 0; i < 60; i++) await admitOne(b);
-    assert.deepEqual([creating(b, 'a').length, creating(b, 'b').length], [20, 40]);
-    assert.equal(b.pool?.size(), 0, 'the workload got all its pods');
-    // Every round wrote but one: the refill that found the workload lacking nothing more (20 rounds for 5 writes before).
-    assert.ok(rounds <= b.store.writes + 1, `${rounds} rounds for ${b.store.writes} writes`);
-  });
 });

@@ -82,7 +82,7 @@ interface Entry {
   ws: WorkloadSpread;
   /** Places claimed since the last fill. */
   claims: number;
-  /** Places the last fill added; 0 once a refill found nothing to reserve (no more refills until the next fill). */
+  /** Places the last fill added. */
   lastFill: number;
   /** When the last fill was stored (the claims since then give the rate the line is claimed at). */
   filledAt: number;
@@ -173,7 +173,7 @@ export class ReservationPool {
     if (place === undefined) return undefined;
     entry.claims++;
     this.#arm(entry);
-    const want = !entry.refilling && entry.lastFill > 0 && entry.places.length * 2 <= entry.lastFill ? this.#refillWant(entry) : 0;
+    const want = !entry.refilling && entry.places.length * 2 <= entry.lastFill ? this.#refillWant(entry) : 0;
     if (want > 0) {
       const refill = this.#refill(entry, want)
         .catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'refilling the places reserved ahead failed'))
@@ -329,12 +329,6 @@ export class ReservationPool {
         renewed = renewal.renewed;
         return { value: ahead.uids, status: renewal.status };
       });
-      if (outcome.ok && outcome.value === undefined && this.#entries.get(entryKey(key.uid, version)) === entry) {
-        // Nothing to reserve (the workload lacks no pod beyond the line): the line's last claims start no empty
-        // rounds. A pod that finds the line empty goes to a round, whose write fills it again if the workload grew.
-        entry.lastFill = 0;
-        return;
-      }
       if (!outcome.ok || outcome.value === undefined || outcome.ws === undefined) return;
       // Still the same entry (not given back meanwhile, not stopping): the new places join the line.
       if (!this.#stopped && this.#entries.get(entryKey(key.uid, version)) === entry) {
