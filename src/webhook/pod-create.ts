@@ -68,10 +68,12 @@ export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDe
     // No wait without a reason: a decision that takes no quota is answered without waiting for others' status writes.
     round: (d) => (d.kind === 'placed' && d.status !== undefined ? { value: d, status: d.status } : { value: d, alone: holdsWithoutWrite(d) }),
     // A pod without a name takes the next place reserved ahead for its version, if this process holds one: no round, no write.
+    // Before the pod queues, a refill being written is waited for (its places are for this pod); inside a round it is not.
     claim: async (first, current) => {
       const version = first.kind === 'commit' ? first.version : undefined;
       const wsUid = first.kind === 'commit' ? (first.ws.metadata.uid ?? '') : '';
-      const claim = version === undefined ? undefined : deps.pool?.claim(wsUid, version);
+      const pool = deps.pool;
+      const claim = version === undefined || pool === undefined ? undefined : current === undefined ? await pool.claimOrAwait(wsUid, version) : pool.claim(wsUid, version);
       if (claim === undefined) return undefined;
       const value = await settle(view, () => decide(current === undefined ? undefined : { ws: current }, claim));
       if (value.kind === 'placed' && value.claimed === true) {

@@ -257,6 +257,42 @@ describe('places reserved ahead (issue 13)', () => {
     assert.equal(b.noSubset.length, 1);
   });
 
+  test('pods that find the line empty while a refill is being written wait for its places: none is sent past a limited subset whose room that refill holds for them', async () => {
+    const b = bed([{ name: 'a', maxReplicas: 2 }, { name: 'b', maxReplicas: 2 }, { name: 'rest' }], 20, true);
+    // Every status write takes 50 ms, as an API server's does: pods arrive while one is in flight.
+    const write = b.store.writeStatus.bind(b.store);
+    let started = 0;
+    b.store.writeStatus = async (...args: Parameters<typeof write>) => {
+      started++;
+      await b.clock.sleep(50);
+      return write(...args);
+    };
+    const subsetsOf = async (pending: Promise<Pod>[]): Promise<string[]> => (await Promise.all(pending)).map((p) => parseMarker(p.metadata.annotations?.[MARKER])?.subset ?? 'none');
+    const start = (n: number): Promise<Pod>[] =>
+      Array.from({ length: n }, () => {
+        const req = requestOf(fixtureReview('pod-create.json'));
+        return admitPodCreate(req, b.deps).then((r) => applyResponse(req.object, r) as Pod);
+      });
+    // Pod 1 reserves its place in a and two ahead (a, b).
+    const first = start(1);
+    await b.clock.advance(50);
+    const got = await subsetsOf(first);
+    // Pods 2 and 3 take them at once; the first claim leaves half, so a refill reserves b's last place (50 ms).
+    const second = start(2);
+    await b.clock.quiesce();
+    got.push(...(await subsetsOf(second)));
+    assert.deepEqual([started, b.store.writes], [2, 1], 'the refill is being written');
+    // The next batch comes while it is: the first of them is the pod that place was reserved for.
+    const third = start(4);
+    await b.clock.quiesce();
+    await b.clock.settle();
+    got.push(...(await subsetsOf(third)));
+    assert.deepEqual(got, ['a', 'a', 'b', 'b', 'rest', 'rest', 'rest']);
+    await b.clock.advance(AHEAD_IDLE_MS + 1);
+    await b.clock.quiesce();
+    assert.deepEqual([creating(b, 'a').length, creating(b, 'b').length], [2, 2], 'every reservation belongs to a pod');
+  });
+
   test('a pool knows the places it reserved, claimed or not, by their names, however long they stay', async () => {
     const b = bed(subsets, 60, true);
     const first = parseMarker((await admitOne(b)).metadata.annotations?.[MARKER])?.uid ?? '';

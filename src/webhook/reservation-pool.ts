@@ -96,6 +96,8 @@ interface Entry {
   template: Pod | undefined;
   /** A refill round is under way. */
   refilling: boolean;
+  /** That refill, until its places joined the line (`claimOrAwait` waits for it). */
+  refill: Promise<void> | undefined;
   timer: Timer | undefined;
 }
 
@@ -183,12 +185,35 @@ export class ReservationPool {
     if (want > 0) {
       const refill = this.#refill(entry, want)
         .catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'refilling the places reserved ahead failed'))
-        .finally(() => this.#pending.delete(refill));
+        .finally(() => {
+          this.#pending.delete(refill);
+          if (entry.refill === refill) entry.refill = undefined;
+        });
       this.#pending.add(refill);
+      entry.refill = refill;
     }
     const unclaimed: Record<string, number> = {};
     for (const p of entry.places) unclaimed[p.subset] = (unclaimed[p.subset] ?? 0) + 1;
     return { subset: place.subset, uid: place.uid, version, unclaimed, ws: entry.ws };
+  }
+
+  /**
+   * `claim` for a pod not queued for a round yet: while the line is empty
+   * and a refill is being written, waits for that refill and claims from it.
+   * Its places are for this pod. Decided on a status that holds them
+   * instead, the pod would find their room taken and go past them — to an
+   * unlimited subset, or to none — and they would be given back unclaimed,
+   * leaving their subset short of its pods. Not for a pod inside a round:
+   * the refill may be queued behind it.
+   */
+  async claimOrAwait(wsUid: string, version: string): Promise<Claim | undefined> {
+    for (;;) {
+      const claim = this.claim(wsUid, version);
+      if (claim !== undefined) return claim;
+      const refill = this.#entries.get(entryKey(wsUid, version))?.refill;
+      if (refill === undefined) return undefined;
+      await refill;
+    }
   }
 
   /**
@@ -251,7 +276,7 @@ export class ReservationPool {
         if (existing !== undefined) this.#restamped(existing, renewal.renewed, now);
         let entry = this.#entries.get(entryKey(key.uid, v));
         if (entry === undefined) {
-          entry = { key, version: v, places: [], ws, claims: 0, lastFill: 0, filledAt: now, template, refilling: false, timer: undefined };
+          entry = { key, version: v, places: [], ws, claims: 0, lastFill: 0, filledAt: now, template, refilling: false, refill: undefined, timer: undefined };
           this.#entries.set(entryKey(key.uid, v), entry);
         }
         entry.template = template ?? entry.template;
