@@ -143,6 +143,8 @@ interface Waiter<O, S> {
   decide: Decide<unknown, O, S>;
   resolve: (outcome: CommitOutcome<unknown, O>) => void;
   conflicts: number;
+  /** Gives room back only (`submit`'s `frees`). */
+  frees: boolean;
 }
 
 interface Queue<O, S> {
@@ -194,8 +196,14 @@ export class GroupCommit<O extends StatusObject<unknown> = WorkloadSpread, S = W
   /**
    * Queues one admission for the WorkloadSpread `key` and resolves with its
    * decided value once any status change it made is stored.
+   *
+   * `frees`: the change only gives room back (places reserved ahead that no
+   * pod will take). It is never decided aside, and while it waits, no
+   * admission is either: the state of the round in flight still holds that
+   * room, and a pod decided on it would go past it for good (to an
+   * unlimited subset, answered at once).
    */
-  submit<T>(key: WorkloadSpreadKey, decide: Decide<T, O, S>): Promise<CommitOutcome<T, O>> {
+  submit<T>(key: WorkloadSpreadKey, decide: Decide<T, O, S>, options: { frees?: boolean } = {}): Promise<CommitOutcome<T, O>> {
     let queue = this.#queues.get(key.uid);
     if (queue === undefined) {
       queue = { key, waiting: [], running: false, refresh: false, streak: 0, writing: undefined, side: Promise.resolve() };
@@ -203,8 +211,9 @@ export class GroupCommit<O extends StatusObject<unknown> = WorkloadSpread, S = W
     }
     const q0 = queue;
     const outcome = new Promise<CommitOutcome<T, O>>((resolve) => {
-      const waiter: Waiter<O, S> = { decide: decide as Decide<unknown, O, S>, resolve: resolve as (o: CommitOutcome<unknown, O>) => void, conflicts: 0 };
-      if (q0.writing !== undefined) this.#decideAside(q0, waiter, q0.writing.ws);
+      const frees = options.frees === true;
+      const waiter: Waiter<O, S> = { decide: decide as Decide<unknown, O, S>, resolve: resolve as (o: CommitOutcome<unknown, O>) => void, conflicts: 0, frees };
+      if (q0.writing !== undefined && !frees && !q0.waiting.some((w) => w.frees)) this.#decideAside(q0, waiter, q0.writing.ws);
       else q0.waiting.push(waiter);
     });
     if (!queue.running) {

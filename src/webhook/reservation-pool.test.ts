@@ -293,6 +293,35 @@ describe('places reserved ahead (issue 13)', () => {
     assert.deepEqual([creating(b, 'a').length, creating(b, 'b').length], [2, 2], 'every reservation belongs to a pod');
   });
 
+  test('a pod that comes while unclaimed places wait to be given back behind another write is decided after they are: their room is not taken from it', async () => {
+    const b = bed([{ name: 'a', maxReplicas: 1 }, { name: 'b', maxReplicas: 1 }, { name: 'rest' }], 20, true);
+    const write = b.store.writeStatus.bind(b.store);
+    b.store.writeStatus = async (...args: Parameters<typeof write>) => {
+      await b.clock.sleep(50);
+      return write(...args);
+    };
+    const start = (): Promise<Pod> => {
+      const req = requestOf(fixtureReview('pod-create.json'));
+      return admitPodCreate(req, b.deps).then((r) => applyResponse(req.object, r) as Pod);
+    };
+    const subsetOf = (p: Pod): string => parseMarker(p.metadata.annotations?.[MARKER])?.subset ?? 'none';
+    // Pod 1 takes a's one place and reserves b's ahead.
+    const first = start();
+    await b.clock.advance(50);
+    assert.equal(subsetOf(await first), 'a');
+    assert.equal(b.pool?.size(), 1);
+    // Another write of the same WorkloadSpread (a deletion booked, say) is in flight when the idle place goes back.
+    const t0 = b.clock.now();
+    await b.clock.advanceTo(t0 + AHEAD_IDLE_MS - 10);
+    const other = b.deps.commit.submit({ uid: 'ws-uid-1', namespace: 'shop', name: 'web-spread' }, (ws) => ({ value: null, ...(ws?.status === undefined ? {} : { status: ws.status }) }));
+    await b.clock.advanceTo(t0 + AHEAD_IDLE_MS + 1);
+    assert.equal(b.pool?.size(), 0, 'the place left the line: its give-back waits behind that write');
+    const second = start();
+    await b.clock.settle();
+    await other;
+    assert.equal(subsetOf(await second), 'b', "b's room, given back, goes to the next pod");
+  });
+
   test('a pool knows the places it reserved, claimed or not, by their names, however long they stay', async () => {
     const b = bed(subsets, 60, true);
     const first = parseMarker((await admitOne(b)).metadata.annotations?.[MARKER])?.uid ?? '';

@@ -404,10 +404,14 @@ export class ReservationPool {
   /** One status write drops unclaimed places (core `releaseAhead`). */
   async #giveBackUnused(key: WorkloadSpreadKey, version: string, uids: string[]): Promise<void> {
     if (uids.length === 0 || this.#commit === undefined) return;
-    const outcome = await this.#commit.submit(key, (ws) => {
-      const status = ws === undefined ? undefined : releaseAhead(ws, version, uids);
-      return status === undefined ? { value: null } : { value: null, status };
-    });
+    const outcome = await this.#commit.submit(
+      key,
+      (ws) => {
+        const status = ws === undefined ? undefined : releaseAhead(ws, version, uids);
+        return status === undefined ? { value: null } : { value: null, status };
+      },
+      { frees: true },
+    );
     const fields = { namespace: key.namespace, name: key.name, version, places: uids.length };
     if (outcome.ok) this.#log.debug(fields, 'unclaimed places given back');
     else this.#log.info({ ...fields, err: outcome.error }, 'unclaimed places could not be given back; the controller drops them after 30 s');
