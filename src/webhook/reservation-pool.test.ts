@@ -9,7 +9,7 @@ import type { Node, Pod } from '../k8s/types.ts';
 import { applyResponse, deploymentChain, fixtureReview, handlerBed, requestOf, type HandlerBed } from '../testing/admission-kit.ts';
 import { GroupCommit } from './group-commit.ts';
 import { admitPodCreate } from './pod-create.ts';
-import { AHEAD_IDLE_MS, PLACE_MAX_AGE_MS, RENEW_AGE_MS, ReservationPool } from './reservation-pool.ts';
+import { AHEAD_IDLE_MS, PLACE_MAX_AGE_MS, REFILL_FACTOR, RENEW_AGE_MS, ReservationPool } from './reservation-pool.ts';
 
 const MARKER = 'apps.kruise.io/matched-workloadspread';
 const COST = 'controller.kubernetes.io/pod-deletion-cost';
@@ -99,10 +99,10 @@ describe('places reserved ahead (issue 13)', () => {
 
   test('places no pod claimed are given back after AHEAD_IDLE_MS, in one write', async () => {
     const b = bed(subsets, 60, true);
-    // Pod 1 reserves 1 + 2 ahead; pod 2 claims one, which leaves half: a refill reserves 4 more; pods 3 and 4 claim.
+    // Pod 1 reserves 1 + 2 ahead; pod 2 claims one, which leaves half: a refill reserves 4 × 2 more; pods 3 and 4 claim.
     for (let i = 0; i < 4; i++) await admitOne(b);
     const held = b.pool?.size() ?? 0;
-    assert.equal(held, 3, 'places are held ahead');
+    assert.equal(held, 1 + REFILL_FACTOR * 2 - 2, 'places are held ahead');
     assert.equal(creating(b, 'a').length, 4 + held);
     const writes = b.store.writes;
     await b.clock.advance(AHEAD_IDLE_MS + 1);
@@ -116,7 +116,7 @@ describe('places reserved ahead (issue 13)', () => {
   test('a pool that stops gives its unclaimed places back at once (a successor finds the subsets as the pods left them)', async () => {
     const b = bed(subsets, 60, true);
     for (let i = 0; i < 4; i++) await admitOne(b);
-    assert.equal(b.pool?.size(), 3, 'places are held ahead');
+    assert.equal(b.pool?.size(), 1 + REFILL_FACTOR * 2 - 2, 'places are held ahead');
     const writes = b.store.writes;
     const stopping = b.pool?.stop();
     await b.clock.quiesce();
@@ -404,9 +404,10 @@ describe('places reserved ahead (issue 13)', () => {
   test('a write the pool makes anyway stamps the line\'s older places again (the controller keeps them 30 s from the new stamp)', async () => {
     const b = bed([{ name: 'a', maxReplicas: 150 }, { name: 'rest' }], 200, true);
     const claimed = new Set<string>();
-    // A pod every 1.9 s (no idle give-back): the fifth pod's claim starts a refill while the two places left
-    // in the line are 5.7 s old, so that write stamps them again.
-    for (let i = 0; i < 5; i++) {
+    // A pod every 1.9 s (no idle give-back): pod 2's claim refills 4 × 2 places; the seventh pod's claim leaves
+    // half of them and starts the next refill while the four places left are 9.5 s old, so that write stamps them again.
+    assert.equal(REFILL_FACTOR, 4, 'the pod count below follows the refill factor');
+    for (let i = 0; i < 7; i++) {
       if (i > 0) {
         await b.clock.advance(1_900);
         await b.clock.quiesce();
