@@ -73,7 +73,7 @@ export async function admitPodCreate(req: AdmissionRequest, deps: PodAdmissionDe
       const version = first.kind === 'commit' ? first.version : undefined;
       const wsUid = first.kind === 'commit' ? (first.ws.metadata.uid ?? '') : '';
       const pool = deps.pool;
-      const claim = version === undefined || pool === undefined ? undefined : current === undefined ? await pool.claimOrAwait(wsUid, version) : pool.claim(wsUid, version);
+      const claim = version === undefined || pool === undefined ? undefined : current === undefined ? await pool.claimOrAwait(wsUid, version, () => context.signal.aborted) : pool.claim(wsUid, version);
       if (claim === undefined) return undefined;
       const value = await settle(view, () => decide(current === undefined ? undefined : { ws: current }, claim));
       if (value.kind === 'placed' && value.claimed === true) {

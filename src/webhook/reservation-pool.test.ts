@@ -9,6 +9,8 @@ import type { Node, Pod } from '../k8s/types.ts';
 import { applyResponse, deploymentChain, fixtureReview, handlerBed, requestOf, type HandlerBed } from '../testing/admission-kit.ts';
 import { GroupCommit } from './group-commit.ts';
 import { admitPodCreate } from './pod-create.ts';
+import type { AdmissionContext } from './cpu-turns.ts';
+import type { AdmissionResponse } from './admission-review.ts';
 import { AHEAD_IDLE_MS, PLACE_MAX_AGE_MS, REFILL_FACTOR, RENEW_AGE_MS, ReservationPool } from './reservation-pool.ts';
 
 const MARKER = 'apps.kruise.io/matched-workloadspread';
@@ -291,6 +293,32 @@ describe('places reserved ahead (issue 13)', () => {
     await b.clock.advance(AHEAD_IDLE_MS + 1);
     await b.clock.quiesce();
     assert.deepEqual([creating(b, 'a').length, creating(b, 'b').length], [2, 2], 'every reservation belongs to a pod');
+  });
+
+  test('a pod waiting for a refill whose caller gives up meanwhile takes no place', async () => {
+    const b = bed([{ name: 'a', maxReplicas: 2 }, { name: 'b', maxReplicas: 2 }, { name: 'rest' }], 20, true);
+    const write = b.store.writeStatus.bind(b.store);
+    b.store.writeStatus = async (...args: Parameters<typeof write>) => {
+      await b.clock.sleep(50);
+      return write(...args);
+    };
+    const admit = (context?: AdmissionContext): Promise<AdmissionResponse> => admitPodCreate(requestOf(fixtureReview('pod-create.json')), b.deps, context);
+    const first = admit();
+    await b.clock.advance(50);
+    await first;
+    // Pods 2 and 3 take the two places ahead; the refill (b's last place) is being written.
+    const second = [admit(), admit()];
+    await b.clock.quiesce();
+    await Promise.all(second);
+    const signal = { aborted: false };
+    const waiting = admit({ signal, turn: () => Promise.resolve() });
+    await b.clock.quiesce();
+    signal.aborted = true;
+    await b.clock.advance(60);
+    const response = await waiting;
+    assert.equal(response.allowed, false);
+    assert.match(response.status?.message ?? '', /gave up/);
+    assert.equal(b.pool?.size(), 1, "the refill's place is still in the line");
   });
 
   test('a pod that comes while unclaimed places wait to be given back behind another write is decided after they are: their room is not taken from it', async () => {

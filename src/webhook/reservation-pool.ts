@@ -101,9 +101,7 @@ interface Entry {
   filledAt: number;
   /** A pod of the version, which refills try places with (the simulation schedule, D3). */
   template: Pod | undefined;
-  /** A refill round is under way. */
-  refilling: boolean;
-  /** That refill, until its places joined the line (`claimOrAwait` waits for it). */
+  /** The refill round under way, until its places joined the line (`claimOrAwait` waits for it). */
   refill: Promise<void> | undefined;
   timer: Timer | undefined;
 }
@@ -188,7 +186,7 @@ export class ReservationPool {
     if (place === undefined) return undefined;
     entry.claims++;
     this.#arm(entry);
-    const want = !entry.refilling && entry.places.length * 2 <= entry.lastFill ? this.#refillWant(entry) : 0;
+    const want = entry.refill === undefined && entry.places.length * 2 <= entry.lastFill ? this.#refillWant(entry) : 0;
     if (want > 0) {
       const refill = this.#refill(entry, want)
         .catch((err: unknown) => this.#log.warn({ err: err instanceof Error ? err.message : String(err) }, 'refilling the places reserved ahead failed'))
@@ -211,15 +209,17 @@ export class ReservationPool {
    * instead, the pod would find their room taken and go past them — to an
    * unlimited subset, or to none — and they would be given back unclaimed,
    * leaving their subset short of its pods. Not for a pod inside a round:
-   * the refill may be queued behind it.
+   * the refill may be queued behind it. `gone`: the caller gave up while
+   * the pod waited; it takes no place then.
    */
-  async claimOrAwait(wsUid: string, version: string): Promise<Claim | undefined> {
+  async claimOrAwait(wsUid: string, version: string, gone: () => boolean = () => false): Promise<Claim | undefined> {
     for (;;) {
       const claim = this.claim(wsUid, version);
       if (claim !== undefined) return claim;
       const refill = this.#entries.get(entryKey(wsUid, version))?.refill;
       if (refill === undefined) return undefined;
       await refill;
+      if (gone()) return undefined;
     }
   }
 
@@ -283,7 +283,7 @@ export class ReservationPool {
         if (existing !== undefined) this.#restamped(existing, renewal.renewed, now);
         let entry = this.#entries.get(entryKey(key.uid, v));
         if (entry === undefined) {
-          entry = { key, version: v, places: [], ws, claims: 0, lastFill: 0, filledAt: now, template, refilling: false, refill: undefined, timer: undefined };
+          entry = { key, version: v, places: [], ws, claims: 0, lastFill: 0, filledAt: now, template, refill: undefined, timer: undefined };
           this.#entries.set(entryKey(key.uid, v), entry);
         }
         entry.template = template ?? entry.template;
@@ -354,30 +354,25 @@ export class ReservationPool {
   async #refill(entry: Entry, want: number): Promise<void> {
     const commit = this.#commit;
     if (commit === undefined || this.#stopped) return;
-    entry.refilling = true;
     const { key, version } = entry;
     let at = Number.NEGATIVE_INFINITY;
     let renewed: Renewed | undefined;
-    try {
-      const outcome = await commit.submit(key, (current) => {
-        at = this.#o.clock.now();
-        const ahead = current === undefined ? undefined : reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, ...(entry.template === undefined ? {} : { pod: entry.template }), want, now: at, newUid: this.#placeName });
-        if (ahead === undefined || current === undefined) return { value: undefined };
-        const renewal = this.#renewal(entry, current, ahead.status, version, at);
-        renewed = renewal.renewed;
-        return { value: ahead.uids, status: renewal.status };
-      });
-      if (!outcome.ok || outcome.value === undefined || outcome.ws === undefined) return;
-      // Still the same entry (not given back meanwhile, not stopping): the new places join the line.
-      if (!this.#stopped && this.#entries.get(entryKey(key.uid, version)) === entry) {
-        this.#restamped(entry, renewed, at);
-        this.#filled(entry, outcome.value, outcome.ws, at);
-      }
-      else await this.#giveBackUnused(key, version, outcome.value.map((p) => p.uid));
-      this.#log.debug({ namespace: key.namespace, name: key.name, version, places: outcome.value.length }, 'places reserved ahead (refill)');
-    } finally {
-      entry.refilling = false;
+    const outcome = await commit.submit(key, (current) => {
+      at = this.#o.clock.now();
+      const ahead = current === undefined ? undefined : reserveAhead({ view: this.#o.view, namespace: key.namespace, ws: current, version, ...(entry.template === undefined ? {} : { pod: entry.template }), want, now: at, newUid: this.#placeName });
+      if (ahead === undefined || current === undefined) return { value: undefined };
+      const renewal = this.#renewal(entry, current, ahead.status, version, at);
+      renewed = renewal.renewed;
+      return { value: ahead.uids, status: renewal.status };
+    });
+    if (!outcome.ok || outcome.value === undefined || outcome.ws === undefined) return;
+    // Still the same entry (not given back meanwhile, not stopping): the new places join the line.
+    if (!this.#stopped && this.#entries.get(entryKey(key.uid, version)) === entry) {
+      this.#restamped(entry, renewed, at);
+      this.#filled(entry, outcome.value, outcome.ws, at);
     }
+    else await this.#giveBackUnused(key, version, outcome.value.map((p) => p.uid));
+    this.#log.debug({ namespace: key.namespace, name: key.name, version, places: outcome.value.length }, 'places reserved ahead (refill)');
   }
 
   /**
