@@ -64,6 +64,18 @@ async function admitOne(b: HandlerBed & { clock: VirtualClock }): Promise<Pod> {
   return applyResponse(req.object, response) as Pod;
 }
 
+/** Every status write of the bed takes `ms` of virtual time, as an API server's does; counts the writes started. */
+function slowWrites(b: HandlerBed & { clock: VirtualClock }, ms = 50): { started: () => number } {
+  const write = b.store.writeStatus.bind(b.store);
+  let started = 0;
+  b.store.writeStatus = async (...args: Parameters<typeof write>) => {
+    started++;
+    await b.clock.sleep(ms);
+    return write(...args);
+  };
+  return { started: () => started };
+}
+
 const creating = (b: HandlerBed, subset: string): string[] =>
   Object.keys(b.store.get('shop', 'web-spread')?.status?.versionedSubsetStatuses?.[VERSION]?.find((s) => s.name === subset)?.creatingPods ?? {});
 
@@ -261,14 +273,8 @@ describe('places reserved ahead (issue 13)', () => {
 
   test('pods that find the line empty while a refill is being written wait for its places: none is sent past a limited subset whose room that refill holds for them', async () => {
     const b = bed([{ name: 'a', maxReplicas: 2 }, { name: 'b', maxReplicas: 2 }, { name: 'rest' }], 20, true);
-    // Every status write takes 50 ms, as an API server's does: pods arrive while one is in flight.
-    const write = b.store.writeStatus.bind(b.store);
-    let started = 0;
-    b.store.writeStatus = async (...args: Parameters<typeof write>) => {
-      started++;
-      await b.clock.sleep(50);
-      return write(...args);
-    };
+    // Every status write takes 50 ms: pods arrive while one is in flight.
+    const writes = slowWrites(b);
     const subsetsOf = async (pending: Promise<Pod>[]): Promise<string[]> => (await Promise.all(pending)).map((p) => parseMarker(p.metadata.annotations?.[MARKER])?.subset ?? 'none');
     const start = (n: number): Promise<Pod>[] =>
       Array.from({ length: n }, () => {
@@ -283,7 +289,7 @@ describe('places reserved ahead (issue 13)', () => {
     const second = start(2);
     await b.clock.quiesce();
     got.push(...(await subsetsOf(second)));
-    assert.deepEqual([started, b.store.writes], [2, 1], 'the refill is being written');
+    assert.deepEqual([writes.started(), b.store.writes], [2, 1], 'the refill is being written');
     // The next batch comes while it is: the first of them is the pod that place was reserved for.
     const third = start(4);
     await b.clock.quiesce();
@@ -297,11 +303,7 @@ describe('places reserved ahead (issue 13)', () => {
 
   test('a pod waiting for a refill whose caller gives up meanwhile takes no place', async () => {
     const b = bed([{ name: 'a', maxReplicas: 2 }, { name: 'b', maxReplicas: 2 }, { name: 'rest' }], 20, true);
-    const write = b.store.writeStatus.bind(b.store);
-    b.store.writeStatus = async (...args: Parameters<typeof write>) => {
-      await b.clock.sleep(50);
-      return write(...args);
-    };
+    slowWrites(b);
     const admit = (context?: AdmissionContext): Promise<AdmissionResponse> => admitPodCreate(requestOf(fixtureReview('pod-create.json')), b.deps, context);
     const first = admit();
     await b.clock.advance(50);
@@ -323,11 +325,7 @@ describe('places reserved ahead (issue 13)', () => {
 
   test('a pod that comes while unclaimed places wait to be given back behind another write is decided after they are: their room is not taken from it', async () => {
     const b = bed([{ name: 'a', maxReplicas: 1 }, { name: 'b', maxReplicas: 1 }, { name: 'rest' }], 20, true);
-    const write = b.store.writeStatus.bind(b.store);
-    b.store.writeStatus = async (...args: Parameters<typeof write>) => {
-      await b.clock.sleep(50);
-      return write(...args);
-    };
+    slowWrites(b);
     const start = (): Promise<Pod> => {
       const req = requestOf(fixtureReview('pod-create.json'));
       return admitPodCreate(req, b.deps).then((r) => applyResponse(req.object, r) as Pod);
