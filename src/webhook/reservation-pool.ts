@@ -14,16 +14,11 @@
  *   `REFILL_FACTOR` (4) times the last fill ahead. A ReplicaSet's batches
  *   double (1, 2, 4, …) and the next one comes as soon as this one is
  *   answered, before the refill it started is stored: the places must cover
- *   two batches ahead, not one. With twice the last fill, 201 of 10,000 pods
- *   waited for a refill's write in a 10,000-pod run (handler p99 83.3 ms,
- *   642 status writes from the webhook); with four times, 36 (32.4 ms, 433
- *   writes). A pod that finds the line empty while a refill is being written
- *   waits for it (`claimOrAwait`). A refill that
- *   finds nothing to reserve is tried again at the next claim. Ending the
- *   refills after an empty one was tried: it saved 240 of 270 such rounds
- *   in a 3,000-pod run (each one lock and one `reserveAhead`), and the
- *   handler's p99 did not tell the two apart (111.8, 75.6, 69.9 and 44.6 ms
- *   against 70.9, 42.4 and 38.7, interleaved), so the simpler rule stays.
+ *   two batches ahead, not one (figures: docs/operations.md, "Places
+ *   reserved ahead"). A pod that finds the line empty while a refill is
+ *   being written waits for it (`claimOrAwait`). A refill that finds
+ *   nothing to reserve is tried again at the next claim (cheap: one lock
+ *   and one `reserveAhead`; ending the refills there showed no gain).
  * - Claimed first-in first-out, before the pod queues for a round and again
  *   inside a round, so pods fill the subsets in the spec's order. In
  *   Adaptive mode (the simulation schedule, D3) the places are tried with a
